@@ -1,0 +1,32 @@
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test bench lint format clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test,report]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/batchd replay synthetic:2000 --policy fcfs-easy --machine conf/hpcline96.toml --seed 1
+
+test: $(STAMP)
+	$(BIN)/ruff check daemon client tests bench
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python bench/replay.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check daemon client tests bench
+	$(BIN)/ruff format --check daemon client tests bench
+
+format: $(STAMP)
+	$(BIN)/ruff format daemon client tests bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,1 @@
+"""Thin PBS-style command-line clients for the batchd daemon."""

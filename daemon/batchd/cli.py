@@ -1,0 +1,178 @@
+"""The ``batchd`` command: replay (and the study tools that build on it)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+EXIT_USAGE = 2
+
+
+class CLIError(Exception):
+    """A user error: printed as one line, exit code 2."""
+
+
+def fail(message: str) -> NoReturn:
+    raise CLIError(message)
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
+
+
+def progress_bar(total: int, label: str) -> tuple[Callable[[int, int], None] | None, Any]:
+    """A tqdm bar on a terminal; nothing in a pipe."""
+    if not sys.stderr.isatty():
+        return None, None
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=label, unit="job", file=sys.stderr, leave=False)
+
+    def update(done: int, all_jobs: int) -> None:
+        bar.total = all_jobs
+        bar.n = done
+        bar.refresh()
+
+    return update, bar
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    rows: list[tuple[str, str]] = []
+    for key, value in summary.items():
+        if isinstance(value, dict):
+            continue
+        if isinstance(value, float):
+            text = f"{value:.4f}" if key == "utilization" else f"{value:,.2f}"
+        elif isinstance(value, int):
+            text = f"{value:,}"
+        else:
+            text = str(value)
+        rows.append((key, text))
+    skipped = summary.get("skipped", {})
+    rows.insert(1, ("skipped", ", ".join(f"{k}: {v}" for k, v in skipped.items()) or "none"))
+    width = max(len(k) for k, _ in rows)
+    lines = [f"{k.ljust(width)}  {v}" for k, v in rows]
+    for key, value in summary.items():
+        if isinstance(value, dict) and key != "skipped":
+            lines.append(f"{key}:")
+            for sub, val in value.items():
+                lines.append(f"  {sub}: {json.dumps(val)}")
+    return "\n".join(lines)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from batchd.replay import ReplayOptions, run_replay
+    from batchd.sched.registry import parse_param_args
+    from batchd.workload import write_jobs_csv, write_swf
+
+    opts = ReplayOptions(
+        trace=args.trace,
+        policy=args.policy,
+        params=parse_param_args(args.param),
+        machine=args.machine,
+        nodes=args.nodes,
+        shrink=args.shrink,
+        perfect_estimates=args.perfect_estimates,
+        kill=not args.no_kill,
+        first=args.first,
+        seed=args.seed,
+    )
+    update, bar = progress_bar(0, f"replay {args.policy}")
+    try:
+        result = run_replay(opts, progress=update)
+    finally:
+        if bar is not None:
+            bar.close()
+    summary = result.summary
+    if args.out_swf:
+        comments = [
+            f"batchd replay: policy {args.policy}, {summary['nodes']} nodes, "
+            f"shrink {args.shrink}, kill {'no' if args.no_kill else 'yes'}"
+        ]
+        write_swf(args.out_swf, result.workload.header, result.jobs, comments)
+    if args.out_jobs_csv:
+        write_jobs_csv(args.out_jobs_csv, result.jobs)
+    if args.summary_json:
+        Path(args.summary_json).write_text(json.dumps(summary, indent=2) + "\n")
+    print(format_summary(summary))
+    return 0
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="batchd", description="An emulated cluster batch system.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    rp = sub.add_parser("replay", help="replay a workload trace through a policy")
+    rp.add_argument("trace", help="SWF file (plain or .gz), or synthetic[:N] for the built-in one")
+    rp.add_argument("--policy", required=True, help="policy name, e.g. fcfs-easy, sjf-cons, dynp")
+    rp.add_argument(
+        "--param", action="append", default=[], metavar="KEY=VALUE", help="policy parameter"
+    )
+    where = rp.add_mutually_exclusive_group()
+    where.add_argument("--machine", metavar="CONF", help="machine config, e.g. conf/hpcline96.toml")
+    rp.add_argument("--nodes", type=positive_int, help="machine size (overrides the config)")
+    rp.add_argument("--shrink", type=positive_float, default=1.0, metavar="F",
+                    help="multiply inter-arrival times by F")  # fmt: skip
+    rp.add_argument("--perfect-estimates", action="store_true", help="estimate := runtime")
+    rp.add_argument("--no-kill", action="store_true", help="let jobs run past their estimate")
+    rp.add_argument("--first", type=positive_int, metavar="N", help="only the first N jobs")
+    rp.add_argument("--out-swf", metavar="FILE", help="write the schedule as SWF")
+    rp.add_argument("--out-jobs-csv", metavar="FILE", help="write Batsim/evalys jobs.csv")
+    rp.add_argument("--summary-json", metavar="FILE", help="write the summary as JSON")
+    rp.add_argument("--seed", type=int, default=0, help="seed of the synthetic workload")
+    rp.set_defaults(func=cmd_replay)
+
+    for extra in _EXTRA_COMMANDS:
+        extra(sub)
+    return parser
+
+
+_EXTRA_COMMANDS: list[Callable[[Any], None]] = []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        return int(args.func(args))
+    except CLIError as exc:
+        print(f"batchd: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (ValueError, OSError) as exc:
+        # Bad input (policy, config, trace, numbers): one line, never a traceback.
+        print(f"batchd: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

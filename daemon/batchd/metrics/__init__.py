@@ -1,0 +1,1 @@
+"""Schedule metrics (offline) and, later, the Prometheus exporter."""

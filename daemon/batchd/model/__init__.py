@@ -1,0 +1,7 @@
+"""The job and machine model: plain slotted classes used by the hot paths."""
+
+from batchd.model.job import Job
+from batchd.model.machine import Grid, Machine, NodePool
+from batchd.model.states import JobState, StateError, change_state
+
+__all__ = ["Grid", "Job", "JobState", "Machine", "NodePool", "StateError", "change_state"]

@@ -1,0 +1,55 @@
+"""The job: what was asked for, and what the scheduler did with it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from batchd.model.states import JobState
+
+UNSET = -1
+
+
+@dataclass(slots=True, eq=False)
+class Job:
+    """One job. Times are integer seconds on the emulated clock.
+
+    ``width`` is the number of nodes the job runs on, ``estimate`` its requested
+    walltime (it is killed there unless the engine runs with ``kill=False``) and
+    ``runtime`` how long it would run if left alone (from a trace; live jobs
+    learn it when they end).
+    """
+
+    id: int
+    submit: int
+    width: int
+    estimate: int
+    runtime: int
+    user: str = ""
+    queue: str = ""
+    name: str = ""
+    machine: int = 0
+    state: JobState = JobState.QUEUED
+    start: int = UNSET
+    end: int = UNSET
+    nodes: list[int] = field(default_factory=list)
+    killed: bool = False
+    submit_plan: int = UNSET  # start the planner promised at submission, if it plans
+    started_by: str = ""  # policy in force when the job started (dynP statistics)
+    record: tuple[float | int, ...] | None = None  # the SWF fields it came from
+
+    @property
+    def duration(self) -> int:
+        """Planned length: the estimate, at least one second so it holds its nodes."""
+        return self.estimate if self.estimate > 0 else 1
+
+    @property
+    def wait(self) -> int:
+        return self.start - self.submit
+
+    @property
+    def response(self) -> int:
+        return self.end - self.submit
+
+    @property
+    def run(self) -> int:
+        return self.end - self.start

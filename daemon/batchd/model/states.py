@@ -1,0 +1,46 @@
+"""Job states, with the PBS letters users know, and the one place that changes them."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from batchd.model.job import Job
+
+
+class JobState(Enum):
+    QUEUED = "Q"
+    HELD = "H"
+    WAITING = "W"  # waiting for an execution time (qsub -a)
+    RUNNING = "R"
+    EXITING = "E"
+    FINISHED = "F"
+
+    @property
+    def letter(self) -> str:
+        return self.value
+
+
+PENDING_STATES = (JobState.QUEUED, JobState.HELD, JobState.WAITING)
+ACTIVE_STATES = (JobState.RUNNING, JobState.EXITING)
+
+_ALLOWED: dict[JobState, frozenset[JobState]] = {
+    JobState.QUEUED: frozenset({JobState.RUNNING, JobState.HELD, JobState.FINISHED}),
+    JobState.HELD: frozenset({JobState.QUEUED, JobState.FINISHED}),
+    JobState.WAITING: frozenset({JobState.QUEUED, JobState.HELD, JobState.FINISHED}),
+    JobState.RUNNING: frozenset({JobState.EXITING, JobState.FINISHED}),
+    JobState.EXITING: frozenset({JobState.FINISHED}),
+    JobState.FINISHED: frozenset(),
+}
+
+
+class StateError(ValueError):
+    """A transition that the job's current state does not allow."""
+
+
+def change_state(job: Job, new: JobState) -> None:
+    """Move a job to a new state, refusing transitions that cannot happen."""
+    if new not in _ALLOWED[job.state]:
+        raise StateError(f"job {job.id}: cannot go from {job.state.name} to {new.name}")
+    job.state = new

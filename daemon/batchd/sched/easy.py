@@ -1,0 +1,97 @@
+"""EASY backfilling: one reservation, for the first job in order that does not fit."""
+
+from __future__ import annotations
+
+from batchd.model.job import Job
+from batchd.sched.order import OrderedQueue, OrderKey
+from batchd.sched.policy import MachineView, Policy
+
+
+def shadow(
+    now: int,
+    free: int,
+    need: int,
+    ends: list[int],
+    widths: list[int],
+    more: list[tuple[int, int]],
+) -> tuple[int, int]:
+    """When ``need`` nodes will be free, and how many beyond ``need`` are free then.
+
+    ``ends``/``widths`` are the running jobs by estimated end; ``more`` are
+    (end, width) of jobs started in this pass, ascending. Both are walked in one
+    merge so the pass never sorts the running list.
+    """
+    avail = free
+    i = j = 0
+    t = now
+    while avail < need:
+        if j < len(more) and (i == len(ends) or more[j][0] < ends[i]):
+            t, w = more[j]
+            j += 1
+        else:
+            t, w = ends[i], widths[i]
+            i += 1
+        avail += w
+        # Jobs ending at the same second all count at that second.
+        while i < len(ends) and ends[i] == t:
+            avail += widths[i]
+            i += 1
+        while j < len(more) and more[j][0] == t:
+            avail += more[j][1]
+            j += 1
+    return t, avail - need
+
+
+class EasyPolicy(Policy):
+    def __init__(self, name: str, key: OrderKey) -> None:
+        self.name = name
+        self.queue = OrderedQueue(key)
+
+    def job_submitted(self, view: MachineView, job: Job) -> None:
+        self.queue.insert(job)
+
+    def withdraw(self, view: MachineView, job: Job) -> None:
+        self.queue.remove(job)
+
+    def waiting(self) -> list[Job]:
+        return list(self.queue.jobs)
+
+    def schedule(self, view: MachineView) -> list[Job]:
+        q = self.queue
+        jobs, widths = q.jobs, q.widths
+        now = view.now
+        free = view.free
+        n = len(jobs)
+        k = 0
+        while k < n and widths[k] <= free:
+            free -= widths[k]
+            k += 1
+        started = jobs[:k]
+        if k < n and free > 0:
+            more = sorted((now + j.duration, j.width) for j in started)
+            s_time, extra = shadow(
+                now, free, widths[k], view.running_ends(), view.running_widths(), more
+            )
+            backfilled: list[Job] = []
+            for m in range(k + 1, n):
+                w = widths[m]
+                if w > free:
+                    continue
+                job = jobs[m]
+                if now + job.duration <= s_time:
+                    free -= w
+                elif w <= extra:
+                    free -= w
+                    extra -= w
+                else:
+                    continue
+                backfilled.append(job)
+                if free == 0:
+                    break
+            if backfilled:
+                del q.keys[:k], q.jobs[:k], q.widths[:k], q.durations[:k]
+                q.remove_many(backfilled)
+                return started + backfilled
+        if k:
+            del q.keys[:k], q.jobs[:k], q.widths[:k], q.durations[:k]
+        return started

@@ -1,0 +1,172 @@
+"""Compiled inner loops of the availability profile.
+
+A profile is a step function of free nodes over time, held in two int64 arrays:
+``t[i]`` is where step ``i`` begins and ``f[i]`` the free nodes from there until
+``t[i + 1]``; the last step lasts for ever. Only ``t[:n]``/``f[:n]`` are live;
+callers keep at least two spare slots so a reservation can split two steps.
+
+These loops run for every placement of every planned job (a saturated trace
+places millions), so they are compiled with numba; the pure-Python
+``ListProfile`` in ``profile.py`` is the reference they are tested against.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+NEVER = -1  # earliest_start result for a width the machine can never hold
+
+
+@njit(cache=True, nogil=True)
+def locate(t: np.ndarray, n: int, x: int) -> int:
+    """Index of the step that contains time ``x`` (0 when x is before the origin)."""
+    lo = 0
+    hi = n
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if t[mid] <= x:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True)
+def earliest_start(
+    t: np.ndarray, f: np.ndarray, n: int, width: int, dur: int, not_before: int
+) -> int:
+    """First time >= not_before at which ``width`` nodes stay free for ``dur`` seconds."""
+    i = locate(t, n, not_before)
+    while True:
+        while f[i] < width:
+            i += 1
+            if i == n:
+                return NEVER
+        start = t[i] if t[i] > not_before else not_before
+        end = start + dur
+        j = i + 1
+        fits = True
+        while j < n and t[j] < end:
+            if f[j] < width:
+                fits = False
+                break
+            j += 1
+        if fits:
+            return start
+        i = j
+
+
+@njit(cache=True, nogil=True)
+def _insert(t: np.ndarray, f: np.ndarray, n: int, at: int, time: int, free: int) -> int:
+    for k in range(n, at, -1):
+        t[k] = t[k - 1]
+        f[k] = f[k - 1]
+    t[at] = time
+    f[at] = free
+    return n + 1
+
+
+@njit(cache=True, nogil=True)
+def _delete(t: np.ndarray, f: np.ndarray, n: int, at: int) -> int:
+    for k in range(at, n - 1):
+        t[k] = t[k + 1]
+        f[k] = f[k + 1]
+    return n - 1
+
+
+@njit(cache=True, nogil=True)
+def add(t: np.ndarray, f: np.ndarray, n: int, start: int, end: int, delta: int) -> int:
+    """Add ``delta`` free nodes over [start, end); returns the new step count.
+
+    Reserving is ``delta = -width``, releasing ``+width``. Equal neighbours are
+    merged so the profile stays as short as the schedule allows; only the two
+    boundaries can create them, because every step inside changes by the same delta.
+    """
+    if end <= start:
+        return n
+    i = locate(t, n, start)
+    if t[i] < start:
+        n = _insert(t, f, n, i + 1, start, f[i])
+        i += 1
+    k = locate(t, n, end)
+    if t[k] < end:
+        n = _insert(t, f, n, k + 1, end, f[k])
+    else:
+        k -= 1
+    for m in range(i, k + 1):
+        f[m] += delta
+    if k + 1 < n and f[k + 1] == f[k]:
+        n = _delete(t, f, n, k + 1)
+    if i > 0 and f[i - 1] == f[i]:
+        n = _delete(t, f, n, i)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def advance(t: np.ndarray, f: np.ndarray, n: int, now: int) -> int:
+    """Forget the past: the profile starts at ``now``."""
+    i = locate(t, n, now)
+    if i > 0:
+        for k in range(i, n):
+            t[k - i] = t[k]
+            f[k - i] = f[k]
+        n -= i
+    if t[0] < now:
+        t[0] = now
+    return n
+
+
+@njit(cache=True, nogil=True)
+def place(t: np.ndarray, f: np.ndarray, n: int, width: int, dur: int, not_before: int):
+    """Reserve the earliest fitting slot; returns (start, new step count)."""
+    start = earliest_start(t, f, n, width, dur, not_before)
+    if start == NEVER:
+        return NEVER, n
+    return start, add(t, f, n, start, start + dur, -width)
+
+
+@njit(cache=True, nogil=True)
+def build(
+    t: np.ndarray, f: np.ndarray, now: int, capacity: int, ends: np.ndarray, widths: np.ndarray
+) -> int:
+    """The profile of running jobs: ``widths[k]`` nodes busy until ``ends[k]`` (ascending)."""
+    busy = 0
+    for k in range(len(widths)):
+        busy += widths[k]
+    t[0] = now
+    f[0] = capacity - busy
+    n = 1
+    for k in range(len(ends)):
+        e = ends[k]
+        if e <= now:
+            f[0] += widths[k]
+            continue
+        if t[n - 1] == e:
+            f[n - 1] += widths[k]
+        else:
+            t[n] = e
+            f[n] = f[n - 1] + widths[k]
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def plan_all(
+    t: np.ndarray,
+    f: np.ndarray,
+    n: int,
+    widths: np.ndarray,
+    durs: np.ndarray,
+    not_before: int,
+    starts: np.ndarray,
+) -> int:
+    """Place jobs one after the other, each at its earliest start; the conservative plan."""
+    for k in range(len(widths)):
+        w = widths[k]
+        d = durs[k]
+        s = earliest_start(t, f, n, w, d, not_before)
+        starts[k] = s
+        if s != NEVER:
+            n = add(t, f, n, s, s + d, -w)
+    return n

@@ -1,0 +1,87 @@
+"""Queue orders and the waiting queue that keeps jobs sorted by one of them."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from batchd.model.job import Job
+
+OrderKey = Callable[[Job], tuple[int, ...]]
+
+
+def fcfs_key(job: Job) -> tuple[int, ...]:
+    return (job.submit, job.id)
+
+
+def sjf_key(job: Job) -> tuple[int, ...]:
+    return (job.estimate, job.submit, job.id)
+
+
+def ljf_key(job: Job) -> tuple[int, ...]:
+    return (-job.estimate, job.submit, job.id)
+
+
+ORDERS: dict[str, OrderKey] = {"fcfs": fcfs_key, "sjf": sjf_key, "ljf": ljf_key}
+
+
+class OrderedQueue:
+    """Waiting jobs sorted by an order key, with their widths and durations alongside.
+
+    The parallel lists let the planners hand whole queues to the compiled loops
+    without walking Job objects.
+    """
+
+    __slots__ = ("key", "keys", "jobs", "widths", "durations")
+
+    def __init__(self, key: OrderKey) -> None:
+        self.key = key
+        self.keys: list[tuple[int, ...]] = []
+        self.jobs: list[Job] = []
+        self.widths: list[int] = []
+        self.durations: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    def __iter__(self) -> Iterator[Job]:
+        return iter(self.jobs)
+
+    def __contains__(self, job: Job) -> bool:
+        k = self.key(job)
+        i = bisect_left(self.keys, k)
+        return i < len(self.keys) and self.jobs[i] is job
+
+    def insert(self, job: Job) -> int:
+        k = self.key(job)
+        i = bisect_left(self.keys, k)
+        self.keys.insert(i, k)
+        self.jobs.insert(i, job)
+        self.widths.insert(i, job.width)
+        self.durations.insert(i, job.duration)
+        return i
+
+    def remove(self, job: Job) -> None:
+        i = bisect_left(self.keys, self.key(job))
+        if i == len(self.jobs) or self.jobs[i] is not job:
+            raise KeyError(f"job {job.id} is not waiting in this queue")
+        del self.keys[i], self.jobs[i], self.widths[i], self.durations[i]
+
+    def remove_many(self, jobs: list[Job]) -> None:
+        if len(jobs) == 1:
+            self.remove(jobs[0])
+            return
+        gone = {id(j) for j in jobs}
+        keep = [i for i, j in enumerate(self.jobs) if id(j) not in gone]
+        self.keys = [self.keys[i] for i in keep]
+        self.jobs = [self.jobs[i] for i in keep]
+        self.widths = [self.widths[i] for i in keep]
+        self.durations = [self.durations[i] for i in keep]
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return (
+            np.array(self.widths, dtype=np.int64),
+            np.array(self.durations, dtype=np.int64),
+        )

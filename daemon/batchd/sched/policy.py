@@ -1,0 +1,71 @@
+"""What a policy sees and what it must answer.
+
+A policy is handed a ``MachineView`` (now, capacity, free nodes, running jobs
+with their estimated ends) whenever something happens and answers which waiting
+jobs start now. It does no I/O and reads no clock; its only state is its queue
+and plan, so it can be copied and run on copies of the queue.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Protocol
+
+from batchd.model.job import Job
+
+
+class MachineView(Protocol):
+    """The engine's picture of one machine at ``now``."""
+
+    @property
+    def now(self) -> int: ...
+    @property
+    def capacity(self) -> int: ...
+    @property
+    def free(self) -> int: ...
+
+    def running_ends(self) -> list[int]:
+        """Estimated ends of running jobs, ascending (never before now + 1)."""
+        ...
+
+    def running_widths(self) -> list[int]:
+        """Widths of running jobs, in the order of ``running_ends``."""
+        ...
+
+    @property
+    def overrun(self) -> bool:
+        """True while a running job is past its estimate (only without killing)."""
+        ...
+
+
+class Policy(ABC):
+    """A scheduling policy for one machine."""
+
+    name: str = ""
+
+    @abstractmethod
+    def job_submitted(self, view: MachineView, job: Job) -> None:
+        """A job joined the waiting queue."""
+
+    def job_ended(self, view: MachineView, job: Job) -> None:  # noqa: B027
+        """A running job ended (completed or killed)."""
+
+    @abstractmethod
+    def schedule(self, view: MachineView) -> list[Job]:
+        """The waiting jobs to start now; they leave the queue."""
+
+    @abstractmethod
+    def waiting(self) -> list[Job]:
+        """The waiting jobs in the order the policy serves them."""
+
+    @abstractmethod
+    def withdraw(self, view: MachineView, job: Job) -> None:
+        """A waiting job leaves the queue without starting (deleted or held)."""
+
+    def planned_start(self, job: Job) -> int | None:
+        """Start the policy plans for a waiting job, when it plans."""
+        return None
+
+    def report(self) -> dict[str, Any]:
+        """Policy-specific statistics for the replay summary."""
+        return {}

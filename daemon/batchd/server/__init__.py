@@ -1,0 +1,1 @@
+"""The daemon: HTTP API, persistence and configuration loading."""
