@@ -3,4 +3,12 @@
 from batchd.engine.clock import Clock, RealClock, ScaledClock, VirtualClock
 from batchd.engine.core import Engine, MachineState, StuckJobsError
 
-__all__ = ["Clock", "Engine", "MachineState", "RealClock", "ScaledClock", "StuckJobsError", "VirtualClock"]
+__all__ = [
+    "Clock",
+    "Engine",
+    "MachineState",
+    "RealClock",
+    "ScaledClock",
+    "StuckJobsError",
+    "VirtualClock",
+]

@@ -130,7 +130,9 @@ class Engine:
                 raise ValueError(f"job {job.id} names machine {job.machine}, which does not exist")
             nodes = self.machines[job.machine].capacity
             if not 0 < job.width <= nodes:
-                raise ValueError(f"job {job.id} asks for {job.width} nodes; the machine has {nodes}")
+                raise ValueError(
+                    f"job {job.id} asks for {job.width} nodes; the machine has {nodes}"
+                )
 
     # -- time -------------------------------------------------------------------
     def next_event_time(self) -> int | None:

@@ -1,19 +1,45 @@
 """Conservative backfilling on a planned full schedule (seed 000, sec. 3.1 and 5).
 
 Every waiting job holds a planned start. A new job is placed into the existing
-plan at its earliest start that delays no planned job. When a job ends, the
-whole plan is rebuilt in policy order onto the profile of the running jobs'
-estimated ends. Jobs whose planned start is now are started.
+plan at its earliest start that delays no planned job, and that start is its
+promise. When a job ends, the plan of the waiting jobs is made again in policy
+order, in one of three ways (the ``replan`` parameter):
+
+``rebuild``
+    seed 000: the whole plan is rebuilt in policy order onto the profile of the
+    running jobs' estimated ends.
+``compress``
+    every job, in policy order, leaves its slot and takes its earliest start
+    among all other reservations; nobody ever moves later.
+``guarded``
+    a rebuild, unless it would put some job later than its current planned
+    start (list-scheduling anomalies make that possible even in FCFS order);
+    then a compression instead, so no job starts later than its promise.
+
+A re-plan is skipped when its result cannot differ from the plan in hand: the
+plan was rebuilt (or compressed to a fixed point), every job since was placed at
+the end of the order, and the job that ended did so at its estimated end.
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 
 from batchd.model.job import Job
 from batchd.sched.order import OrderedQueue, OrderKey
 from batchd.sched.policy import MachineView, Policy
 from batchd.sched.profile import Profile
+
+Replan = Literal["rebuild", "compress", "guarded"]
+
+
+class ConservativeParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    replan: Replan | None = None  # None: the policy's default
 
 
 def running_profile(view: MachineView, room: int) -> Profile:
@@ -22,65 +48,59 @@ def running_profile(view: MachineView, room: int) -> Profile:
     )
 
 
-class Plan:
-    """A queue order together with the profile and starts it produced."""
+def build_plan(queue: OrderedQueue, view: MachineView) -> tuple[Profile, np.ndarray]:
+    """A full plan of the queue in its order onto the running jobs: (profile, starts)."""
+    profile = running_profile(view, len(queue))
+    widths, durations = queue.arrays()
+    return profile, profile.plan(widths, durations, view.now)
 
-    __slots__ = ("queue", "profile", "starts", "jobs", "extra")
 
-    def __init__(self, queue: OrderedQueue, profile: Profile, starts: np.ndarray) -> None:
-        self.queue = queue
-        self.profile = profile
-        self.starts = starts  # aligned with ``jobs``, the queue at build time
-        self.jobs = list(queue.jobs)
-        self.extra: dict[int, int] = {}  # job id -> start, for jobs placed later
+class ReplanCounts:
+    __slots__ = ("rebuilds", "compressions", "skipped")
 
-    @classmethod
-    def build(cls, queue: OrderedQueue, view: MachineView) -> Plan:
-        profile = running_profile(view, len(queue))
-        widths, durations = queue.arrays()
-        starts = profile.plan(widths, durations, view.now)
-        return cls(queue, profile, starts)
-
-    def due(self, now: int) -> list[Job]:
-        idx = np.flatnonzero(self.starts == now)
-        return [self.jobs[i] for i in idx.tolist()]
-
-    def start_of(self, job: Job) -> int | None:
-        if job.id in self.extra:
-            return self.extra[job.id]
-        for j, s in zip(self.jobs, self.starts.tolist(), strict=True):
-            if j is job:
-                return s
-        return None
+    def __init__(self) -> None:
+        self.rebuilds = 0
+        self.compressions = 0
+        self.skipped = 0
 
 
 class ConservativePolicy(Policy):
     """FCFS, SJF or LJF order with conservative backfilling."""
 
-    def __init__(self, name: str, key: OrderKey) -> None:
+    def __init__(self, name: str, key: OrderKey, replan: Replan = "rebuild") -> None:
         self.name = name
+        self.replan_mode: Replan = replan
         self.queue = OrderedQueue(key)
-        self.plan: Plan | None = None
-        self.stale = True  # the plan must be rebuilt before it is used again
+        self.profile: Profile | None = None  # running jobs plus every reservation
+        self.stale = True  # the plan must be made again before it is used
+        self.settled = False  # making it again would give the same plan
+        self.counts = ReplanCounts()
         self._due: list[Job] = []
+        self._due_check = False
 
     # -- events -----------------------------------------------------------------
     def job_submitted(self, view: MachineView, job: Job) -> None:
-        if self.plan is None or self.stale or view.overrun:
+        if self.profile is None or self.stale or view.overrun:
             # Ends at this second come first: re-plan the queue, then place the newcomer.
-            self.rebuild(view)
-        assert self.plan is not None
-        self.queue.insert(job)
-        self.plan.profile.advance(view.now)
-        start = self.plan.profile.place(job.width, job.duration, view.now)
-        self.plan.extra[job.id] = start
+            self.replan(view)
+        assert self.profile is not None
+        self.profile.advance(view.now)
+        start = self.profile.place(job.width, job.duration, view.now)
+        at = self.queue.insert(job, start)
+        if at != len(self.queue) - 1:
+            self.settled = False  # a re-plan would put it elsewhere in the order
         if start == view.now:
             self._due.append(job)
         if job.submit_plan < 0:
             job.submit_plan = start
 
     def job_ended(self, view: MachineView, job: Job) -> None:
-        self.stale = True
+        if not (self.settled and job.end == job.start + job.duration):
+            self.stale = True
+        elif not self.stale:
+            # The plan stands, but jobs planned to start at this second must still start.
+            self.counts.skipped += 1
+            self._due_check = True
 
     def withdraw(self, view: MachineView, job: Job) -> None:
         self.queue.remove(job)
@@ -88,7 +108,13 @@ class ConservativePolicy(Policy):
 
     def schedule(self, view: MachineView) -> list[Job]:
         if self.stale or view.overrun:
-            self.rebuild(view)
+            self.replan(view)
+        elif self._due_check:
+            planned = self.queue.starts_array()
+            due_idx = np.flatnonzero(planned == view.now).tolist()
+            seen = {id(j) for j in self._due}
+            self._due += [j for i in due_idx if id(j := self.queue.jobs[i]) not in seen]
+        self._due_check = False
         due = self._due
         self._due = []
         if due:
@@ -96,13 +122,40 @@ class ConservativePolicy(Policy):
         return due
 
     # -- planning ---------------------------------------------------------------
-    def rebuild(self, view: MachineView) -> None:
-        self.plan = Plan.build(self.queue, view)
-        self._due = self.plan.due(view.now)
+    def replan(self, view: MachineView) -> None:
+        now = view.now
+        queue = self.queue
+        mode = self.replan_mode
+        if view.overrun or self.profile is None:
+            mode = "rebuild"  # promises cannot hold while a job runs past its estimate
+        starts: np.ndarray | None = None
+        if mode != "compress":
+            profile, starts = build_plan(queue, view)
+            self.settled = True
+            if mode == "guarded" and len(queue):
+                promised = np.maximum(queue.starts_array(), now)
+                if bool(np.any(starts > promised)):
+                    starts = None
+        if starts is None:
+            widths, durations = queue.arrays()
+            promised = np.maximum(queue.starts_array(), now)
+            profile = running_profile(view, len(queue))
+            profile.reserve_all(widths, durations, promised)
+            starts = profile.compress(widths, durations, promised, now)
+            self.settled = False
+            self.counts.compressions += 1
+        else:
+            self.counts.rebuilds += 1
+        self.profile = profile
+        queue.starts = starts.tolist()
+        self._due = [queue.jobs[i] for i in np.flatnonzero(starts == now).tolist()]
         self.stale = False
 
     def waiting(self) -> list[Job]:
         return list(self.queue.jobs)
 
     def planned_start(self, job: Job) -> int | None:
-        return self.plan.start_of(job) if self.plan else None
+        try:
+            return self.queue.starts[self.queue.index(job)]
+        except KeyError:
+            return None

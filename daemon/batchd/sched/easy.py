@@ -89,9 +89,9 @@ class EasyPolicy(Policy):
                 if free == 0:
                     break
             if backfilled:
-                del q.keys[:k], q.jobs[:k], q.widths[:k], q.durations[:k]
+                q.pop_front(k)
                 q.remove_many(backfilled)
                 return started + backfilled
         if k:
-            del q.keys[:k], q.jobs[:k], q.widths[:k], q.durations[:k]
+            q.pop_front(k)
         return started

@@ -170,3 +170,39 @@ def plan_all(
         if s != NEVER:
             n = add(t, f, n, s, s + d, -w)
     return n
+
+
+@njit(cache=True, nogil=True)
+def reserve_all(
+    t: np.ndarray, f: np.ndarray, n: int, widths: np.ndarray, durs: np.ndarray, starts: np.ndarray
+) -> int:
+    """Put existing reservations into a profile."""
+    for k in range(len(widths)):
+        n = add(t, f, n, starts[k], starts[k] + durs[k], -widths[k])
+    return n
+
+
+@njit(cache=True, nogil=True)
+def compress(
+    t: np.ndarray,
+    f: np.ndarray,
+    n: int,
+    widths: np.ndarray,
+    durs: np.ndarray,
+    not_before: int,
+    starts: np.ndarray,
+) -> int:
+    """Move each reserved job, in the given order, to its earliest start.
+
+    The profile holds every reservation. A job gives up its own slot and takes
+    the earliest one that fits among all the others, so it never moves later.
+    """
+    for k in range(len(widths)):
+        w = widths[k]
+        d = durs[k]
+        old = starts[k]
+        n = add(t, f, n, old, old + d, w)
+        s = earliest_start(t, f, n, w, d, not_before)
+        starts[k] = s
+        n = add(t, f, n, s, s + d, -w)
+    return n

@@ -30,7 +30,4 @@ class InOrderPolicy(Policy):
             k += 1
         if k == 0:
             return []
-        started = self.queue.jobs[:k]
-        q = self.queue
-        del q.keys[:k], q.jobs[:k], q.widths[:k], q.durations[:k]
-        return started
+        return self.queue.pop_front(k)

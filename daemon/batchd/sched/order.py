@@ -34,7 +34,7 @@ class OrderedQueue:
     without walking Job objects.
     """
 
-    __slots__ = ("key", "keys", "jobs", "widths", "durations")
+    __slots__ = ("key", "keys", "jobs", "widths", "durations", "starts")
 
     def __init__(self, key: OrderKey) -> None:
         self.key = key
@@ -42,6 +42,7 @@ class OrderedQueue:
         self.jobs: list[Job] = []
         self.widths: list[int] = []
         self.durations: list[int] = []
+        self.starts: list[int] = []  # planned starts, for planners that plan
 
     def __len__(self) -> int:
         return len(self.jobs)
@@ -54,20 +55,30 @@ class OrderedQueue:
         i = bisect_left(self.keys, k)
         return i < len(self.keys) and self.jobs[i] is job
 
-    def insert(self, job: Job) -> int:
+    def index(self, job: Job) -> int:
+        i = bisect_left(self.keys, self.key(job))
+        if i == len(self.jobs) or self.jobs[i] is not job:
+            raise KeyError(f"job {job.id} is not waiting in this queue")
+        return i
+
+    def insert(self, job: Job, start: int = -1) -> int:
         k = self.key(job)
         i = bisect_left(self.keys, k)
         self.keys.insert(i, k)
         self.jobs.insert(i, job)
         self.widths.insert(i, job.width)
         self.durations.insert(i, job.duration)
+        self.starts.insert(i, start)
         return i
 
     def remove(self, job: Job) -> None:
-        i = bisect_left(self.keys, self.key(job))
-        if i == len(self.jobs) or self.jobs[i] is not job:
-            raise KeyError(f"job {job.id} is not waiting in this queue")
-        del self.keys[i], self.jobs[i], self.widths[i], self.durations[i]
+        i = self.index(job)
+        del self.keys[i], self.jobs[i], self.widths[i], self.durations[i], self.starts[i]
+
+    def pop_front(self, k: int) -> list[Job]:
+        out = self.jobs[:k]
+        del self.keys[:k], self.jobs[:k], self.widths[:k], self.durations[:k], self.starts[:k]
+        return out
 
     def remove_many(self, jobs: list[Job]) -> None:
         if len(jobs) == 1:
@@ -79,6 +90,10 @@ class OrderedQueue:
         self.jobs = [self.jobs[i] for i in keep]
         self.widths = [self.widths[i] for i in keep]
         self.durations = [self.durations[i] for i in keep]
+        self.starts = [self.starts[i] for i in keep]
+
+    def starts_array(self) -> np.ndarray:
+        return np.array(self.starts, dtype=np.int64)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         return (

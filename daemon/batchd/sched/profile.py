@@ -99,6 +99,19 @@ class Profile:
         self.n = kernels.plan_all(self.t, self.f, self.n, widths, durations, not_before, starts)
         return starts
 
+    def reserve_all(self, widths: np.ndarray, durations: np.ndarray, starts: np.ndarray) -> None:
+        self._room(2 * len(widths) + 2)
+        self.n = kernels.reserve_all(self.t, self.f, self.n, widths, durations, starts)
+
+    def compress(
+        self, widths: np.ndarray, durations: np.ndarray, starts: np.ndarray, not_before: int
+    ) -> np.ndarray:
+        """Move reserved jobs (already in the profile) earlier, in order; returns new starts."""
+        self._room(2 * len(widths) + 2)
+        out = starts.copy()
+        self.n = kernels.compress(self.t, self.f, self.n, widths, durations, not_before, out)
+        return out
+
     def steps(self) -> list[tuple[int, int]]:
         return list(zip(self.t[: self.n].tolist(), self.f[: self.n].tolist(), strict=True))
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from batchd.sched.conservative import ConservativePolicy
+from batchd.sched.conservative import ConservativeParams, ConservativePolicy
 from batchd.sched.easy import EasyPolicy
 from batchd.sched.nobackfill import InOrderPolicy
 from batchd.sched.order import ORDERS
@@ -128,11 +128,16 @@ def _builtin() -> None:
                 lambda _p, n=f"{order}-easy", k=key: EasyPolicy(n, k),
             )
         )
+        default = "guarded" if order == "fcfs" else "rebuild"
         register(
             PolicySpec(
                 f"{order}-cons",
-                f"{upper} order with conservative backfilling on a full plan",
-                lambda _p, n=f"{order}-cons", k=key: ConservativePolicy(n, k),
+                f"{upper} order with conservative backfilling on a full plan "
+                f"(replan=rebuild|compress|guarded, default {default})",
+                lambda p, n=f"{order}-cons", k=key, d=default: ConservativePolicy(
+                    n, k, p.replan or d
+                ),
+                ConservativeParams,
             )
         )
 

@@ -1,0 +1,336 @@
+"""Reading and writing the Standard Workload Format (SWF) of the Parallel Workloads Archive.
+
+An SWF file is a block of ``;`` comment lines (the header) followed by one line per job with
+18 whitespace-separated numeric fields. The reader streams: it never holds the whole file.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import math
+import os
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from batchd.model.job import UNSET, Job
+from batchd.model.machine import node_intervals
+
+__all__ = [
+    "CSV_COLUMNS",
+    "SWF_FIELDS",
+    "SWFError",
+    "SWFHeader",
+    "iter_swf",
+    "open_text",
+    "read_header",
+    "write_jobs_csv",
+    "write_swf",
+]
+
+SWF_FIELDS: tuple[str, ...] = (
+    "job_number",
+    "submit_time",
+    "wait_time",
+    "run_time",
+    "allocated_processors",
+    "average_cpu_time",
+    "used_memory",
+    "requested_processors",
+    "requested_time",
+    "requested_memory",
+    "status",
+    "user_id",
+    "group_id",
+    "executable_number",
+    "queue_number",
+    "partition_number",
+    "preceding_job_number",
+    "think_time",
+)
+N_FIELDS = len(SWF_FIELDS)
+
+# 0-based indices of the fields the writer replaces.
+F_SUBMIT = 1
+F_WAIT = 2
+F_RUN = 3
+F_ALLOC = 4
+F_REQ_PROCS = 7
+F_REQ_TIME = 8
+F_STATUS = 10
+
+CSV_COLUMNS: tuple[str, ...] = (
+    "job_id",
+    "submission_time",
+    "requested_number_of_resources",
+    "requested_time",
+    "success",
+    "starting_time",
+    "execution_time",
+    "finish_time",
+    "waiting_time",
+    "turnaround_time",
+    "stretch",
+    "allocated_resources",
+)
+
+PathLike = str | os.PathLike[str]
+
+_GZIP_MAGIC = b"\x1f\x8b"
+# Text is read as UTF-8; undecodable bytes survive a read/write round trip unchanged.
+_ENCODING = "utf-8"
+_ERRORS = "surrogateescape"
+
+# "; Key: value", ";Key: value", ";        MaxProcs: 140". A continuation line such as
+# ";              http://host/" is not a key (the colon is followed by "//").
+_HEADER_RE = re.compile(r"^;\s*([A-Za-z][\w.-]*)\s*:(?!//)\s?(.*)$")
+_LEADING_INT_RE = re.compile(r"^\s*([+-]?\d+)")
+
+
+class SWFError(ValueError):
+    """A malformed SWF job line; the message names file, line and (if known) field."""
+
+    def __init__(
+        self,
+        path: PathLike,
+        line_no: int,
+        problem: str,
+        field_no: int | None = None,
+    ) -> None:
+        self.path = str(path)
+        self.line_no = line_no
+        self.field_no = field_no
+        self.problem = problem
+        if field_no is None:
+            msg = f"{self.path}:{line_no}: {problem}"
+        else:
+            name = SWF_FIELDS[field_no - 1]
+            msg = f"{self.path}:{line_no}: field {field_no} ({name}): {problem}"
+        super().__init__(msg)
+
+
+@dataclass
+class SWFHeader:
+    """The comment lines of an SWF file, raw (no trailing newline) and in order."""
+
+    lines: list[str] = field(default_factory=list)
+
+    def value(self, key: str) -> str | None:
+        """The value of the first ``; Key: value`` line with this (case-sensitive) key."""
+        for line in self.lines:
+            m = _HEADER_RE.match(line)
+            if m is not None and m.group(1) == key:
+                return m.group(2).strip()
+        return None
+
+    def _leading_int(self, key: str) -> int | None:
+        text = self.value(key)
+        if text is None:
+            return None
+        m = _LEADING_INT_RE.match(text)
+        return int(m.group(1)) if m else None
+
+    @property
+    def max_nodes(self) -> int | None:
+        """``MaxNodes`` as an int; ``338 (batch partition; 512 total)`` gives 338."""
+        return self._leading_int("MaxNodes")
+
+    @property
+    def max_procs(self) -> int | None:
+        """``MaxProcs`` as an int; trailing text after the number is ignored."""
+        return self._leading_int("MaxProcs")
+
+
+def open_text(path: PathLike) -> TextIO:
+    """Open a plain or gzip-compressed file as text; gzip is recognised by its magic bytes."""
+    with open(path, "rb") as probe:
+        magic = probe.read(2)
+    if magic == _GZIP_MAGIC:
+        return io.TextIOWrapper(
+            gzip.GzipFile(filename=os.fspath(path), mode="rb"), _ENCODING, _ERRORS
+        )
+    return open(path, encoding=_ENCODING, errors=_ERRORS)
+
+
+def read_header(path: PathLike) -> SWFHeader:
+    """The leading comment block (blank lines inside it are skipped); stops at the first job."""
+    lines: list[str] = []
+    with open_text(path) as fh:
+        for line in fh:
+            stripped = line.strip()
+            if not stripped:
+                continue
+            if not stripped.startswith(";"):
+                break
+            lines.append(line.rstrip("\r\n"))
+    return SWFHeader(lines)
+
+
+def _parse_number(text: str) -> int | float:
+    """int if the text is an integer, else a finite float; ValueError otherwise."""
+    if "_" in text:  # int()/float() accept "1_000"; SWF does not
+        raise ValueError(text)
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
+
+
+def _parse_slow(path: PathLike, line_no: int, parts: list[str]) -> tuple[int | float, ...]:
+    """Field by field: ints where the text is an integer, else finite floats."""
+    values: list[int | float] = []
+    for i, text in enumerate(parts):
+        try:
+            values.append(_parse_number(text))
+        except ValueError:
+            problem = f"not a finite number: {text!r}"
+            raise SWFError(path, line_no, problem, field_no=i + 1) from None
+    return tuple(values)
+
+
+def _parse_mixed(path: PathLike, line_no: int, parts: list[str]) -> tuple[int | float, ...]:
+    """A line with some non-integer fields: ints where the text is an integer, else floats."""
+    # Usually only one or two fields (CPU time, memory) have a decimal point: parse the
+    # rest as ints in one go, with those replaced by a placeholder.
+    dotted = [i for i, text in enumerate(parts) if "." in text]
+    try:
+        if dotted:
+            ints = parts.copy()
+            for i in dotted:
+                ints[i] = "0"
+            values: list[int | float] = list(map(int, ints))
+            for i in dotted:
+                value = float(parts[i])
+                if not math.isfinite(value):
+                    raise ValueError(parts[i])
+                values[i] = value
+            return tuple(values)
+    except ValueError:
+        pass
+    return _parse_slow(path, line_no, parts)  # the general rule; raises naming the field
+
+
+def iter_swf(path: PathLike) -> Iterator[tuple[int, tuple[int | float, ...]]]:
+    """Stream the job lines: (1-based line number, the 18 fields as int or float).
+
+    Comment lines (``;``) and blank lines are skipped wherever they are; the header is
+    available separately through :func:`read_header`.
+    """
+    with open_text(path) as fh:
+        for line_no, line in enumerate(fh, 1):
+            parts = line.split()
+            if not parts or parts[0][0] == ";":
+                continue
+            if len(parts) != N_FIELDS:
+                raise SWFError(path, line_no, f"expected {N_FIELDS} fields, found {len(parts)}")
+            if "_" in line:  # int()/float() accept "1_000"; SWF does not
+                _parse_slow(path, line_no, parts)  # raises, naming the field
+            values: tuple[int | float, ...]
+            if "." in line:
+                values = _parse_mixed(path, line_no, parts)
+            else:
+                try:
+                    # Fast path: most job lines of the archive are plain integers.
+                    values = tuple(map(int, parts))
+                except ValueError:
+                    values = _parse_mixed(path, line_no, parts)
+            yield line_no, values
+
+
+# --------------------------------------------------------------------------------------------
+# Writing
+
+
+def _format_number(value: int | float) -> str:
+    if isinstance(value, int):
+        return str(value)
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def _job_record(job: Job) -> list[int | float]:
+    """The 18 SWF fields for a job: its carried record with what the run changed replaced."""
+    if job.record is not None and len(job.record) == N_FIELDS:
+        rec: list[int | float] = list(job.record)
+    else:
+        rec = [-1] * N_FIELDS
+        rec[0] = job.id
+        rec[F_REQ_PROCS] = job.width
+        rec[F_REQ_TIME] = job.estimate
+    rec[F_SUBMIT] = job.submit
+    # A job that never started (or never ended) keeps -1, the SWF "unknown".
+    rec[F_WAIT] = job.start - job.submit if job.start != UNSET else -1
+    rec[F_RUN] = job.end - job.start if job.start != UNSET and job.end != UNSET else -1
+    rec[F_ALLOC] = job.width
+    if job.killed:
+        rec[F_STATUS] = 0
+    return rec
+
+
+def _open_write(path: PathLike) -> TextIO:
+    if os.fspath(path).endswith(".gz"):
+        # mtime=0 keeps the output byte-identical across runs.
+        gz = gzip.GzipFile(filename=os.fspath(path), mode="wb", mtime=0)
+        return io.TextIOWrapper(gz, _ENCODING, _ERRORS, newline="\n")
+    return open(path, "w", encoding=_ENCODING, errors=_ERRORS, newline="\n")
+
+
+def write_swf(
+    path: PathLike,
+    header: SWFHeader | None,
+    jobs: Iterable[Job],
+    extra_comments: Sequence[str] = (),
+) -> None:
+    """Write jobs (sorted by id) as SWF, after the header lines and ``; `` extra comments.
+
+    Each job starts from its carried ``record`` (or one built from id, submit, width and
+    estimate) with submit, wait, run time, allocated processors and, for killed jobs, the
+    status (0) replaced by what happened in the run. Gzip when the path ends in ``.gz``.
+    """
+    rows = [
+        [_format_number(v) for v in _job_record(job)] for job in sorted(jobs, key=lambda j: j.id)
+    ]
+    widths = [max((len(row[i]) for row in rows), default=0) for i in range(N_FIELDS)]
+    with _open_write(path) as fh:
+        if header is not None:
+            for line in header.lines:
+                fh.write(line + "\n")
+        for comment in extra_comments:
+            for text in comment.splitlines() or [""]:  # a newline must not end the comment
+                fh.write(f"; {text}\n")
+        for row in rows:
+            fh.write(" ".join(t.rjust(w) for t, w in zip(row, widths, strict=True)) + "\n")
+
+
+def write_jobs_csv(path: PathLike, jobs: Iterable[Job]) -> None:
+    """Write the Batsim/evalys ``jobs.csv`` for finished jobs, one row per job by id."""
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(CSV_COLUMNS)
+        for job in sorted(jobs, key=lambda j: j.id):
+            execution = job.end - job.start
+            turnaround = job.end - job.submit
+            stretch = turnaround / max(execution, 1)
+            writer.writerow(
+                (
+                    job.id,
+                    job.submit,
+                    job.width,
+                    job.estimate,
+                    0 if job.killed else 1,
+                    job.start,
+                    execution,
+                    job.end,
+                    job.start - job.submit,
+                    turnaround,
+                    f"{stretch:.6g}",
+                    node_intervals(job.nodes),
+                )
+            )
