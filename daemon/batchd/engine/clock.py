@@ -9,6 +9,7 @@ planned event.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Protocol
@@ -74,10 +75,8 @@ class ScaledClock:
         delay = None if when is None else self.wall_delay(when)
         if delay == 0.0:
             return
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(wake.wait(), timeout=delay)
-        except TimeoutError:
-            pass
 
 
 class RealClock(ScaledClock):
