@@ -126,6 +126,43 @@ class Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from batchd.workload.model_fit import analyze_trace, format_table2
+
+    if not Path(args.trace).is_file():
+        fail(f"{args.trace}: no such trace file")
+    model = analyze_trace(args.trace, machine_nodes=args.nodes, seed=args.seed)
+    model.save(args.output)
+    print(format_table2(model.stats))
+    print(f"\nmodel written to {args.output}")
+    return 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from batchd.workload.generate import (
+        format_table3,
+        generate_jobs,
+        job_set_stats,
+        write_generated_swf,
+    )
+    from batchd.workload.model_fit import TraceModel
+
+    if not Path(args.model).is_file():
+        fail(f"{args.model}: no such model file (make one with batchd analyze)")
+    model = TraceModel.load(args.model)
+    if args.max_width is not None and args.max_width > model.machine_nodes:
+        fail(f"--max-width {args.max_width} exceeds the machine width {model.machine_nodes}")
+    jobs = generate_jobs(
+        model, args.count, seed=args.seed, max_width=args.max_width, shrink=args.shrink
+    )
+    write_generated_swf(
+        args.output, jobs, model, args.seed, max_width=args.max_width, shrink=args.shrink
+    )
+    print(format_table3(job_set_stats(jobs, model.machine_nodes, name=Path(args.output).name)))
+    print(f"\n{len(jobs)} jobs written to {args.output}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="batchd", description="An emulated cluster batch system.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -149,6 +186,24 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--summary-json", metavar="FILE", help="write the summary as JSON")
     rp.add_argument("--seed", type=int, default=0, help="seed of the synthetic workload")
     rp.set_defaults(func=cmd_replay)
+
+    an = sub.add_parser("analyze", help="fit a workload model to a trace (seed 000, sec. 4)")
+    an.add_argument("trace", help="SWF file (plain or .gz)")
+    an.add_argument("-o", "--output", required=True, metavar="MODEL.json", help="model file")
+    an.add_argument("--nodes", type=positive_int, help="machine width (default: trace header)")
+    an.add_argument("--seed", type=int, default=0, help="seed of the per-cell sampling")
+    an.set_defaults(func=cmd_analyze)
+
+    gen = sub.add_parser("generate", help="draw a synthetic job set from a workload model")
+    gen.add_argument("model", help="MODEL.json written by batchd analyze")
+    gen.add_argument("-n", "--count", type=positive_int, default=10_000, help="number of jobs")
+    gen.add_argument("--seed", type=int, default=0, help="random seed")
+    gen.add_argument("-o", "--output", required=True, metavar="OUT.swf", help="SWF output")
+    gen.add_argument("--max-width", type=positive_int, metavar="W",
+                     help="split wider jobs to width W, keeping each job's area")  # fmt: skip
+    gen.add_argument("--shrink", type=positive_float, default=1.0, metavar="F",
+                     help="multiply inter-arrival times by F")  # fmt: skip
+    gen.set_defaults(func=cmd_generate)
 
     for extra in _EXTRA_COMMANDS:
         extra(sub)

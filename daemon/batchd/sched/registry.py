@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from batchd.sched.conservative import ConservativeParams, ConservativePolicy
+from batchd.sched.dynp import DynP, DynPBasic, DynPBasicParams, DynPParams
 from batchd.sched.easy import EasyPolicy
 from batchd.sched.nobackfill import InOrderPolicy
 from batchd.sched.order import ORDERS
@@ -140,6 +141,25 @@ def _builtin() -> None:
                 ConservativeParams,
             )
         )
+    register(
+        PolicySpec(
+            "dynp-basic",
+            "basic dynP: AERT of the waiting queue against bounds picks SJF/FCFS/LJF "
+            "(lower=7200, upper=9000, threshold=5)",
+            DynPBasic,
+            DynPBasicParams,
+        )
+    )
+    register(
+        PolicySpec(
+            "dynp",
+            "self-tuning dynP: plans FCFS, SJF and LJF at every step and keeps the best "
+            "(decider=simple|advanced, quality=ms|art|artww|sldww|awt, slackness=PCT, "
+            "reduced_future=K|6h, min_backlog=2)",
+            DynP,
+            DynPParams,
+        )
+    )
 
 
 _builtin()

@@ -26,7 +26,6 @@ count, seed and options give the same jobs and the same SWF bytes.
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import io
 import math
@@ -42,10 +41,8 @@ from batchd.workload.model_fit import (
     ArrivalModel,
     ShapeMatrix,
     TraceModel,
-    analyze_trace,
     basic_stats,
     format_table,
-    format_table2,
     from_operational,
 )
 
@@ -235,38 +232,3 @@ def write_generated_swf(
 
 
 # --------------------------------------------------------------------------- command line
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m batchd.workload.generate TRACE|MODEL.json -n 10000 -s 1 -o out.swf``."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("source", type=Path, help="SWF trace (.swf/.swf.gz) or model JSON")
-    parser.add_argument("-n", "--count", type=int, default=10_000)
-    parser.add_argument("-s", "--seed", type=int, default=0)
-    parser.add_argument("-o", "--output", type=Path, help="generated SWF file")
-    parser.add_argument("--max-width", type=int, default=None)
-    parser.add_argument("--shrink", type=float, default=1.0)
-    parser.add_argument("--machine-nodes", type=int, default=None)
-    parser.add_argument("--save-model", type=Path, help="write the fitted model JSON here")
-    args = parser.parse_args(argv)
-    if args.source.suffix == ".json":
-        model = TraceModel.load(args.source)
-    else:
-        model = analyze_trace(args.source, machine_nodes=args.machine_nodes)
-    if args.save_model:
-        model.save(args.save_model)
-    jobs = generate_jobs(
-        model, args.count, seed=args.seed, max_width=args.max_width, shrink=args.shrink
-    )
-    if args.output:
-        write_generated_swf(
-            args.output, jobs, model, args.seed, max_width=args.max_width, shrink=args.shrink
-        )
-    print(format_table2(model.stats))
-    print()
-    print(format_table3(job_set_stats(jobs, model.machine_nodes, name=f"seed {args.seed}")))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
