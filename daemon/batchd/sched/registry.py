@@ -89,8 +89,11 @@ def parse_params(spec: PolicySpec, raw: Mapping[str, str]) -> BaseModel:
             raise PolicyError(
                 f"policy {spec.name}: unknown parameter {key!r} (allowed: {allowed})"
             ) from None
+        msg = err["msg"].removeprefix("Value error, ")
+        if not err["loc"]:
+            raise PolicyError(f"policy {spec.name}: {msg}") from None
         raise PolicyError(
-            f"policy {spec.name}: parameter {key}={raw.get(key, '')!r}: {err['msg']}"
+            f"policy {spec.name}: parameter {key}={raw.get(key, '')!r}: {msg}"
         ) from None
 
 
