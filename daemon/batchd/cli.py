@@ -210,7 +210,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_EXTRA_COMMANDS: list[Callable[[Any], None]] = []
+def _report_command(sub: Any) -> None:
+    from batchd.report import add_report_command
+
+    add_report_command(sub)
+
+
+_EXTRA_COMMANDS: list[Callable[[Any], None]] = [_report_command]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

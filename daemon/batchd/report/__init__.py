@@ -1,0 +1,34 @@
+"""Study reports built on trace replay: ``batchd report dynp`` (seed 000, sec. 5).
+
+``add_report_command`` registers the ``report`` command on the CLI's subparsers;
+the heavy modules (replay, numpy, matplotlib) load only when a report runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["add_report_command"]
+
+
+def add_report_command(sub: Any) -> None:
+    """Add ``report`` with its ``dynp`` study to an argparse subparsers object."""
+    from batchd.report.dynp_study import add_arguments
+
+    report = sub.add_parser(
+        "report",
+        help="study reports built on replay (dynp: the self-tuning dynP evaluation)",
+        description="Study reports built on trace replay.",
+    )
+    kinds = report.add_subparsers(dest="report", required=True, metavar="REPORT")
+    dynp = kinds.add_parser(
+        "dynp",
+        help="FCFS/SJF/LJF-cons, basic and self-tuning dynP over shrink factors",
+        description=(
+            "Replay job sets with the single policies, basic dynP and self-tuning dynP "
+            "(simple/advanced decider x quality ARTwW/ART/MS) over shrinking factors, "
+            "in parallel worker processes; write OUT/results.json and OUT/report.md with "
+            "the paper's Tables 4-6 and Figs. 2-5 and 8."
+        ),
+    )
+    add_arguments(dynp)
