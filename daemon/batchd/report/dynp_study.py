@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from batchd.argtypes import positive_int
 from batchd.report import tables
 
 SYNTHETIC_PREFIX = "synthetic-from:"
@@ -667,16 +668,6 @@ def write_report(
 # --------------------------------------------------------------------------- command line
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
 def parse_shrinks(text: str) -> list[float]:
     """``"1.0,0.9,0.8"`` -> [1.0, 0.9, 0.8] (duplicates dropped, order kept)."""
     values: list[float] = []
@@ -714,10 +705,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--nodes-for", action="append", default=[], metavar="NAME=N",
         help="machine width of job set NAME (default: the paper's CTC 430, KTH 100, "
              "SDSC 128, PC2 96, else the trace header)")  # fmt: skip
-    add("--jobs", type=_positive_int, default=DEFAULT_JOBS, metavar="N",
+    add("--jobs", type=positive_int, default=DEFAULT_JOBS, metavar="N",
         help=f"jobs per synthetic set (default {DEFAULT_JOBS})")  # fmt: skip
     add("--seed", type=int, default=0, help="seed of the synthetic sets (default 0)")
-    add("--workers", type=_positive_int, default=None, metavar="K",
+    add("--workers", type=positive_int, default=None, metavar="K",
         help="worker processes (default: the CPU count)")  # fmt: skip
     add("--out", default=DEFAULT_OUT, metavar="DIR",
         help=f"output directory (default {DEFAULT_OUT})")  # fmt: skip

@@ -49,17 +49,18 @@ skipped.
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
+
+from batchd.workload.swf import iter_swf, read_header
 
 SCHEMA = "batchd.trace-model/1"
 HOURS_PER_WEEK = 168
@@ -260,33 +261,11 @@ class _Trace:
     runtime: np.ndarray
 
 
-def _open_text(path: Path) -> Iterator[str]:
-    with path.open("rb") as raw:
-        gzipped = raw.read(2) == b"\x1f\x8b"
-    opener = gzip.open if gzipped else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
-        yield from fh
-
-
 def _read_swf(path: Path) -> tuple[list[str], np.ndarray]:
     """Header comment lines (without the ';') and the records as an (n, 18) array."""
-    header: list[str] = []
-    rows: list[list[str]] = []
-    for lineno, line in enumerate(_open_text(path), start=1):
-        if line.startswith(";"):
-            header.append(line[1:].rstrip("\n"))
-            continue
-        fields = line.split()
-        if not fields:
-            continue
-        if len(fields) != 18:
-            raise TraceFormatError(f"{path}:{lineno}: expected 18 fields, got {len(fields)}")
-        rows.append(fields)
-    try:
-        records = np.array(rows, dtype=np.float64).reshape(-1, 18)
-    except ValueError as exc:
-        raise TraceFormatError(f"{path}: non-numeric field: {exc}") from None
-    return header, records
+    header = [line[1:] for line in read_header(path).lines]
+    rows = [fields for _, fields in iter_swf(path)]
+    return header, np.array(rows, dtype=np.float64).reshape(-1, 18)
 
 
 def _load_trace(path: Path) -> _Trace:
