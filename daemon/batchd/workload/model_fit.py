@@ -91,10 +91,6 @@ class ModelFormatError(ValueError):
     """A trace-model JSON file (or dict) is malformed; the message names file and key."""
 
 
-class TraceFormatError(ValueError):
-    """An SWF trace line is not 18 numeric fields."""
-
-
 # --------------------------------------------------------------------------- data model
 
 
