@@ -78,9 +78,23 @@ class ConservativePolicy(Policy):
         self._due: list[Job] = []
         self._due_check = False
 
+    def must_replan(self, view: MachineView) -> bool:
+        """The plan cannot be used as it is: a job ended, a job overran, or a start passed.
+
+        A planned start in the past means a job ran past its estimate (no kill) and
+        the plan was made on a guess; such promises are void and the plan is rebuilt.
+        """
+        starts = self.queue.starts
+        return (
+            self.profile is None
+            or self.stale
+            or view.overrun
+            or bool(starts and min(starts) < view.now)
+        )
+
     # -- events -----------------------------------------------------------------
     def job_submitted(self, view: MachineView, job: Job) -> None:
-        if self.profile is None or self.stale or view.overrun:
+        if self.must_replan(view):
             # Ends at this second come first: re-plan the queue, then place the newcomer.
             self.replan(view)
         assert self.profile is not None
@@ -107,7 +121,7 @@ class ConservativePolicy(Policy):
         self.stale = True
 
     def schedule(self, view: MachineView) -> list[Job]:
-        if self.stale or view.overrun:
+        if self.must_replan(view):
             self.replan(view)
         elif self._due_check:
             planned = self.queue.starts_array()
@@ -126,8 +140,8 @@ class ConservativePolicy(Policy):
         now = view.now
         queue = self.queue
         mode = self.replan_mode
-        if view.overrun or self.profile is None:
-            mode = "rebuild"  # promises cannot hold while a job runs past its estimate
+        if view.overrun or self.profile is None or (queue.starts and min(queue.starts) < now):
+            mode = "rebuild"  # promises cannot hold once a job ran past its estimate
         starts: np.ndarray | None = None
         if mode != "compress":
             profile, starts = build_plan(queue, view)

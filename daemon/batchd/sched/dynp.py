@@ -192,7 +192,7 @@ class DynP(SwitchingPolicy):
 
     # -- steps ----------------------------------------------------------------------
     def job_submitted(self, view: MachineView, job: Job) -> None:
-        if self.profile is None or self.stale or view.overrun:
+        if self.must_replan(view):
             self.step(view)  # the step of the job ends at this second comes first
         self.enqueue(job)
         if len(self.queue) + 1 >= self.params.min_backlog:
@@ -204,7 +204,7 @@ class DynP(SwitchingPolicy):
             super().job_submitted(view, job)
 
     def schedule(self, view: MachineView) -> list[Job]:
-        if self.stale or view.overrun:
+        if self.must_replan(view):
             self.step(view)
         return super().schedule(view)
 

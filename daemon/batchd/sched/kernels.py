@@ -83,6 +83,8 @@ def add(t: np.ndarray, f: np.ndarray, n: int, start: int, end: int, delta: int) 
     merged so the profile stays as short as the schedule allows; only the two
     boundaries can create them, because every step inside changes by the same delta.
     """
+    if start < t[0]:
+        start = t[0]  # the past is gone
     if end <= start:
         return n
     i = locate(t, n, start)
