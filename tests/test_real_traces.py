@@ -17,7 +17,7 @@ from batchd.sched.registry import policy_names
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 KTH = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
 
-POLICIES = [p for p in policy_names() if not p.startswith("dynp")]
+POLICIES = policy_names()
 
 pytestmark = pytest.mark.slow
 
@@ -75,6 +75,12 @@ def test_kth_sp2_whole_trace(kth: Path, policy: str) -> None:
         assert all(a.start <= b.start for a, b in zip(order, order[1:], strict=False))
     if policy == "fcfs-cons":
         assert all(j.start <= j.submit_plan for j in jobs)
+    if policy.startswith("dynp"):
+        started = summary["dynp"]["jobs_started"]
+        assert sum(started.values()) == 28475
+        assert started == {p: sum(j.started_by == p for j in jobs) for p in ("FCFS", "SJF", "LJF")}
+        if policy == "dynp":
+            assert sum(summary["dynp"]["cases"].values()) == summary["dynp"]["decider_calls"]
 
 
 @pytest.mark.parametrize("policy", POLICIES)
