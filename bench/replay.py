@@ -32,6 +32,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from batchd.metrics.schedule import SUMMARY_KEYS
+
 DEFAULT_TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 KTH = "KTH-SP2-1996-2.1-cln.swf.gz"
 CTC = "CTC-SP2-1996-3.1-cln.swf.gz"
@@ -142,25 +144,7 @@ def _worker(
 
 
 # Summary keys every replay has; anything else came from policy.report().
-_SUMMARY_KEYS = {
-    "jobs",
-    "skipped",
-    "killed",
-    "utilization",
-    "makespan",
-    "awt",
-    "art",
-    "artww",
-    "sldww60",
-    "sldww300",
-    "bsld10",
-    "wait_p50",
-    "wait_p90",
-    "wait_p99",
-    "policy",
-    "nodes",
-    "wall_seconds",
-}
+_SUMMARY_KEYS = frozenset(SUMMARY_KEYS)
 
 
 def run_isolated(
