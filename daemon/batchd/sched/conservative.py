@@ -77,20 +77,16 @@ class ConservativePolicy(Policy):
         self.counts = ReplanCounts()
         self._due: list[Job] = []
         self._due_check = False
+        self.guessed = False  # the plan was made while a job overran its estimate
 
     def must_replan(self, view: MachineView) -> bool:
-        """The plan cannot be used as it is: a job ended, a job overran, or a start passed.
+        """The plan cannot be used as it is: a job ended, a job overran, or it was a guess.
 
-        A planned start in the past means a job ran past its estimate (no kill) and
-        the plan was made on a guess; such promises are void and the plan is rebuilt.
+        A plan made while a job ran past its estimate (no kill) assumed it would end
+        in a second; its starts may have passed unused, so such a plan is rebuilt at
+        the next event even when the overrun is over.
         """
-        starts = self.queue.starts
-        return (
-            self.profile is None
-            or self.stale
-            or view.overrun
-            or bool(starts and min(starts) < view.now)
-        )
+        return self.profile is None or self.stale or self.guessed or view.overrun
 
     # -- events -----------------------------------------------------------------
     def job_submitted(self, view: MachineView, job: Job) -> None:
@@ -140,19 +136,18 @@ class ConservativePolicy(Policy):
         now = view.now
         queue = self.queue
         mode = self.replan_mode
-        if view.overrun or self.profile is None or (queue.starts and min(queue.starts) < now):
+        if view.overrun or self.guessed or self.profile is None:
             mode = "rebuild"  # promises cannot hold once a job ran past its estimate
+        self.guessed = view.overrun
+        promised = np.maximum(queue.starts_array(), now)
         starts: np.ndarray | None = None
         if mode != "compress":
             profile, starts = build_plan(queue, view)
             self.settled = True
-            if mode == "guarded" and len(queue):
-                promised = np.maximum(queue.starts_array(), now)
-                if bool(np.any(starts > promised)):
-                    starts = None
+            if mode == "guarded" and bool(np.any(starts > promised)):
+                starts = None
         if starts is None:
             widths, durations = queue.arrays()
-            promised = np.maximum(queue.starts_array(), now)
             profile = running_profile(view, len(queue))
             profile.reserve_all(widths, durations, promised)
             starts = profile.compress(widths, durations, promised, now)
