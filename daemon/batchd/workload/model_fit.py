@@ -52,6 +52,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -60,7 +61,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
-from batchd.workload.swf import iter_swf, read_header
+from batchd.workload.loader import load_swf
 
 SCHEMA = "batchd.trace-model/1"
 HOURS_PER_WEEK = 168
@@ -257,27 +258,20 @@ class _Trace:
     runtime: np.ndarray
 
 
-def _read_swf(path: Path) -> tuple[list[str], np.ndarray]:
-    """Header comment lines (without the ';') and the records as an (n, 18) array."""
-    header = [line[1:] for line in read_header(path).lines]
-    rows = [fields for _, fields in iter_swf(path)]
-    return header, np.array(rows, dtype=np.float64).reshape(-1, 18)
-
-
 def _load_trace(path: Path) -> _Trace:
-    header, rec = _read_swf(path)
-    runtime = rec[:, 3]
-    width = np.where(rec[:, 7] > 0, rec[:, 7], rec[:, 4])
-    estimate = np.where(rec[:, 8] > 0, rec[:, 8], runtime)
-    keep = (width > 0) & (runtime >= 0)
-    submit = rec[keep, 1]
-    order = np.argsort(submit, kind="stable")
+    """The trace's jobs under the replay's rules (width, estimate and skips: ``load_swf``).
 
-    def col(values: np.ndarray) -> np.ndarray:
-        return np.rint(values[keep][order]).astype(np.int64)
+    The analyzer keeps jobs of any width; the machine is chosen later.
+    """
+    workload = load_swf(path, nodes=sys.maxsize)
+    jobs = workload.jobs
 
-    cols = (col(rec[:, 1]), col(width), col(estimate), col(runtime))
-    return _Trace(header, rec.shape[0], *cols)
+    def col(attr: str) -> np.ndarray:
+        return np.fromiter((getattr(j, attr) for j in jobs), dtype=np.int64, count=len(jobs))
+
+    header = [line[1:] for line in workload.header.lines] if workload.header else []
+    records = len(jobs) + sum(workload.skipped.values())
+    return _Trace(header, records, col("submit"), col("width"), col("estimate"), col("runtime"))
 
 
 _KEY_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*:(?!//)\s*(.*?)\s*$")
