@@ -42,6 +42,9 @@ class FakeView:
     def running_widths(self) -> list[int]:
         return self._widths
 
+    def reservations(self) -> list[tuple[int, int, int]]:
+        return []
+
 
 def waiting_jobs(count: int, capacity: int, rng: np.random.Generator) -> list[Job]:
     widths = np.minimum(capacity, np.ceil(2 ** rng.uniform(0, np.log2(capacity / 2), count)))

@@ -183,7 +183,10 @@ def test_machine_model_errors() -> None:
 def test_state_changes_are_checked() -> None:
     j = job(1, 0, 1, 1, 1)
     change_state(j, JobState.RUNNING)
-    with pytest.raises(StateError, match="job 1: cannot go from RUNNING to QUEUED"):
+    with pytest.raises(StateError, match="job 1: cannot go from RUNNING to HELD"):
+        change_state(j, JobState.HELD)
+    change_state(j, JobState.FINISHED)
+    with pytest.raises(StateError, match="job 1: cannot go from FINISHED to QUEUED"):
         change_state(j, JobState.QUEUED)
 
 

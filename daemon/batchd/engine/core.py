@@ -1,8 +1,14 @@
 """The event core: job ends, submissions and scheduling passes on integer time.
 
 Events at the same second are handled in a fixed order: all job ends first,
-then all submissions, then one scheduling pass per machine. A zero-length job
+then timers (reservations opening and closing, jobs becoming eligible), then
+all submissions, then one scheduling pass per machine. A zero-length job
 started in that pass ends at the same second, which makes another round.
+
+Besides replay, the engine offers what a live batch system needs: jobs leave
+and rejoin the queue (holds), running jobs are killed or requeued, nodes leave
+and rejoin service, reservations hold nodes for a fixed window, and the policy
+of a machine can be replaced while jobs run.
 """
 
 from __future__ import annotations
@@ -11,8 +17,9 @@ import heapq
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 
-from batchd.model.job import Job
+from batchd.model.job import UNSET, Job
 from batchd.model.machine import Grid, Machine
+from batchd.model.reservation import Reservation, ResvState
 from batchd.model.states import JobState, change_state
 from batchd.sched.policy import Policy
 
@@ -24,9 +31,17 @@ class StuckJobsError(RuntimeError):
 
 
 class MachineState:
-    """One machine as the engine runs it; also the view its policy sees."""
+    """One machine as the engine runs it; also the view its policy sees.
 
-    __slots__ = ("index", "machine", "policy", "pool", "now", "kill", "_keys", "_ends", "_widths")
+    Running jobs and open reservations are kept by estimated end. Each holds
+    the nodes it gives back when it ends: a node taken out of service while
+    busy does not come back, so the policy's picture stays exact.
+    """
+
+    __slots__ = (
+        "index", "machine", "policy", "pool", "now", "kill",
+        "_keys", "_ends", "_widths", "_holders", "future",
+    )  # fmt: skip
 
     def __init__(self, index: int, machine: Machine, policy: Policy, kill: bool) -> None:
         self.index = index
@@ -35,14 +50,16 @@ class MachineState:
         self.pool = machine.pool
         self.now = 0
         self.kill = kill
-        self._keys: list[tuple[int, int]] = []  # (estimated end, job id), ascending
+        self._keys: list[tuple[int, int]] = []  # (estimated end, holder key), ascending
         self._ends: list[int] = []
         self._widths: list[int] = []
+        self._holders: list[Job | Reservation] = []
+        self.future: list[Reservation] = []  # confirmed reservations, by start
 
     # -- the policy's view ------------------------------------------------------
     @property
     def capacity(self) -> int:
-        return self.machine.nodes
+        return self.pool.available
 
     @property
     def free(self) -> int:
@@ -62,21 +79,63 @@ class MachineState:
     def running_widths(self) -> list[int]:
         return self._widths
 
-    # -- bookkeeping ------------------------------------------------------------
-    def add_running(self, job: Job) -> None:
-        key = (job.start + job.duration, job.id)
-        i = bisect_left(self._keys, key)
-        self._keys.insert(i, key)
-        self._ends.insert(i, key[0])
-        self._widths.insert(i, job.width)
+    def reservations(self) -> list[tuple[int, int, int]]:
+        return [(r.start, r.end, r.width) for r in self.future]
 
-    def remove_running(self, job: Job) -> None:
-        i = bisect_left(self._keys, (job.start + job.duration, job.id))
-        del self._keys[i], self._ends[i], self._widths[i]
+    # -- bookkeeping ------------------------------------------------------------
+    def add_running(self, end: int, key: int, holder: Job | Reservation) -> None:
+        k = (end, key)
+        i = bisect_left(self._keys, k)
+        self._keys.insert(i, k)
+        self._ends.insert(i, end)
+        self._widths.insert(i, self._returning(holder.nodes))
+        self._holders.insert(i, holder)
+
+    def remove_running(self, end: int, key: int) -> None:
+        i = bisect_left(self._keys, (end, key))
+        del self._keys[i], self._ends[i], self._widths[i], self._holders[i]
+
+    def _returning(self, nodes: list[int]) -> int:
+        pool = self.pool
+        if pool.available == pool.size:
+            return len(nodes)
+        return sum(1 for n in nodes if pool.in_service(n))
+
+    def refresh_widths(self) -> None:
+        """Recount what each holder gives back, after nodes left or rejoined service."""
+        self._widths = [self._returning(h.nodes) for h in self._holders]
+
+    def holder_of(self, node: int) -> Job | Reservation | None:
+        for h in self._holders:
+            if node in h.nodes:
+                return h
+        return None
+
+    def holders(self) -> list[Job | Reservation]:
+        return list(self._holders)
 
     @property
     def running_count(self) -> int:
         return len(self._keys)
+
+
+def resv_key(resv: Reservation) -> int:
+    """Reservations share the running list with jobs; negative keys keep them apart."""
+    return -1 - resv.id
+
+
+class Timer:
+    """A callback at an emulated time; cancelling it leaves a tombstone in the heap."""
+
+    __slots__ = ("when", "fn", "cancelled")
+
+    def __init__(self, when: int, fn: Callable[[], None]) -> None:
+        self.when = when
+        self.fn = fn
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
 
 
 class Engine:
@@ -100,6 +159,8 @@ class Engine:
         self._next = 0  # index of the next trace submission
         self._arrivals: list[tuple[int, int, Job]] = []  # live submissions
         self._ends: list[tuple[int, int, Job]] = []
+        self._end_seq: dict[int, int] = {}  # job id -> seq of its live end event
+        self._timers: list[tuple[int, int, Timer]] = []
         self._seq = 0
         self.on_submit: list[JobHook] = []
         self.on_start: list[JobHook] = []
@@ -128,7 +189,7 @@ class Engine:
         for job in jobs:
             if not 0 <= job.machine < len(self.machines):
                 raise ValueError(f"job {job.id} names machine {job.machine}, which does not exist")
-            nodes = self.machines[job.machine].capacity
+            nodes = self.machines[job.machine].machine.nodes
             if not 0 < job.width <= nodes:
                 raise ValueError(
                     f"job {job.id} asks for {job.width} nodes; the machine has {nodes}"
@@ -141,8 +202,16 @@ class Engine:
             t = self._trace[self._next].submit
         if self._arrivals and (t is None or self._arrivals[0][0] < t):
             t = self._arrivals[0][0]
-        if self._ends and (t is None or self._ends[0][0] < t):
-            t = self._ends[0][0]
+        ends = self._ends
+        while ends and self._end_seq.get(ends[0][2].id) != ends[0][1]:
+            heapq.heappop(ends)  # the job was killed or requeued before this end
+        if ends and (t is None or ends[0][0] < t):
+            t = ends[0][0]
+        timers = self._timers
+        while timers and timers[0][2].cancelled:
+            heapq.heappop(timers)
+        if timers and (t is None or timers[0][0] < t):
+            t = timers[0][0]
         return t
 
     def run(self, until: int | None = None, progress: Callable[[int], None] | None = None) -> None:
@@ -178,8 +247,16 @@ class Engine:
         for m in machines:
             m.now = t
         ends = self._ends
+        live = self._end_seq
         while ends and ends[0][0] == t:
-            self._finish(heapq.heappop(ends)[2])
+            _, seq, job = heapq.heappop(ends)
+            if live.get(job.id) == seq:
+                self._finish(job)
+        timers = self._timers
+        while timers and timers[0][0] == t:
+            timer = heapq.heappop(timers)[2]
+            if not timer.cancelled:
+                timer.fn()
         trace = self._trace
         while self._next < len(trace) and trace[self._next].submit == t:
             self._arrive(trace[self._next])
@@ -187,7 +264,11 @@ class Engine:
         arrivals = self._arrivals
         while arrivals and arrivals[0][0] == t:
             self._arrive(heapq.heappop(arrivals)[2])
-        for m in machines:
+        self.schedule_pass()
+
+    def schedule_pass(self) -> None:
+        """Ask every machine's policy which jobs start now, and start them."""
+        for m in self.machines:
             for job in m.policy.schedule(m):
                 self._start(m, job)
 
@@ -205,27 +286,158 @@ class Engine:
         job.nodes = m.pool.allocate(job.width)
         if not job.started_by:
             job.started_by = m.policy.name
-        if self.kill and job.runtime > job.estimate:
-            end = self.now + job.estimate
-            job.killed = True
-        else:
-            end = self.now + max(job.runtime, 0)
-        m.add_running(job)
-        self._seq += 1
-        heapq.heappush(self._ends, (end, self._seq, job))
+        m.add_running(job.start + job.duration, job.id, job)
+        self._push_end(job)
         for hook in self.on_start:
             hook(job)
 
-    def _finish(self, job: Job) -> None:
+    def _push_end(self, job: Job) -> None:
+        if self.kill and job.runtime > job.estimate:
+            end = job.start + job.estimate
+            job.killed = True
+        else:
+            end = job.start + max(job.runtime, 0)
+        self._seq += 1
+        self._end_seq[job.id] = self._seq
+        heapq.heappush(self._ends, (end, self._seq, job))
+
+    def _finish(self, job: Job, outcome: str = "") -> None:
         m = self.machines[job.machine]
+        del self._end_seq[job.id]
         job.end = self.now
+        job.outcome = outcome or ("walltime" if job.killed else "ok")
         change_state(job, JobState.FINISHED)
         m.pool.release(job.nodes)
-        m.remove_running(job)
+        m.remove_running(job.start + job.duration, job.id)
         self.finished.append(job)
         m.policy.job_ended(m, job)
         for hook in self.on_end:
             hook(job)
+
+    # -- live control ---------------------------------------------------------------
+    def call_at(self, when: int, fn: Callable[[], None]) -> Timer:
+        """Run ``fn`` at emulated time ``when`` (after that second's job ends)."""
+        if when < self.now:
+            raise ValueError(f"cannot set a timer at {when}, before now ({self.now})")
+        timer = Timer(when, fn)
+        self._seq += 1
+        heapq.heappush(self._timers, (when, self._seq, timer))
+        return timer
+
+    def enqueue(self, job: Job) -> None:
+        """Put a job into its machine's queue now: released, altered or restored jobs."""
+        self._check([job])
+        m = self.machines[job.machine]
+        m.policy.job_submitted(m, job)
+
+    def withdraw(self, job: Job) -> None:
+        """Take a waiting job out of its machine's queue (held, deleted, altered)."""
+        m = self.machines[job.machine]
+        m.policy.withdraw(m, job)
+
+    def kill(self, job: Job, outcome: str) -> None:
+        """End a running job now (deleted, or its node failed)."""
+        if job.state is not JobState.RUNNING:
+            raise ValueError(f"job {job.id} is not running")
+        self._finish(job, outcome)
+
+    def requeue(self, job: Job) -> None:
+        """Stop a running job and put it back in the queue, to run again from the start."""
+        if job.state is not JobState.RUNNING:
+            raise ValueError(f"job {job.id} is not running")
+        m = self.machines[job.machine]
+        del self._end_seq[job.id]
+        m.pool.release(job.nodes)
+        m.remove_running(job.start + job.duration, job.id)
+        change_state(job, JobState.QUEUED)
+        job.start = job.end = UNSET
+        job.nodes = []
+        job.killed = False
+        job.started_by = ""
+        m.policy.job_ended(m, job)
+        m.policy.job_submitted(m, job)
+
+    def restore_running(self, job: Job) -> None:
+        """A job that was running before a restart: same nodes, same start."""
+        m = self.machines[job.machine]
+        if job.state is not JobState.RUNNING:
+            raise ValueError(f"job {job.id} is not running")
+        m.pool.take(job.nodes)
+        m.add_running(job.start + job.duration, job.id, job)
+        self._push_end(job)
+        m.policy.invalidate()
+
+    def set_policy(self, machine: int, policy: Policy) -> Policy:
+        """Replace a machine's policy; its waiting jobs move over in FCFS order."""
+        m = self.machines[machine]
+        old = m.policy
+        waiting = sorted(old.waiting(), key=lambda j: (j.submit, j.id))
+        for job in waiting:
+            old.withdraw(m, job)
+        m.policy = policy
+        for job in waiting:
+            policy.job_submitted(m, job)
+        return old
+
+    def node_out(self, machine: int, node: int) -> None:
+        """Take a node out of service; a job on it keeps running (drain)."""
+        m = self.machines[machine]
+        m.pool.take_out(node)
+        m.refresh_widths()
+        m.policy.invalidate()
+
+    def node_in(self, machine: int, node: int) -> None:
+        m = self.machines[machine]
+        m.pool.put_back(node)
+        m.refresh_widths()
+        m.policy.invalidate()
+
+    # -- reservations ---------------------------------------------------------------
+    def add_reservation(self, resv: Reservation) -> None:
+        """Hold ``resv.width`` nodes from ``resv.start`` to ``resv.end``; the caller checked the fit."""
+        m = self.machines[resv.machine]
+        if resv.end <= resv.start or resv.start < self.now:
+            raise ValueError(f"reservation {resv.id}: bad window {resv.start}..{resv.end}")
+        if resv.state is ResvState.RUNNING:
+            # Restored after a restart: it holds its nodes already.
+            m.pool.take(resv.nodes)
+            m.add_running(resv.end, resv_key(resv), resv)
+        else:
+            m.future.append(resv)
+            m.future.sort(key=lambda r: (r.start, r.id))
+            self.call_at(resv.start, lambda: self._open(resv))
+        self.call_at(resv.end, lambda: self._close(resv))
+        m.policy.invalidate()
+
+    def remove_reservation(self, resv: Reservation) -> None:
+        """Delete a reservation now; its nodes go back at once."""
+        if resv.state is ResvState.FINISHED:
+            return
+        self._close(resv)
+
+    def _open(self, resv: Reservation) -> None:
+        if resv.state is not ResvState.CONFIRMED:
+            return
+        m = self.machines[resv.machine]
+        m.future.remove(resv)
+        # Planners kept these nodes free; only a job past its estimate (no kill)
+        # or nodes out of service can leave it short.
+        resv.nodes = m.pool.allocate(min(resv.width, m.pool.free))
+        resv.state = ResvState.RUNNING
+        m.add_running(resv.end, resv_key(resv), resv)
+        m.policy.invalidate()
+
+    def _close(self, resv: Reservation) -> None:
+        m = self.machines[resv.machine]
+        if resv.state is ResvState.CONFIRMED:
+            m.future.remove(resv)
+        elif resv.state is ResvState.RUNNING:
+            m.pool.release(resv.nodes)
+            m.remove_running(resv.end, resv_key(resv))
+        else:
+            return
+        resv.state = ResvState.FINISHED
+        m.policy.invalidate()
 
     def waiting(self) -> list[Job]:
         return [j for m in self.machines for j in m.policy.waiting()]

@@ -28,11 +28,13 @@ class Job:
     queue: str = ""
     name: str = ""
     machine: int = 0
+    priority: int = 0  # higher first, ahead of the policy's order (qsub -p)
     state: JobState = JobState.QUEUED
     start: int = UNSET
     end: int = UNSET
     nodes: list[int] = field(default_factory=list)
     killed: bool = False
+    outcome: str = ""  # how it ended: ok, walltime, cancelled, node_fail, ...
     submit_plan: int = UNSET  # start the planner promised at submission, if it plans
     started_by: str = ""  # policy in force when the job started (dynP statistics)
     record: tuple[float | int, ...] | None = None  # the SWF fields it came from

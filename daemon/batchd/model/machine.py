@@ -6,31 +6,88 @@ from dataclasses import dataclass, field
 
 
 class NodePool:
-    """The free nodes of one machine; allocation hands out the lowest free ids first."""
+    """The nodes of one machine; allocation hands out the lowest free ids first.
 
-    __slots__ = ("size", "_free")
+    A node can be taken out of service (offline or down): it is never handed
+    out, and if a job holds it, it does not come back when the job releases it.
+    """
+
+    __slots__ = ("size", "_free", "_busy", "_out")
 
     def __init__(self, size: int) -> None:
         if size <= 0:
             raise ValueError(f"a node pool needs at least one node, got {size}")
         self.size = size
         self._free: list[int] = list(range(size))
+        self._busy = bytearray(size)
+        self._out: set[int] = set()
 
     @property
     def free(self) -> int:
         return len(self._free)
+
+    @property
+    def available(self) -> int:
+        """Nodes in service, busy or not."""
+        return self.size - len(self._out)
 
     def allocate(self, count: int) -> list[int]:
         if count > len(self._free):
             raise ValueError(f"asked for {count} nodes, only {len(self._free)} are free")
         nodes = self._free[:count]
         del self._free[:count]
+        busy = self._busy
+        for n in nodes:
+            busy[n] = 1
         return nodes
 
+    def take(self, nodes: list[int]) -> None:
+        """Allocate these very nodes (a job restored after a restart)."""
+        wanted = set(nodes)
+        bad = [n for n in nodes if not 0 <= n < self.size or self._busy[n] or n in self._out]
+        if bad or len(wanted) != len(nodes):
+            raise ValueError(f"nodes {sorted(bad or nodes)} are not all free")
+        self._free = [n for n in self._free if n not in wanted]
+        for n in nodes:
+            self._busy[n] = 1
+
     def release(self, nodes: list[int]) -> None:
+        busy = self._busy
+        for n in nodes:
+            busy[n] = 0
+        if self._out:
+            nodes = [n for n in nodes if n not in self._out]
         # Two sorted runs: timsort merges them in linear time.
         self._free += nodes
         self._free.sort()
+
+    def is_busy(self, node: int) -> bool:
+        return bool(self._busy[node])
+
+    def in_service(self, node: int) -> bool:
+        return node not in self._out
+
+    def take_out(self, node: int) -> None:
+        """Out of service: a free node leaves the free list; a busy one will not return."""
+        self._check(node)
+        if node in self._out:
+            return
+        self._out.add(node)
+        if not self._busy[node]:
+            self._free.remove(node)
+
+    def put_back(self, node: int) -> None:
+        self._check(node)
+        if node not in self._out:
+            return
+        self._out.discard(node)
+        if not self._busy[node]:
+            self._free.append(node)
+            self._free.sort()
+
+    def _check(self, node: int) -> None:
+        if not 0 <= node < self.size:
+            raise ValueError(f"node {node} does not exist (0..{self.size - 1})")
 
     def free_ids(self) -> list[int]:
         return list(self._free)

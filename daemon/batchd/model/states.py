@@ -27,9 +27,10 @@ ACTIVE_STATES = (JobState.RUNNING, JobState.EXITING)
 
 _ALLOWED: dict[JobState, frozenset[JobState]] = {
     JobState.QUEUED: frozenset({JobState.RUNNING, JobState.HELD, JobState.FINISHED}),
-    JobState.HELD: frozenset({JobState.QUEUED, JobState.FINISHED}),
+    JobState.HELD: frozenset({JobState.QUEUED, JobState.WAITING, JobState.FINISHED}),
     JobState.WAITING: frozenset({JobState.QUEUED, JobState.HELD, JobState.FINISHED}),
-    JobState.RUNNING: frozenset({JobState.EXITING, JobState.FINISHED}),
+    # A running job goes back to the queue when its node fails and it is rerun.
+    JobState.RUNNING: frozenset({JobState.EXITING, JobState.FINISHED, JobState.QUEUED}),
     JobState.EXITING: frozenset({JobState.FINISHED}),
     JobState.FINISHED: frozenset(),
 }

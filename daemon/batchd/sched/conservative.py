@@ -29,9 +29,10 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from batchd.model.job import Job
+from batchd.sched.forecast import running_profile
 from batchd.sched.order import OrderedQueue, OrderKey
 from batchd.sched.policy import MachineView, Policy
-from batchd.sched.profile import Profile
+from batchd.sched.profile import NEVER, Profile
 
 Replan = Literal["rebuild", "compress", "guarded"]
 
@@ -40,12 +41,6 @@ class ConservativeParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     replan: Replan | None = None  # None: the policy's default
-
-
-def running_profile(view: MachineView, room: int) -> Profile:
-    return Profile.of_running(
-        view.capacity, view.now, view.running_ends(), view.running_widths(), room=room
-    )
 
 
 def build_plan(queue: OrderedQueue, view: MachineView) -> tuple[Profile, np.ndarray]:
@@ -78,6 +73,7 @@ class ConservativePolicy(Policy):
         self._due: list[Job] = []
         self._due_check = False
         self.guessed = False  # the plan was made while a job overran its estimate
+        self.reshaped = False  # nodes or reservations changed: promises may not hold
 
     def must_replan(self, view: MachineView) -> bool:
         """The plan cannot be used as it is: a job ended, a job overran, or it was a guess.
@@ -116,6 +112,11 @@ class ConservativePolicy(Policy):
         self.queue.remove(job)
         self.stale = True
 
+    def invalidate(self) -> None:
+        self.stale = True
+        self.settled = False
+        self.reshaped = True
+
     def schedule(self, view: MachineView) -> list[Job]:
         if self.must_replan(view):
             self.replan(view)
@@ -136,15 +137,19 @@ class ConservativePolicy(Policy):
         now = view.now
         queue = self.queue
         mode = self.replan_mode
-        if view.overrun or self.guessed or self.profile is None:
-            mode = "rebuild"  # promises cannot hold once a job ran past its estimate
+        if view.overrun or self.guessed or self.reshaped or self.profile is None:
+            # Promises cannot hold once a job ran past its estimate or the machine
+            # itself changed (nodes out of service, a new reservation).
+            mode = "rebuild"
         self.guessed = view.overrun
-        promised = np.maximum(queue.starts_array(), now)
+        self.reshaped = False
+        held = queue.starts_array()
+        promised = np.where(held == NEVER, NEVER, np.maximum(held, now))
         starts: np.ndarray | None = None
         if mode != "compress":
             profile, starts = build_plan(queue, view)
             self.settled = True
-            if mode == "guarded" and bool(np.any(starts > promised)):
+            if mode == "guarded" and bool(np.any((starts > promised) & (promised != NEVER))):
                 starts = None
         if starts is None:
             widths, durations = queue.arrays()
@@ -162,6 +167,11 @@ class ConservativePolicy(Policy):
 
     def waiting(self) -> list[Job]:
         return list(self.queue.jobs)
+
+    def planned_starts(self, view: MachineView) -> list[tuple[Job, int]]:
+        if self.must_replan(view):
+            return super().planned_starts(view)
+        return list(zip(self.queue.jobs, self.queue.starts, strict=True))
 
     def planned_start(self, job: Job) -> int | None:
         try:

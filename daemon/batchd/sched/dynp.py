@@ -123,6 +123,7 @@ class SwitchingPolicy(ConservativePolicy):
         self._due = [self.queue.jobs[i] for i in np.flatnonzero(starts == view.now).tolist()]
         self.stale = False
         self.settled = False
+        self.reshaped = False
 
 
 class DynPBasic(SwitchingPolicy):

@@ -178,8 +178,10 @@ def plan_all(
 def reserve_all(
     t: np.ndarray, f: np.ndarray, n: int, widths: np.ndarray, durs: np.ndarray, starts: np.ndarray
 ) -> int:
-    """Put existing reservations into a profile."""
+    """Put existing reservations into a profile (jobs planned at NEVER hold nothing)."""
     for k in range(len(widths)):
+        if starts[k] == NEVER:
+            continue
         n = add(t, f, n, starts[k], starts[k] + durs[k], -widths[k])
     return n
 
@@ -203,8 +205,10 @@ def compress(
         w = widths[k]
         d = durs[k]
         old = starts[k]
-        n = add(t, f, n, old, old + d, w)
+        if old != NEVER:
+            n = add(t, f, n, old, old + d, w)
         s = earliest_start(t, f, n, w, d, not_before)
         starts[k] = s
-        n = add(t, f, n, s, s + d, -w)
+        if s != NEVER:
+            n = add(t, f, n, s, s + d, -w)
     return n

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from batchd.model.job import Job
+from batchd.sched.forecast import running_profile
 from batchd.sched.order import OrderedQueue, OrderKey
 from batchd.sched.policy import MachineView, Policy
 
@@ -22,6 +23,8 @@ class InOrderPolicy(Policy):
         return list(self.queue.jobs)
 
     def schedule(self, view: MachineView) -> list[Job]:
+        if view.reservations():
+            return self._schedule_on_profile(view)
         free = view.free
         widths = self.queue.widths
         k = 0
@@ -31,3 +34,15 @@ class InOrderPolicy(Policy):
         if k == 0:
             return []
         return self.queue.pop_front(k)
+
+    def _schedule_on_profile(self, view: MachineView) -> list[Job]:
+        """In order while the head fits now for its whole estimate, around reservations."""
+        now = view.now
+        profile = running_profile(view, 1)
+        k = 0
+        for job in self.queue.jobs:
+            if profile.earliest_start(job.width, job.duration, now) != now:
+                break
+            profile.reserve(now, now + job.duration, job.width)
+            k += 1
+        return self.queue.pop_front(k) if k else []

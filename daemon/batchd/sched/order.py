@@ -12,16 +12,19 @@ from batchd.model.job import Job
 OrderKey = Callable[[Job], tuple[int, ...]]
 
 
+# Job priority (qsub -p) comes first: all jobs of a trace have priority 0.
+
+
 def fcfs_key(job: Job) -> tuple[int, ...]:
-    return (job.submit, job.id)
+    return (-job.priority, job.submit, job.id)
 
 
 def sjf_key(job: Job) -> tuple[int, ...]:
-    return (job.estimate, job.submit, job.id)
+    return (-job.priority, job.estimate, job.submit, job.id)
 
 
 def ljf_key(job: Job) -> tuple[int, ...]:
-    return (-job.estimate, job.submit, job.id)
+    return (-job.priority, -job.estimate, job.submit, job.id)
 
 
 ORDERS: dict[str, OrderKey] = {"fcfs": fcfs_key, "sjf": sjf_key, "ljf": ljf_key}

@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from typing import Any, Protocol
 
 from batchd.model.job import Job
+from batchd.sched.forecast import forecast
 
 
 class MachineView(Protocol):
@@ -35,6 +36,10 @@ class MachineView(Protocol):
     @property
     def overrun(self) -> bool:
         """True while a running job is past its estimate (only without killing)."""
+        ...
+
+    def reservations(self) -> list[tuple[int, int, int]]:
+        """(start, end, width) of advance reservations not yet begun, by start."""
         ...
 
 
@@ -62,9 +67,21 @@ class Policy(ABC):
     def withdraw(self, view: MachineView, job: Job) -> None:
         """A waiting job leaves the queue without starting (deleted or held)."""
 
+    def invalidate(self) -> None:  # noqa: B027
+        """The machine changed shape (nodes, reservations): plans must be made again."""
+
     def planned_start(self, job: Job) -> int | None:
         """Start the policy plans for a waiting job, when it plans."""
         return None
+
+    def planned_starts(self, view: MachineView) -> list[tuple[Job, int]]:
+        """Every waiting job with its planned start (NEVER: it cannot fit).
+
+        Policies that keep no full plan answer with a full plan of their queue in
+        their order: the estimate ``qstat -T`` shows.
+        """
+        jobs = self.waiting()
+        return list(zip(jobs, forecast(view, jobs), strict=True))
 
     def report(self) -> dict[str, Any]:
         """Policy-specific statistics for the replay summary."""

@@ -1,0 +1,31 @@
+"""Advance reservations: nodes held for a fixed window that no policy may move."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class ResvState(Enum):
+    CONFIRMED = "CO"  # accepted, not yet begun
+    RUNNING = "RN"  # its window is open and it holds its nodes
+    FINISHED = "FN"  # its window closed, or it was deleted
+
+
+@dataclass(slots=True, eq=False)
+class Reservation:
+    """``width`` nodes of machine ``machine`` from ``start`` until ``end``."""
+
+    id: int
+    start: int
+    end: int
+    width: int
+    machine: int = 0
+    owner: str = ""
+    name: str = ""
+    state: ResvState = ResvState.CONFIRMED
+    nodes: list[int] = field(default_factory=list)
+
+    @property
+    def duration(self) -> int:
+        return self.end - self.start

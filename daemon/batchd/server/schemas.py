@@ -1,0 +1,270 @@
+"""The JSON bodies of the HTTP API, as pydantic models.
+
+These are the API's edge: requests are validated here, and the OpenAPI
+document is generated from them. Times are integer seconds on the emulated
+clock (seconds since the epoch); durations are integer seconds.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+HoldType = Literal["u", "o", "s"]
+NodeAction = Literal["offline", "online", "down"]
+
+_HMS = re.compile(r"^(?:(?:(\d+):)?(\d+):)?(\d+)$")
+
+
+def parse_duration(value: str | int) -> int:
+    """Seconds from ``SS``, ``MM:SS`` or ``HH:MM:SS`` (PBS walltime), or an int."""
+    if isinstance(value, bool):
+        raise ValueError("expected seconds or HH:MM:SS")
+    if isinstance(value, int):
+        return value
+    m = _HMS.match(value.strip())
+    if not m:
+        raise ValueError(f"{value!r} is not a duration: use seconds or [[HH:]MM:]SS")
+    h, mi, s = (int(g) if g else 0 for g in m.groups())
+    if m.group(1) is not None and (mi >= 60 or s >= 60):
+        raise ValueError(f"{value!r}: minutes and seconds must be below 60")
+    if m.group(1) is None and m.group(2) is not None and s >= 60:
+        raise ValueError(f"{value!r}: seconds must be below 60")
+    return h * 3600 + mi * 60 + s
+
+
+def positive_duration(value: Any, what: str) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, str | int):
+        raise ValueError(f"{what} must be seconds or HH:MM:SS")
+    seconds = parse_duration(value)
+    if seconds <= 0:
+        raise ValueError(f"{what} must be positive")
+    return seconds
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorOut(Strict):
+    error: str = Field(description="machine-readable code, e.g. bad_request, forbidden")
+    message: str = Field(description="what was wrong and how to fix it")
+
+
+# -- jobs ----------------------------------------------------------------------
+
+
+class JobSubmit(Strict):
+    """``qsub``: one job."""
+
+    name: str = Field("STDIN", min_length=1, max_length=236, pattern=r"^[^\s@:]+$")
+    queue: str | None = Field(None, description="destination queue; the default queue if unset")
+    nodes: int = Field(1, ge=1, description="number of nodes (-l nodes=N or -l select=N)")
+    walltime: int | None = Field(
+        None, description="requested walltime: seconds or HH:MM:SS; the queue default if unset"
+    )
+    priority: int = Field(0, ge=-1024, le=1023)
+    exec_time: int | None = Field(None, description="-a: not eligible before this time (state W)")
+    hold: bool = Field(False, description="-h: submit with a user hold")
+    depend: str | None = Field(
+        None, description="afterok|afternotok|afterany:ID[:ID...][,type:ID...]"
+    )
+    variables: dict[str, str] = Field(
+        default_factory=dict,
+        description="-v; BATCHD_RUNTIME=SECONDS sets the emulated runtime",
+    )
+    script: str = Field("", max_length=1_000_000)
+    user: str | None = Field(
+        None, description="owner: only a manager may submit for another user (trace injection)"
+    )
+
+    @field_validator("walltime", mode="before")
+    @classmethod
+    def _walltime(cls, value: Any) -> Any:
+        return positive_duration(value, "walltime")
+
+
+class JobAlter(Strict):
+    """``qalter``: attributes of a queued or held job."""
+
+    name: str | None = Field(None, min_length=1, max_length=236, pattern=r"^[^\s@:]+$")
+    queue: str | None = None
+    walltime: int | None = None
+    priority: int | None = Field(None, ge=-1024, le=1023)
+    nodes: int | None = Field(None, ge=1)
+
+    @field_validator("walltime", mode="before")
+    @classmethod
+    def _walltime(cls, value: Any) -> Any:
+        return positive_duration(value, "walltime")
+
+
+class HoldRequest(Strict):
+    types: str = Field("u", pattern=r"^[uos]+$", description="hold types: u, o and/or s")
+
+
+class JobOut(BaseModel):
+    id: str = Field(description="SEQ.SERVER")
+    seq: int
+    name: str
+    owner: str
+    queue: str
+    state: Literal["Q", "H", "W", "R", "E", "F"]
+    nodes: int
+    walltime: int
+    runtime: int | None = Field(description="emulated runtime (BATCHD_RUNTIME), if given")
+    priority: int
+    hold_types: str
+    depend: str | None
+    ctime: int = Field(description="creation (submission) time")
+    qtime: int = Field(description="time it entered its queue")
+    etime: int | None = Field(description="time it became eligible to run")
+    exec_time: int | None
+    stime: int | None = Field(description="start time")
+    end_time: int | None
+    est_start: int | None = Field(description="planned start in the current full schedule")
+    elapsed: int | None = Field(description="seconds run so far (or in total once ended)")
+    exec_host: list[str] = Field(description="node names it runs (or ran) on")
+    exit_status: int | None
+    outcome: str | None = Field(
+        description="ok | walltime | cancelled | node_fail | dependency | requeued"
+    )
+    comment: str | None = Field(description="why it is not running, or how it ended")
+    started_by: str | None = Field(description="policy in force when it started")
+    variables: dict[str, str]
+
+
+class JobList(BaseModel):
+    server: str
+    now: int
+    jobs: list[JobOut]
+
+
+# -- nodes ---------------------------------------------------------------------
+
+
+class NodeOut(BaseModel):
+    name: str
+    index: int
+    machine: str
+    state: str = Field(description="free | job-exclusive | resv-exclusive | offline | down, ...")
+    jobs: list[str]
+    reservation: str | None
+    comment: str | None
+
+
+class NodeList(BaseModel):
+    server: str
+    now: int
+    nodes: list[NodeOut]
+
+
+class NodeChange(Strict):
+    state: NodeAction
+    comment: str | None = Field(None, max_length=1000)
+
+
+# -- queues --------------------------------------------------------------------
+
+
+class QueueOut(BaseModel):
+    name: str
+    queue_type: str = "Execution"
+    enabled: bool
+    started: bool
+    default: bool
+    max_nodes: int | None
+    max_walltime: int | None
+    default_walltime: int
+    total: int
+    counts: dict[str, int] = Field(description="jobs by state letter: Q R H W E")
+
+
+class QueueList(BaseModel):
+    server: str
+    now: int
+    queues: list[QueueOut]
+
+
+# -- reservations --------------------------------------------------------------
+
+
+class ReservationCreate(Strict):
+    start: int | Literal["now", "asap"] = Field(description="time, 'now' or 'asap'")
+    duration: int = Field(description="seconds or HH:MM:SS")
+    nodes: int = Field(ge=1)
+    name: str = Field("NULL", max_length=236)
+
+    @field_validator("duration", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        return positive_duration(value, "duration")
+
+
+class ReservationOut(BaseModel):
+    id: str = Field(description="R<seq>.SERVER")
+    name: str
+    owner: str
+    state: Literal["CO", "RN", "FN"] = Field(description="confirmed, running, finished")
+    start: int
+    end: int
+    duration: int
+    nodes: int
+    node_list: list[str]
+
+
+class ReservationList(BaseModel):
+    server: str
+    now: int
+    reservations: list[ReservationOut]
+
+
+# -- scheduler and server --------------------------------------------------------
+
+
+class PolicyInfo(BaseModel):
+    name: str
+    description: str
+    params: list[str]
+
+
+class SchedulerOut(BaseModel):
+    policy: str
+    params: dict[str, str]
+    policies: list[PolicyInfo]
+    report: dict[str, Any] = Field(description="policy statistics (dynP: switches, decider cases)")
+    switches: list[dict[str, Any]] = Field(description="live policy changes, newest last")
+
+
+class SchedulerChange(Strict):
+    """Set the policy and/or its parameters; the queue is re-planned at once."""
+
+    policy: str | None = None
+    params: dict[str, str] | None = Field(
+        None, description="parameters; given with a policy they replace, alone they update"
+    )
+
+
+class ServerOut(BaseModel):
+    name: str
+    version: str
+    now: int
+    clock: Literal["realtime", "accelerated"]
+    speed: float
+    started: int = Field(description="emulated time the daemon started")
+    machine: str
+    nodes: int
+    default_queue: str
+    policy: str
+    node_fail: Literal["requeue", "kill"]
+    jobs: dict[str, int] = Field(description="jobs by state letter")
+    replay: dict[str, Any] | None = Field(description="the trace being injected, if any")
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    now: int
