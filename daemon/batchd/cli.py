@@ -192,13 +192,59 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from batchd.server.daemon import ServeOptions, serve
+    from batchd.server.logs import setup_logging
+
+    setup_logging(args.log_level)
+    opts = ServeOptions(
+        config=args.config,
+        speed=args.speed,
+        realtime=args.realtime,
+        socket=args.socket,
+        listen=args.listen,
+        token_file=args.token_file,
+        state=args.state,
+        replay=args.replay,
+        shrink=args.shrink,
+        seed=args.seed,
+        sync=args.sync,
+    )
+    return asyncio.run(serve(opts))
+
+
+def _serve_command(sub: Any) -> None:
+    sv = sub.add_parser("serve", help="run the live daemon (qsub/qstat talk to it)")
+    sv.add_argument("--config", default="conf/hpcline96.toml", help="site config (TOML)")
+    clock = sv.add_mutually_exclusive_group()
+    clock.add_argument("--speed", type=positive_float, metavar="F",
+                       help="accelerated clock: one wall second is F emulated seconds")  # fmt: skip
+    clock.add_argument("--realtime", action="store_true", help="real-time clock (the default)")
+    sv.add_argument("--socket", metavar="PATH", help="Unix socket to listen on")
+    sv.add_argument("--listen", metavar="[HOST:]PORT",
+                    help="also listen on TCP (loopback unless HOST is given); needs --token-file")  # fmt: skip
+    sv.add_argument("--token-file", metavar="FILE", help="USER:TOKEN lines for TCP callers")
+    sv.add_argument("--state", metavar="FILE.db", help="SQLite state file")
+    sv.add_argument("--replay", metavar="TRACE",
+                    help="inject a trace's jobs at their submit times (SWF or synthetic[:N])")  # fmt: skip
+    sv.add_argument("--shrink", type=positive_float, default=1.0, metavar="F",
+                    help="multiply the trace's inter-arrival times by F")  # fmt: skip
+    sv.add_argument("--seed", type=int, default=0, help="seed of the synthetic workload")
+    sv.add_argument("--sync", choices=["full", "normal"], default="full",
+                    help="SQLite synchronous mode: full survives power loss, normal a crash")  # fmt: skip
+    sv.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    sv.set_defaults(func=cmd_serve)
+
+
 def _report_command(sub: Any) -> None:
     from batchd.report import add_report_command
 
     add_report_command(sub)
 
 
-_EXTRA_COMMANDS: list[Callable[[Any], None]] = [_report_command]
+_EXTRA_COMMANDS: list[Callable[[Any], None]] = [_serve_command, _report_command]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from batchd.model.machine import Grid, Machine
+from batchd.server.schemas import positive_duration
+
+NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
 
 class ConfigError(ValueError):
@@ -21,9 +25,84 @@ class ConfigError(ValueError):
 class MachineConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)
+    name: str = Field(pattern=NAME, max_length=64)
     nodes: int = Field(gt=0, le=1_000_000)
     description: str = ""
+    node_prefix: str = Field("node", pattern=r"^[A-Za-z][A-Za-z0-9_-]*$", max_length=32)
+
+    def node_names(self) -> list[str]:
+        digits = max(3, len(str(self.nodes)))
+        return [f"{self.node_prefix}{i + 1:0{digits}d}" for i in range(self.nodes)]
+
+
+def _duration(value: Any, what: str) -> Any:
+    try:
+        return positive_duration(value, what)
+    except ValueError as exc:
+        raise ValueError(f"{exc} (seconds or HH:MM:SS)") from None
+
+
+class QueueConfig(BaseModel):
+    """An execution queue: limits on the jobs it takes and the walltime it gives by default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=NAME, max_length=15)
+    max_nodes: int | None = Field(None, gt=0)
+    max_walltime: int | None = None
+    default_walltime: int = 3600
+    enabled: bool = True
+    started: bool = True
+
+    @field_validator("max_walltime", "default_walltime", mode="before")
+    @classmethod
+    def _walltimes(cls, value: Any) -> Any:
+        return _duration(value, "walltime")
+
+    @model_validator(mode="after")
+    def _default_within_max(self) -> QueueConfig:
+        if self.max_walltime is not None and self.default_walltime > self.max_walltime:
+            self.default_walltime = self.max_walltime
+        return self
+
+
+class ServerConfig(BaseModel):
+    """The daemon: its name in job ids, the policy it starts with, what a node failure does."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(None, pattern=NAME, max_length=64)
+    policy: str = "fcfs-easy"
+    policy_params: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    default_queue: str | None = None
+    node_fail: Literal["requeue", "kill"] = "requeue"
+    max_body: int = Field(1 << 20, ge=1024, le=1 << 30)
+
+    @field_validator("policy")
+    @classmethod
+    def _known_policy(cls, value: str) -> str:
+        from batchd.sched.registry import PolicyError, get_spec
+
+        try:
+            get_spec(value)
+        except PolicyError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    def params(self) -> dict[str, str]:
+        return {
+            k: str(v).lower() if isinstance(v, bool) else str(v)
+            for k, v in self.policy_params.items()
+        }
+
+
+class AuthConfig(BaseModel):
+    """Roles: users act on their own jobs; operators on any job and on nodes; managers on all."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    managers: list[str] = Field(default_factory=list)
+    operators: list[str] = Field(default_factory=list)
 
 
 class SiteConfig(BaseModel):
@@ -31,6 +110,21 @@ class SiteConfig(BaseModel):
 
     description: str = ""
     machine: list[MachineConfig] = Field(min_length=1)
+    server: ServerConfig = Field(default_factory=ServerConfig)
+    auth: AuthConfig = Field(default_factory=AuthConfig)
+    queue: list[QueueConfig] = Field(default_factory=list)
+
+    @property
+    def server_name(self) -> str:
+        return self.server.name or self.machine[0].name
+
+    def queues(self) -> list[QueueConfig]:
+        """The queues, ``workq`` (PBS's default) when the file names none."""
+        return self.queue or [QueueConfig(name="workq")]
+
+    @property
+    def default_queue(self) -> str:
+        return self.server.default_queue or self.queues()[0].name
 
     def grid(self, nodes: int | None = None) -> Grid:
         """The machines as a grid; ``nodes`` overrides the size of a single machine."""
@@ -66,4 +160,19 @@ def load_site(path: str | Path) -> SiteConfig:
     names = [m.name for m in site.machine]
     if len(set(names)) != len(names):
         raise ConfigError(f"{path}: machine names must be unique, got {names}")
+    queues = [q.name for q in site.queues()]
+    if len(set(queues)) != len(queues):
+        raise ConfigError(f"{path}: queue names must be unique, got {queues}")
+    if site.server.default_queue is not None and site.server.default_queue not in queues:
+        raise ConfigError(
+            f"{path}: server.default_queue: {site.server.default_queue!r} is not a queue "
+            f"(queues: {', '.join(queues)})"
+        )
+    if site.server.policy_params:
+        from batchd.sched.registry import PolicyError, get_spec, parse_params
+
+        try:
+            parse_params(get_spec(site.server.policy), site.server.params())
+        except PolicyError as exc:
+            raise ConfigError(f"{path}: server.policy_params: {exc}") from None
     return site

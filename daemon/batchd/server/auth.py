@@ -1,0 +1,81 @@
+"""Who is calling: Unix socket peer credentials, or a bearer token on TCP."""
+
+from __future__ import annotations
+
+import hmac
+import os
+import pwd
+import socket
+import stat
+import struct
+from pathlib import Path
+
+from aiohttp import web
+
+from batchd.server.errors import ApiError
+
+OPEN_PATHS = frozenset({"/healthz", "/metrics", "/openapi.json"})
+
+
+class TokenFileError(ValueError):
+    """A token file that cannot be used."""
+
+
+def user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid{uid}"
+
+
+def load_tokens(path: str | Path) -> dict[str, str]:
+    """Token -> user from lines ``USER:TOKEN``; the file must be private to its owner."""
+    path = Path(path)
+    try:
+        info = path.stat()
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TokenFileError(f"{path}: cannot read the token file: {exc.strerror}") from None
+    if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise TokenFileError(f"{path}: the token file must not be readable by others (chmod 600)")
+    tokens: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        user, sep, token = line.partition(":")
+        if not sep or not user.strip() or len(token.strip()) < 16:
+            raise TokenFileError(
+                f"{path}: line {number}: expected USER:TOKEN with a token of 16 characters or more"
+            )
+        tokens[token.strip()] = user.strip()
+    if not tokens:
+        raise TokenFileError(f"{path}: no USER:TOKEN lines")
+    return tokens
+
+
+def peer_user(request: web.Request) -> str | None:
+    """The user of the process at the other end of a Unix socket, or None on TCP."""
+    transport = request.transport
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    if sock is None or sock.family != socket.AF_UNIX:
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return user_name(uid)
+
+
+def token_user(request: web.Request, tokens: dict[str, str]) -> str:
+    header = request.headers.get("Authorization", "")
+    scheme, _, given = header.partition(" ")
+    if scheme.lower() != "bearer" or not given.strip():
+        raise ApiError(401, "unauthorized", "send Authorization: Bearer TOKEN (see --token-file)")
+    given = given.strip()
+    for token, user in tokens.items():
+        if hmac.compare_digest(token, given):
+            return user
+    raise ApiError(401, "unauthorized", "the bearer token is not valid")
+
+
+def daemon_user() -> str:
+    return user_name(os.geteuid())

@@ -1,0 +1,203 @@
+"""``batchd serve``: the live daemon. Clock, listeners, the scheduling loop and signals.
+
+Signal handlers only set events; the main coroutine does the work (SIGTERM
+and SIGINT: stop cleanly and save everything; SIGHUP: re-read the config).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+from aiohttp import web
+
+from batchd.engine.clock import RealClock, ScaledClock
+from batchd.server.app import create_app
+from batchd.server.auth import daemon_user, load_tokens
+from batchd.server.config import ConfigError, load_site
+from batchd.server.feed import ReplayFeed
+from batchd.server.service import BatchService
+from batchd.server.store import Store
+
+log = structlog.get_logger("batchd")
+HEARTBEAT_WALL_SECONDS = 1.0
+
+
+@dataclass
+class ServeOptions:
+    config: str
+    speed: float | None = None
+    realtime: bool = False
+    socket: str | None = None
+    listen: str | None = None
+    token_file: str | None = None
+    state: str | None = None
+    replay: str | None = None
+    shrink: float = 1.0
+    seed: int = 0
+    sync: str = "full"
+
+
+class ServeError(ValueError):
+    """Options or files the daemon cannot start with."""
+
+
+def default_state_path() -> Path:
+    if "STATE_DIRECTORY" in os.environ:  # set by systemd's StateDirectory=
+        return Path(os.environ["STATE_DIRECTORY"].split(":")[0]) / "state.db"
+    if os.geteuid() == 0:
+        return Path("/var/lib/batchd/state.db")
+    base = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    return Path(base) / "batchd" / "state.db"
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host, port = "127.0.0.1", text
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ServeError(f"--listen {text!r}: expected [HOST:]PORT with a port in 1..65535")
+    return (host.strip("[]") or "127.0.0.1"), int(port)
+
+
+def _claim_socket(path: Path) -> None:
+    """Remove a stale socket file; refuse if another daemon answers on it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        return
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(str(path))
+    except OSError:
+        path.unlink()
+        return
+    finally:
+        probe.close()
+    raise ServeError(f"another batchd is listening on {path}")
+
+
+async def serve(opts: ServeOptions) -> int:
+    from batchclient.transport import default_socket
+
+    site = load_site(opts.config)
+    tokens = load_tokens(opts.token_file) if opts.token_file else None
+    if opts.listen and not tokens:
+        raise ServeError("--listen needs --token-file: TCP callers are identified by token")
+    listen = parse_listen(opts.listen) if opts.listen else None
+    store = Store(opts.state or default_state_path(), sync=opts.sync)  # type: ignore[arg-type]
+    saved = store.load()
+    saved_now = saved.meta.get("now")
+    speed = 1.0 if opts.realtime or opts.speed is None else opts.speed
+    if opts.realtime or opts.speed is None:
+        clock: RealClock | ScaledClock = RealClock()
+        if saved_now is not None and saved_now > clock.now():
+            raise ServeError(
+                f"{store.path}: the state is from emulated time {saved_now}, ahead of real "
+                "time; resume it with --speed F or start with another --state"
+            )
+    else:
+        start = int(saved_now) if saved_now is not None else int(time.time())
+        clock = ScaledClock(speed, start=start)
+    svc = BatchService(
+        site,
+        clock,
+        store,
+        daemon_user=daemon_user(),
+        speed=speed,
+        realtime=isinstance(clock, RealClock),
+    )
+    if saved.meta.get("now") is not None:
+        svc.restore(saved)
+    else:
+        svc.save_meta(started=svc.now)
+        svc.commit()
+    replay = saved.meta.get("replay")
+    if replay is not None:
+        if opts.replay and opts.replay != replay["trace"]:
+            log.warning("replay_ignored", asked=opts.replay, resuming=replay["trace"])
+        svc.replay = ReplayFeed(
+            svc,
+            replay["trace"],
+            shrink=replay["shrink"],
+            seed=replay["seed"],
+            origin=replay["origin"],
+            cursor=replay["cursor"],
+        )
+        svc.replay.start()
+    elif opts.replay:
+        svc.replay = ReplayFeed.starting_now(svc, opts.replay, shrink=opts.shrink, seed=opts.seed)
+        svc.replay.start()
+    svc.commit()
+
+    sock_path = Path(opts.socket or default_socket())
+    _claim_socket(sock_path)
+    app = create_app(svc, tokens)
+    runner = web.AppRunner(app, handle_signals=False, access_log=None)
+    await runner.setup()
+    await web.UnixSite(runner, str(sock_path)).start()
+    os.chmod(sock_path, 0o666)  # anyone may connect; peer credentials say who they are
+    if listen is not None:
+        await web.TCPSite(runner, listen[0], listen[1]).start()
+
+    stop = asyncio.Event()
+    wake = asyncio.Event()
+    svc.on_change.append(wake.set)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGHUP, lambda: _reload(svc, opts.config))
+    log.info(
+        "daemon_started",
+        server=svc.server,
+        socket=str(sock_path),
+        listen=opts.listen,
+        state=str(store.path),
+        clock="realtime" if svc.realtime else f"x{speed:g}",
+        now=svc.now,
+        policy=svc.policy_name,
+        pid=os.getpid(),
+    )
+    scheduler = asyncio.create_task(_schedule_loop(svc, wake, stop))
+    try:
+        await stop.wait()
+    finally:
+        scheduler.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await scheduler
+        await runner.cleanup()
+        svc.tick()
+        store.close()
+        with contextlib.suppress(FileNotFoundError):
+            sock_path.unlink()
+        log.info("daemon_stopped", now=svc.now, jobs=len(svc.records))
+    return 0
+
+
+async def _schedule_loop(svc: BatchService, wake: asyncio.Event, stop: asyncio.Event) -> None:
+    clock = svc.clock
+    while not stop.is_set():
+        nxt = svc.next_event_time()
+        # Wake at least once a wall second, so the saved clock stays current.
+        beat = clock.now() + max(1, int(svc.speed * HEARTBEAT_WALL_SECONDS))
+        await clock.sleep_until(beat if nxt is None else min(nxt, beat), wake)
+        wake.clear()
+        try:
+            svc.tick()
+        except Exception:
+            log.exception("scheduling_failed")
+            stop.set()
+            raise
+
+
+def _reload(svc: BatchService, path: str) -> None:
+    try:
+        svc.reload(load_site(path))
+    except (ConfigError, ValueError) as exc:
+        log.error("config_reload_refused", error=str(exc), config=path)

@@ -1,0 +1,27 @@
+"""Refusals the API answers with a 4xx status and ``{"error": code, "message": text}``."""
+
+from __future__ import annotations
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+def bad_request(message: str) -> ApiError:
+    return ApiError(400, "bad_request", message)
+
+
+def forbidden(message: str) -> ApiError:
+    return ApiError(403, "forbidden", message)
+
+
+def not_found(message: str) -> ApiError:
+    return ApiError(404, "not_found", message)
+
+
+def conflict(message: str) -> ApiError:
+    return ApiError(409, "conflict", message)

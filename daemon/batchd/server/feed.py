@@ -1,0 +1,87 @@
+"""Trace replay into the live daemon: jobs arrive at their (shrunk) submit times on its clock."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+
+from batchd.model.job import Job
+from batchd.replay import ReplayOptions, load_workload
+from batchd.server.service import BatchService
+
+log = structlog.get_logger("batchd")
+
+
+def trace_owner(job: Job) -> str:
+    return f"user{job.user}" if job.user.isdigit() else (job.user or "trace")
+
+
+class ReplayFeed:
+    """Injects a workload's jobs through timers on the engine, one submit time at a time.
+
+    Trace time ``t`` is ``origin + t`` on the emulated clock. The count of injected jobs
+    is saved with them, so after a restart the feed goes on where it stopped.
+    """
+
+    def __init__(
+        self,
+        svc: BatchService,
+        trace: str,
+        *,
+        shrink: float = 1.0,
+        seed: int = 0,
+        origin: int,
+        cursor: int = 0,
+    ) -> None:
+        self.svc = svc
+        self.trace = trace
+        self.shrink = shrink
+        self.seed = seed
+        self.origin = origin
+        self.cursor = cursor
+        opts = ReplayOptions(trace=trace, policy="fcfs", shrink=shrink, seed=seed)
+        self.jobs = load_workload(opts, svc.mconf.nodes).jobs
+        self._timer: Any = None
+
+    @classmethod
+    def starting_now(cls, svc: BatchService, trace: str, *, shrink: float, seed: int) -> ReplayFeed:
+        """A feed whose first job arrives now; the gaps between jobs are the trace's."""
+        feed = cls(svc, trace, shrink=shrink, seed=seed, origin=svc.now)
+        if feed.jobs:
+            feed.origin = svc.now - feed.jobs[0].submit
+        return feed
+
+    def start(self) -> None:
+        self._save()
+        self._arm()
+
+    def _arm(self) -> None:
+        if self.cursor < len(self.jobs):
+            when = max(self.origin + self.jobs[self.cursor].submit, self.svc.engine.now)
+            self._timer = self.svc.engine.call_at(when, self._fire)
+        else:
+            log.info("replay_done", trace=self.trace, jobs=len(self.jobs))
+
+    def _fire(self) -> None:
+        now = self.svc.engine.now
+        jobs = self.jobs
+        while self.cursor < len(jobs) and self.origin + jobs[self.cursor].submit <= now:
+            job = jobs[self.cursor]
+            self.svc.inject(job, trace_owner(job))
+            self.cursor += 1
+        self._save()
+        self._arm()
+
+    def _save(self) -> None:
+        self.svc.save_meta(replay=self.describe())
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "trace": self.trace,
+            "shrink": self.shrink,
+            "seed": self.seed,
+            "origin": self.origin,
+            "cursor": self.cursor,
+            "jobs": len(self.jobs),
+        }

@@ -1,0 +1,158 @@
+"""What the daemon keeps about a job beyond what the scheduler needs: the PBS attributes."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from batchd.model.job import UNSET, Job
+from batchd.model.states import JobState
+
+DEPEND_TYPES = ("afterok", "afternotok", "afterany")
+HOLD_ORDER = "uos"
+
+# Exit statuses as PBS reports them: 0 for success, negative for what the
+# server did (JOB_EXEC_KILL_WALLTIME is -29), 256 + signal for a kill.
+EXIT_STATUS = {"ok": 0, "walltime": -29, "cancelled": 271, "node_fail": -2}
+
+_ID = re.compile(r"^(\d+)(?:\.([A-Za-z0-9_.-]+))?$")
+
+
+def parse_job_id(text: str, server: str) -> int:
+    """``12`` or ``12.server`` -> 12; another server's id is refused."""
+    m = _ID.match(text.strip())
+    if not m:
+        raise ValueError(f"{text!r} is not a job id (SEQ or SEQ.{server})")
+    if m.group(2) is not None and m.group(2) != server:
+        raise ValueError(f"job id {text!r} belongs to server {m.group(2)!r}, not {server!r}")
+    return int(m.group(1))
+
+
+def parse_depend(text: str, server: str) -> list[tuple[str, int]]:
+    """``afterok:12:13,afterany:14.srv`` -> [("afterok", 12), ("afterok", 13), ("afterany", 14)]."""
+    out: list[tuple[str, int]] = []
+    for part in text.split(","):
+        kind, _, ids = part.strip().partition(":")
+        if kind not in DEPEND_TYPES:
+            raise ValueError(f"depend: unknown type {kind!r}; use one of {', '.join(DEPEND_TYPES)}")
+        if not ids:
+            raise ValueError(f"depend: {kind} needs at least one job id ({kind}:ID[:ID...])")
+        for item in ids.split(":"):
+            try:
+                out.append((kind, parse_job_id(item, server)))
+            except ValueError as exc:
+                raise ValueError(f"depend: {exc}") from None
+    return out
+
+
+def merge_holds(have: str, add: str) -> str:
+    return "".join(h for h in HOLD_ORDER if h in have or h in add)
+
+
+def drop_holds(have: str, drop: str) -> str:
+    return "".join(h for h in have if h not in drop)
+
+
+@dataclass(slots=True, eq=False)
+class JobRecord:
+    """A live job: the scheduler's ``Job`` and the attributes users see in ``qstat -f``."""
+
+    job: Job
+    owner: str
+    ctime: int
+    qtime: int
+    etime: int | None = None
+    exec_time: int | None = None
+    hold_types: str = ""
+    depend: list[tuple[str, int]] = field(default_factory=list)
+    depend_text: str | None = None
+    variables: dict[str, str] = field(default_factory=dict)
+    script: str = ""
+    runtime_given: int | None = None
+    comment: str | None = None
+    exit_status: int | None = None
+    dirty: bool = True
+
+    @property
+    def seq(self) -> int:
+        return self.job.id
+
+    @property
+    def state(self) -> JobState:
+        return self.job.state
+
+    def to_row(self) -> dict[str, Any]:
+        j = self.job
+        return {
+            "seq": j.id,
+            "name": j.name,
+            "owner": self.owner,
+            "queue": j.queue,
+            "machine": j.machine,
+            "state": j.state.value,
+            "nodes": j.width,
+            "walltime": j.estimate,
+            "runtime": j.runtime,
+            "runtime_given": self.runtime_given,
+            "priority": j.priority,
+            "submit": j.submit,
+            "start": j.start,
+            "end": j.end,
+            "node_ids": j.nodes,
+            "killed": j.killed,
+            "outcome": j.outcome,
+            "submit_plan": j.submit_plan,
+            "started_by": j.started_by,
+            "ctime": self.ctime,
+            "qtime": self.qtime,
+            "etime": self.etime,
+            "exec_time": self.exec_time,
+            "hold_types": self.hold_types,
+            "depend": [list(d) for d in self.depend],
+            "depend_text": self.depend_text,
+            "variables": self.variables,
+            "script": self.script,
+            "comment": self.comment,
+            "exit_status": self.exit_status,
+        }
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> JobRecord:
+        job = Job(
+            id=row["seq"],
+            submit=row["submit"],
+            width=row["nodes"],
+            estimate=row["walltime"],
+            runtime=row["runtime"],
+            user=row["owner"],
+            queue=row["queue"],
+            name=row["name"],
+            machine=row["machine"],
+            priority=row["priority"],
+            state=JobState(row["state"]),
+            start=row.get("start", UNSET),
+            end=row.get("end", UNSET),
+            nodes=list(row["node_ids"]),
+            killed=row["killed"],
+            outcome=row["outcome"],
+            submit_plan=row["submit_plan"],
+            started_by=row["started_by"],
+        )
+        return cls(
+            job=job,
+            owner=row["owner"],
+            ctime=row["ctime"],
+            qtime=row["qtime"],
+            etime=row["etime"],
+            exec_time=row["exec_time"],
+            hold_types=row["hold_types"],
+            depend=[(k, int(i)) for k, i in row["depend"]],
+            depend_text=row["depend_text"],
+            variables=dict(row["variables"]),
+            script=row["script"],
+            runtime_given=row["runtime_given"],
+            comment=row["comment"],
+            exit_status=row["exit_status"],
+            dirty=False,
+        )

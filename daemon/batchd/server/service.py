@@ -1,0 +1,886 @@
+"""The batch system behind the API: jobs, holds, dependencies, nodes, reservations, policy.
+
+It owns the engine (the same one replays use), the clock and the store. Every
+operation first brings the engine up to the clock's now, then changes state,
+runs a scheduling pass and commits, so what a client is told has been saved.
+Permission checks live here too, next to the state they protect.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import structlog
+
+from batchd.engine.clock import Clock
+from batchd.engine.core import Engine, MachineState
+from batchd.model.job import UNSET, Job
+from batchd.model.machine import Grid, Machine
+from batchd.model.reservation import Reservation, ResvState
+from batchd.model.states import JobState, change_state
+from batchd.sched.forecast import running_profile
+from batchd.sched.profile import NEVER
+from batchd.sched.registry import (
+    PolicyError,
+    get_spec,
+    make_policy,
+    parse_params,
+    policy_names,
+)
+from batchd.server.config import QueueConfig, SiteConfig
+from batchd.server.errors import ApiError, bad_request, conflict, forbidden, not_found
+from batchd.server.records import (
+    EXIT_STATUS,
+    JobRecord,
+    drop_holds,
+    merge_holds,
+    parse_depend,
+    parse_job_id,
+)
+from batchd.server.schemas import (
+    JobAlter,
+    JobSubmit,
+    NodeChange,
+    ReservationCreate,
+    SchedulerChange,
+    parse_duration,
+)
+from batchd.server.store import Saved, Store
+
+Role = Literal["user", "operator", "manager"]
+RANK = {"user": 0, "operator": 1, "manager": 2}
+RUNTIME_VAR = "BATCHD_RUNTIME"
+HOLD_NEEDS: dict[str, Role] = {"u": "user", "o": "operator", "s": "manager"}
+
+log = structlog.get_logger("batchd")
+
+
+@dataclass(frozen=True)
+class Caller:
+    user: str
+    role: Role
+
+    def at_least(self, role: Role) -> bool:
+        return RANK[self.role] >= RANK[role]
+
+
+class BatchService:
+    def __init__(
+        self,
+        site: SiteConfig,
+        clock: Clock,
+        store: Store | None = None,
+        *,
+        daemon_user: str = "root",
+        speed: float = 1.0,
+        realtime: bool = True,
+    ) -> None:
+        if len(site.machine) != 1:
+            names = ", ".join(m.name for m in site.machine)
+            raise ValueError(f"a daemon runs one machine; the configuration defines {names}")
+        self.site = site
+        self.clock = clock
+        self.store = store
+        self.daemon_user = daemon_user
+        self.speed = speed
+        self.realtime = realtime
+        self.server = site.server_name
+        self.mconf = site.machine[0]
+        self.node_names = self.mconf.node_names()
+        self.node_index = {n: i for i, n in enumerate(self.node_names)}
+        self.records: dict[int, JobRecord] = {}
+        self.reservations: dict[int, Reservation] = {}
+        self._resv_saved: dict[int, ResvState] = {}
+        self.node_states: dict[int, tuple[str, str | None]] = {}
+        self.seq = 0
+        self.resv_seq = 0
+        self.switches: list[dict[str, Any]] = []
+        self.policy_name = site.server.policy
+        self.policy_params = site.server.params()
+        self.started = clock.now()
+        self.replay: Any = None  # a ReplayFeed when a trace is injected
+        self.meta: dict[str, Any] = {}
+        self.on_change: list[Callable[[], None]] = []
+        self._exec_timers: dict[int, Any] = {}
+        self._plan_cache: tuple[int, dict[int, int]] | None = None
+        self._version = 0
+        self.engine = self._new_engine()
+
+    # -- set-up -------------------------------------------------------------------
+    def _new_engine(self) -> Engine:
+        grid = Grid([Machine(self.mconf.name, self.mconf.nodes, self.mconf.description)])
+        engine = Engine(grid, [make_policy(self.policy_name, self.policy_params)], kill=True)
+        engine.now = self.clock.now()
+        for m in engine.machines:
+            m.now = engine.now
+        engine.on_start.append(self._started)
+        engine.on_end.append(self._ended)
+        return engine
+
+    @property
+    def machine(self) -> MachineState:
+        return self.engine.machines[0]
+
+    @property
+    def now(self) -> int:
+        return self.engine.now
+
+    def restore(self, saved: Saved) -> None:
+        """Rebuild the state saved before a stop or a crash; the clock goes on from there."""
+        meta = saved.meta
+        self.meta = dict(meta)
+        self.seq = int(meta.get("seq", 0))
+        self.resv_seq = int(meta.get("resv_seq", 0))
+        self.switches = list(meta.get("switches", []))
+        self.started = int(meta.get("started", self.started))
+        if "policy" in meta:
+            self.policy_name = meta["policy"]
+            self.policy_params = dict(meta.get("params", {}))
+            self.engine = self._new_engine()
+        saved_now = int(meta.get("now", self.engine.now))
+        if saved_now > self.engine.now:
+            raise ValueError(
+                f"the state was saved at emulated time {saved_now}, after the clock's "
+                f"{self.engine.now}"
+            )
+        records = [JobRecord.from_row(r) for r in saved.jobs]
+        for rec in records:
+            self.records[rec.seq] = rec
+        engine = self.engine
+        running = [r for r in records if r.state is JobState.RUNNING]
+        for rec in running:
+            engine.restore_running(rec.job)
+        for row in saved.reservations:
+            resv = Reservation(
+                id=row["seq"],
+                start=row["start"],
+                end=row["end"],
+                width=row["nodes"],
+                owner=row["owner"],
+                name=row["name"],
+                state=ResvState(row["state"]),
+                nodes=list(row["node_ids"]),
+            )
+            self.reservations[resv.id] = resv
+            self._resv_saved[resv.id] = resv.state
+            if resv.state is ResvState.RUNNING:
+                engine.add_reservation(resv)
+        for machine, node, state, comment in saved.nodes:
+            if machine == 0 and 0 <= node < len(self.node_names):
+                self.node_states[node] = (state, comment)
+                engine.node_out(0, node)
+        for resv in self.reservations.values():
+            if resv.state is ResvState.CONFIRMED:
+                if resv.start < engine.now:
+                    resv.start = engine.now  # it was due while the daemon was down
+                engine.add_reservation(resv)
+        waiting = sorted(
+            (r for r in records if r.state is JobState.QUEUED),
+            key=lambda r: (r.job.submit, r.seq),
+        )
+        for rec in waiting:
+            engine.enqueue(rec.job)
+        for rec in records:
+            if rec.state is JobState.WAITING and rec.exec_time is not None:
+                self._arm_exec(rec)
+        engine.schedule_pass()
+        log.info(
+            "state_restored",
+            jobs=len(records),
+            running=len(running),
+            queued=len(waiting),
+            now=engine.now,
+        )
+        self.commit()
+
+    # -- time ---------------------------------------------------------------------
+    def sync(self) -> None:
+        """Process every event up to the clock's now."""
+        now = self.clock.now()
+        if now > self.engine.now or self.engine.next_event_time() == now:
+            self.engine.advance_to(now)
+            self._version += 1
+
+    def next_event_time(self) -> int | None:
+        return self.engine.next_event_time()
+
+    def tick(self) -> None:
+        self.sync()
+        self.commit()
+
+    def settle(self) -> None:
+        """After a change: a scheduling pass at now, then save."""
+        self.engine.schedule_pass()
+        self._version += 1
+        self.commit()
+
+    def commit(self) -> None:
+        store = self.store
+        for rec in self.records.values() if self._any_dirty else ():
+            if rec.dirty:
+                if store is not None:
+                    store.put_job(rec.to_row())
+                rec.dirty = False
+        self._any_dirty = False
+        for resv in self.reservations.values():
+            if self._resv_saved.get(resv.id) is not resv.state:
+                self._resv_saved[resv.id] = resv.state
+                if store is not None:
+                    store.put_reservation(self._resv_row(resv))
+        if store is not None:
+            store.put_meta("now", self.engine.now)
+            store.commit()
+        for fn in self.on_change:
+            fn()
+
+    _any_dirty = False
+
+    def _touch(self, rec: JobRecord) -> None:
+        rec.dirty = True
+        self._any_dirty = True
+
+    def save_meta(self, **values: Any) -> None:
+        self.meta.update(values)
+        if self.store is not None:
+            for k, v in values.items():
+                self.store.put_meta(k, v)
+
+    # -- roles --------------------------------------------------------------------
+    def role_of(self, user: str) -> Role:
+        auth = self.site.auth
+        if user in ("root", self.daemon_user) or user in auth.managers:
+            return "manager"
+        if user in auth.operators:
+            return "operator"
+        return "user"
+
+    def caller(self, user: str) -> Caller:
+        return Caller(user, self.role_of(user))
+
+    def _may_act_on(self, caller: Caller, rec: JobRecord, what: str) -> None:
+        if caller.user != rec.owner and not caller.at_least("operator"):
+            raise forbidden(
+                f"{caller.user} may not {what} job {self.job_id(rec.seq)}, owned by {rec.owner}"
+            )
+
+    # -- names --------------------------------------------------------------------
+    def job_id(self, seq: int) -> str:
+        return f"{seq}.{self.server}"
+
+    def resv_id(self, seq: int) -> str:
+        return f"R{seq}.{self.server}"
+
+    def find(self, text: str) -> JobRecord:
+        try:
+            seq = parse_job_id(text, self.server)
+        except ValueError as exc:
+            raise bad_request(str(exc)) from None
+        rec = self.records.get(seq)
+        if rec is None:
+            raise not_found(f"Unknown Job Id {self.job_id(seq)}")
+        return rec
+
+    def queue(self, name: str) -> QueueConfig:
+        for q in self.site.queues():
+            if q.name == name:
+                return q
+        names = ", ".join(q.name for q in self.site.queues())
+        raise bad_request(f"unknown queue {name!r}; queues: {names}")
+
+    # -- jobs ---------------------------------------------------------------------
+    def submit(self, caller: Caller, body: JobSubmit) -> JobRecord:
+        self.sync()
+        owner = body.user or caller.user
+        if owner != caller.user and not caller.at_least("manager"):
+            raise forbidden(f"{caller.user} may not submit jobs as {owner}")
+        rec = self._new_record(body, owner)
+        self._accept(rec)
+        self.settle()
+        log.info(
+            "job_submitted",
+            job=self.job_id(rec.seq),
+            owner=owner,
+            queue=rec.job.queue,
+            nodes=rec.job.width,
+            walltime=rec.job.estimate,
+            state=rec.state.value,
+        )
+        return rec
+
+    def _new_record(self, body: JobSubmit, owner: str) -> JobRecord:
+        """Validate a submission completely before anything changes."""
+        qname = body.queue or self.site.default_queue
+        queue = self.queue(qname)
+        if not queue.enabled:
+            raise bad_request(f"queue {qname} is not enabled (qmgr: set queue {qname} enabled)")
+        nodes = self.mconf.nodes
+        if body.nodes > nodes:
+            raise bad_request(
+                f"nodes: {body.nodes} nodes requested; machine {self.mconf.name} has {nodes}"
+            )
+        if queue.max_nodes is not None and body.nodes > queue.max_nodes:
+            raise bad_request(
+                f"nodes: {body.nodes} nodes exceed the limit of queue {qname} "
+                f"(resources_max.nodect = {queue.max_nodes})"
+            )
+        walltime = body.walltime if body.walltime is not None else queue.default_walltime
+        if queue.max_walltime is not None and walltime > queue.max_walltime:
+            raise bad_request(
+                f"walltime: {_hms(walltime)} exceeds the limit of queue {qname} "
+                f"(resources_max.walltime = {_hms(queue.max_walltime)})"
+            )
+        runtime_given: int | None = None
+        if RUNTIME_VAR in body.variables:
+            text = body.variables[RUNTIME_VAR]
+            try:
+                runtime_given = parse_duration(text.strip())
+            except ValueError:
+                raise bad_request(
+                    f"{RUNTIME_VAR}={text!r}: give the emulated runtime in seconds or HH:MM:SS"
+                ) from None
+        depend: list[tuple[str, int]] = []
+        if body.depend:
+            try:
+                depend = parse_depend(body.depend, self.server)
+            except ValueError as exc:
+                raise bad_request(str(exc)) from None
+            for kind, seq in depend:
+                dep = self.records.get(seq)
+                if dep is None:
+                    raise bad_request(f"depend: unknown job id {self.job_id(seq)}")
+                if dep.state is JobState.FINISHED and _dependency(kind, dep.job) is False:
+                    raise bad_request(
+                        f"depend: {kind}:{self.job_id(seq)} can never be satisfied: "
+                        f"job {self.job_id(seq)} ended ({dep.job.outcome})"
+                    )
+        now = self.engine.now
+        job = Job(
+            id=self.seq + 1,
+            submit=now,
+            width=body.nodes,
+            estimate=walltime,
+            runtime=runtime_given if runtime_given is not None else walltime,
+            user=owner,
+            queue=qname,
+            name=body.name,
+            priority=body.priority,
+        )
+        rec = JobRecord(
+            job=job,
+            owner=owner,
+            ctime=now,
+            qtime=now,
+            exec_time=body.exec_time,
+            depend=depend,
+            depend_text=body.depend,
+            variables=dict(body.variables),
+            script=body.script,
+            runtime_given=runtime_given,
+        )
+        if body.hold:
+            rec.hold_types = "u"
+        if any(not self._dep_met(kind, seq) for kind, seq in depend):
+            rec.hold_types = merge_holds(rec.hold_types, "s")
+            rec.comment = "waiting for dependencies"
+        return rec
+
+    def _accept(self, rec: JobRecord) -> None:
+        """A validated job joins: saved, then queued, held or waiting for its time."""
+        self.seq = rec.seq
+        self.save_meta(seq=self.seq)
+        self.records[rec.seq] = rec
+        job = rec.job
+        if rec.hold_types:
+            change_state(job, JobState.HELD)
+            rec.comment = rec.comment or "Job held by user"
+        elif rec.exec_time is not None and rec.exec_time > self.engine.now:
+            change_state(job, JobState.WAITING)
+            self._arm_exec(rec)
+        else:
+            rec.etime = self.engine.now
+            self.engine.submit(job)
+            self.engine.instant(self.engine.now)
+        self._touch(rec)
+
+    def inject(self, job: Job, owner: str) -> JobRecord:
+        """A trace job arrives (from a timer, at its submit time)."""
+        new = Job(
+            id=self.seq + 1,
+            submit=self.engine.now,
+            width=job.width,
+            estimate=job.estimate,
+            runtime=job.runtime,
+            user=owner,
+            queue=self.site.default_queue,
+            name=job.name or f"swf{job.id}",
+        )
+        now = self.engine.now
+        rec = JobRecord(
+            job=new, owner=owner, ctime=now, qtime=now, etime=now, runtime_given=job.runtime
+        )
+        self.seq = new.id
+        self.save_meta(seq=self.seq)
+        self.records[new.id] = rec
+        self.engine.submit(new)
+        self._touch(rec)
+        return rec
+
+    def _arm_exec(self, rec: JobRecord) -> None:
+        assert rec.exec_time is not None
+        when = max(rec.exec_time, self.engine.now)
+        self._exec_timers[rec.seq] = self.engine.call_at(when, lambda: self._eligible(rec))
+
+    def _eligible(self, rec: JobRecord) -> None:
+        self._exec_timers.pop(rec.seq, None)
+        if rec.state is not JobState.WAITING:
+            return
+        change_state(rec.job, JobState.QUEUED)
+        self._queue_again(rec)
+
+    def _queue_again(self, rec: JobRecord) -> None:
+        """A job that was held or waiting becomes eligible now."""
+        rec.etime = self.engine.now
+        rec.comment = None
+        if rec.job.submit < rec.qtime:
+            rec.job.submit = rec.qtime
+        if rec.exec_time is not None and rec.job.submit < rec.exec_time:
+            # Not eligible before its execution time: it queues from then on.
+            rec.job.submit = min(rec.exec_time, self.engine.now)
+        self.engine.enqueue(rec.job)
+        self._touch(rec)
+
+    def _started(self, job: Job) -> None:
+        rec = self.records.get(job.id)
+        if rec is None:
+            return
+        rec.comment = f"Job run at {_stamp(job.start)} on {job.width} nodes"
+        self._touch(rec)
+
+    def _ended(self, job: Job) -> None:
+        rec = self.records.get(job.id)
+        if rec is None:
+            return
+        rec.exit_status = EXIT_STATUS.get(job.outcome)
+        rec.comment = {
+            "ok": "Job run and finished",
+            "walltime": "Job killed at its walltime",
+            "cancelled": "Job deleted while running",
+            "node_fail": "Job killed: a node it ran on went down",
+        }.get(job.outcome, f"Job ended: {job.outcome}")
+        self._touch(rec)
+        self._resolve_dependents(rec)
+
+    def _dep_met(self, kind: str, seq: int) -> bool:
+        dep = self.records.get(seq)
+        return (
+            dep is not None and dep.state is JobState.FINISHED and bool(_dependency(kind, dep.job))
+        )
+
+    def _resolve_dependents(self, ended: JobRecord) -> None:
+        for rec in list(self.records.values()):
+            if rec.state is not JobState.HELD or "s" not in rec.hold_types:
+                continue
+            if not any(seq == ended.seq for _, seq in rec.depend):
+                continue
+            verdicts = [
+                _dependency(kind, self.records[seq].job)
+                if self.records[seq].state is JobState.FINISHED
+                else None
+                for kind, seq in rec.depend
+            ]
+            if any(v is False for v in verdicts):
+                self._finish_unrun(rec, "dependency", "dependency can never be satisfied")
+            elif all(verdicts):
+                self._release(rec, "s")
+
+    def _finish_unrun(self, rec: JobRecord, outcome: str, comment: str) -> None:
+        """A job that never ran leaves the system (deleted, or its dependency failed)."""
+        job = rec.job
+        if job.state is JobState.QUEUED:
+            self.engine.withdraw(job)
+        timer = self._exec_timers.pop(rec.seq, None)
+        if timer is not None:
+            timer.cancel()
+        change_state(job, JobState.FINISHED)
+        job.outcome = outcome
+        job.end = self.engine.now
+        rec.comment = comment
+        self._touch(rec)
+        self._resolve_dependents(rec)
+
+    def delete(self, caller: Caller, text: str) -> JobRecord:
+        self.sync()
+        rec = self.find(text)
+        self._may_act_on(caller, rec, "delete")
+        if rec.state is JobState.FINISHED:
+            raise bad_request(f"job {self.job_id(rec.seq)} has already finished")
+        if rec.state is JobState.RUNNING:
+            self.engine.kill(rec.job, "cancelled")
+        else:
+            self._finish_unrun(rec, "cancelled", f"Job deleted by {caller.user}")
+        self.settle()
+        log.info("job_deleted", job=self.job_id(rec.seq), by=caller.user)
+        return rec
+
+    def hold(self, caller: Caller, text: str, types: str) -> JobRecord:
+        self.sync()
+        rec = self.find(text)
+        self._check_hold_rights(caller, rec, types, "hold")
+        if rec.state in (JobState.RUNNING, JobState.EXITING, JobState.FINISHED):
+            raise bad_request(
+                f"job {self.job_id(rec.seq)} is {rec.state.name.lower()}; only queued, "
+                "waiting or held jobs can be held"
+            )
+        if rec.state is JobState.QUEUED:
+            self.engine.withdraw(rec.job)
+        if rec.state is not JobState.HELD:
+            change_state(rec.job, JobState.HELD)
+        rec.hold_types = merge_holds(rec.hold_types, types)
+        rec.comment = f"Job held by {caller.user}"
+        self._touch(rec)
+        self.settle()
+        log.info("job_held", job=self.job_id(rec.seq), types=types, by=caller.user)
+        return rec
+
+    def release(self, caller: Caller, text: str, types: str) -> JobRecord:
+        self.sync()
+        rec = self.find(text)
+        self._check_hold_rights(caller, rec, types, "release")
+        if rec.state is not JobState.HELD:
+            raise bad_request(f"job {self.job_id(rec.seq)} is not held")
+        self._release(rec, types)
+        self.settle()
+        log.info("job_released", job=self.job_id(rec.seq), types=types, by=caller.user)
+        return rec
+
+    def _release(self, rec: JobRecord, types: str) -> None:
+        rec.hold_types = drop_holds(rec.hold_types, types)
+        if "s" in types:
+            rec.depend = []  # met, or a manager released the dependency hold
+        self._touch(rec)
+        if rec.hold_types:
+            return
+        if rec.exec_time is not None and rec.exec_time > self.engine.now:
+            change_state(rec.job, JobState.WAITING)
+            rec.comment = None
+            self._arm_exec(rec)
+            return
+        change_state(rec.job, JobState.QUEUED)
+        self._queue_again(rec)
+
+    def _check_hold_rights(self, caller: Caller, rec: JobRecord, types: str, what: str) -> None:
+        self._may_act_on(caller, rec, what)
+        for t in types:
+            need = HOLD_NEEDS[t]
+            if not caller.at_least(need):
+                raise forbidden(
+                    f"{caller.user} may not {what} a hold of type {t} "
+                    f"({'operators and managers' if need == 'operator' else 'managers'} only)"
+                )
+
+    def alter(self, caller: Caller, text: str, body: JobAlter) -> JobRecord:
+        self.sync()
+        rec = self.find(text)
+        self._may_act_on(caller, rec, "alter")
+        if rec.state not in (JobState.QUEUED, JobState.HELD, JobState.WAITING):
+            raise bad_request(
+                f"job {self.job_id(rec.seq)} is {rec.state.name.lower()}; qalter changes "
+                "queued, held or waiting jobs only"
+            )
+        job = rec.job
+        qname = body.queue if body.queue is not None else job.queue
+        queue = self.queue(qname)
+        nodes = body.nodes if body.nodes is not None else job.width
+        walltime = body.walltime if body.walltime is not None else job.estimate
+        if nodes > self.mconf.nodes:
+            raise bad_request(
+                f"nodes: {nodes} nodes requested; machine {self.mconf.name} has {self.mconf.nodes}"
+            )
+        if queue.max_nodes is not None and nodes > queue.max_nodes:
+            raise bad_request(
+                f"nodes: {nodes} nodes exceed the limit of queue {qname} "
+                f"(resources_max.nodect = {queue.max_nodes})"
+            )
+        if queue.max_walltime is not None and walltime > queue.max_walltime:
+            raise bad_request(
+                f"walltime: {_hms(walltime)} exceeds the limit of queue {qname} "
+                f"(resources_max.walltime = {_hms(queue.max_walltime)})"
+            )
+        if body.queue is not None and not queue.enabled:
+            raise bad_request(f"queue {qname} is not enabled")
+        queued = job.state is JobState.QUEUED
+        if queued:
+            self.engine.withdraw(job)
+        job.queue = qname
+        job.width = nodes
+        if rec.runtime_given is None:
+            job.runtime = walltime
+        job.estimate = walltime
+        if body.priority is not None:
+            job.priority = body.priority
+        if body.name is not None:
+            job.name = body.name
+        if queued:
+            self.engine.enqueue(job)
+        self._touch(rec)
+        self.settle()
+        log.info("job_altered", job=self.job_id(rec.seq), by=caller.user)
+        return rec
+
+    def jobs(
+        self,
+        *,
+        user: str | None = None,
+        states: str | None = None,
+        queue: str | None = None,
+        history: bool = False,
+    ) -> list[JobRecord]:
+        self.sync()
+        if states is not None:
+            bad = set(states) - set("QHWREF")
+            if bad:
+                raise bad_request(f"state: unknown letters {''.join(sorted(bad))}; use Q H W R E F")
+        if queue is not None:
+            self.queue(queue)
+        out = []
+        for rec in self.records.values():
+            letter = rec.state.value
+            if letter == "F" and not history and (states is None or "F" not in states):
+                continue
+            if states is not None and letter not in states:
+                continue
+            if user is not None and rec.owner != user:
+                continue
+            if queue is not None and rec.job.queue != queue:
+                continue
+            out.append(rec)
+        return out
+
+    def planned_starts(self) -> dict[int, int]:
+        """Planned start of every waiting job in the full schedule (cached until a change)."""
+        cached = self._plan_cache
+        if cached is not None and cached[0] == self._version:
+            return cached[1]
+        m = self.machine
+        plan = {job.id: start for job, start in m.policy.planned_starts(m) if start != NEVER}
+        self._plan_cache = (self._version, plan)
+        return plan
+
+    # -- nodes --------------------------------------------------------------------
+    def node(self, name: str) -> int:
+        try:
+            return self.node_index[name]
+        except KeyError:
+            raise not_found(f"Unknown node {name!r}") from None
+
+    def holders(self) -> dict[int, Job | Reservation]:
+        out: dict[int, Job | Reservation] = {}
+        for h in self.machine.holders():
+            for n in h.nodes:
+                out[n] = h
+        return out
+
+    def set_node(self, caller: Caller, name: str, change: NodeChange) -> int:
+        self.sync()
+        index = self.node(name)
+        if not caller.at_least("operator"):
+            raise forbidden(f"{caller.user} may not change node states (operators and managers)")
+        old = self.node_states.get(index)
+        engine = self.engine
+        if change.state == "online":
+            if old is not None:
+                del self.node_states[index]
+                engine.node_in(0, index)
+            if self.store is not None:
+                self.store.put_node(0, index, None, None)
+        else:
+            if old is None:
+                engine.node_out(0, index)
+            self.node_states[index] = (change.state, change.comment)
+            if self.store is not None:
+                self.store.put_node(0, index, change.state, change.comment)
+            if change.state == "down":
+                holder = self.machine.holder_of(index)
+                if isinstance(holder, Job):
+                    self._node_failed(holder)
+        self.settle()
+        log.info("node_state", node=name, state=change.state, by=caller.user)
+        return index
+
+    def _node_failed(self, job: Job) -> None:
+        rec = self.records.get(job.id)
+        if self.site.server.node_fail == "kill":
+            self.engine.kill(job, "node_fail")
+            return
+        self.engine.requeue(job)
+        if rec is not None:
+            rec.comment = "Requeued: a node it ran on went down"
+            rec.etime = self.engine.now
+            self._touch(rec)
+
+    # -- reservations -------------------------------------------------------------
+    def create_reservation(self, caller: Caller, body: ReservationCreate) -> Reservation:
+        self.sync()
+        if not caller.at_least("manager"):
+            raise forbidden(f"{caller.user} may not create reservations (managers only)")
+        m = self.machine
+        now = self.engine.now
+        if body.nodes > m.capacity:
+            raise bad_request(
+                f"nodes: {body.nodes} nodes requested; {m.capacity} of "
+                f"{self.mconf.nodes} nodes are in service"
+            )
+        profile = running_profile(m, 0)
+        if body.start == "asap":
+            start = profile.earliest_start(body.nodes, body.duration, now)
+        else:
+            start = now if body.start == "now" else int(body.start)
+            if start < now:
+                raise bad_request(f"start: {_stamp(start)} is in the past (now {_stamp(now)})")
+            if profile.earliest_start(body.nodes, body.duration, start) != start:
+                raise conflict(
+                    f"reservation of {body.nodes} nodes for {_hms(body.duration)} at "
+                    f"{_stamp(start)} does not fit around running jobs and reservations; "
+                    "try start=asap"
+                )
+        self.resv_seq += 1
+        resv = Reservation(
+            id=self.resv_seq,
+            start=start,
+            end=start + body.duration,
+            width=body.nodes,
+            owner=caller.user,
+            name=body.name,
+        )
+        self.reservations[resv.id] = resv
+        self.save_meta(resv_seq=self.resv_seq)
+        self.engine.add_reservation(resv)
+        if start == now:
+            self.engine.instant(now)  # open it before anything else takes its nodes
+        self._resv_saved.pop(resv.id, None)
+        self.settle()
+        log.info("reservation_created", resv=self.resv_id(resv.id), start=start, nodes=body.nodes)
+        return resv
+
+    def find_reservation(self, text: str) -> Reservation:
+        raw = text.strip()
+        body = raw[1:] if raw[:1] in ("R", "r") else raw
+        seq_text, _, server = body.partition(".")
+        if not seq_text.isdigit() or (server and server != self.server):
+            raise bad_request(f"{text!r} is not a reservation id (R<seq>.{self.server})")
+        resv = self.reservations.get(int(seq_text))
+        if resv is None:
+            raise not_found(f"Unknown reservation {text}")
+        return resv
+
+    def delete_reservation(self, caller: Caller, text: str) -> Reservation:
+        self.sync()
+        if not caller.at_least("manager"):
+            raise forbidden(f"{caller.user} may not delete reservations (managers only)")
+        resv = self.find_reservation(text)
+        if resv.state is ResvState.FINISHED:
+            raise bad_request(f"reservation {self.resv_id(resv.id)} has already finished")
+        self.engine.remove_reservation(resv)
+        self.settle()
+        log.info("reservation_deleted", resv=self.resv_id(resv.id), by=caller.user)
+        return resv
+
+    def _resv_row(self, resv: Reservation) -> dict[str, Any]:
+        return {
+            "seq": resv.id,
+            "start": resv.start,
+            "end": resv.end,
+            "nodes": resv.width,
+            "owner": resv.owner,
+            "name": resv.name,
+            "state": resv.state.value,
+            "node_ids": resv.nodes,
+        }
+
+    # -- scheduler ----------------------------------------------------------------
+    def set_scheduler(self, caller: Caller, change: SchedulerChange) -> None:
+        self.sync()
+        if not caller.at_least("manager"):
+            raise forbidden(f"{caller.user} may not change the scheduler (managers only)")
+        name = change.policy or self.policy_name
+        if change.policy is not None and change.params is not None:
+            params = dict(change.params)
+        elif change.policy is not None and change.policy != self.policy_name:
+            params = {}
+        else:
+            params = {**self.policy_params, **(change.params or {})}
+        try:
+            spec = get_spec(name)
+            parse_params(spec, params)
+            policy = make_policy(name, params)
+        except PolicyError as exc:
+            raise bad_request(str(exc)) from None
+        old = (self.policy_name, dict(self.policy_params))
+        self.engine.set_policy(0, policy)
+        self.policy_name, self.policy_params = name, params
+        entry = {
+            "time": self.engine.now,
+            "from": old[0],
+            "to": name,
+            "params": params,
+            "by": caller.user,
+        }
+        self.switches.append(entry)
+        self.switches = self.switches[-100:]
+        self.save_meta(policy=name, params=params, switches=self.switches)
+        self.settle()
+        log.info("policy_set", **{k: v for k, v in entry.items() if k != "time"})
+
+    def policies(self) -> list[dict[str, Any]]:
+        out = []
+        for name in policy_names():
+            spec = get_spec(name)
+            out.append(
+                {
+                    "name": name,
+                    "description": spec.description,
+                    "params": list(spec.params.model_fields),
+                }
+            )
+        return out
+
+    # -- configuration ------------------------------------------------------------
+    def reload(self, site: SiteConfig) -> None:
+        """Take a re-read configuration: queues, roles and limits; the machine cannot change."""
+        old, new = self.site.machine[0], site.machine[0]
+        if (old.name, old.nodes, old.node_prefix) != (new.name, new.nodes, new.node_prefix):
+            raise ValueError("the machine cannot change while the daemon runs; restart it")
+        if site.server_name != self.server:
+            raise ValueError("the server name cannot change while the daemon runs")
+        self.site = site
+        log.info("config_reloaded", queues=[q.name for q in site.queues()])
+
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys("QHWREF", 0)
+        for rec in self.records.values():
+            out[rec.state.value] += 1
+        return out
+
+
+def _dependency(kind: str, job: Job) -> bool:
+    """Whether a finished job satisfies a dependency of this kind."""
+    ok = job.outcome == "ok"
+    if kind == "afterok":
+        return ok
+    if kind == "afternotok":
+        return not ok
+    return True
+
+
+def _hms(seconds: int) -> str:
+    return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def _stamp(t: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+
+
+__all__ = ["UNSET", "ApiError", "BatchService", "Caller"]

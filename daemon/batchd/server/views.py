@@ -1,0 +1,205 @@
+"""What the API shows: plain dicts in the shape of the schemas, built without pydantic.
+
+Listings of ten thousand jobs must stay fast, so responses are built as dicts
+and serialised once; the tests check them against the pydantic models.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from batchd import __version__
+from batchd.model.job import Job
+from batchd.model.reservation import Reservation
+from batchd.model.states import JobState
+from batchd.server.records import JobRecord
+from batchd.server.service import BatchService
+
+
+def job_out(svc: BatchService, rec: JobRecord, plan: dict[int, int]) -> dict[str, Any]:
+    job = rec.job
+    now = svc.now
+    started = job.start >= 0
+    if job.state is JobState.RUNNING:
+        elapsed: int | None = now - job.start
+        end = None
+    elif job.state is JobState.FINISHED:
+        elapsed = job.end - job.start if started else None
+        end = job.end
+    else:
+        elapsed = end = None
+    if job.state is JobState.QUEUED:
+        est = plan.get(job.id)
+    elif job.state is JobState.RUNNING:
+        est = job.start
+    else:
+        est = None
+    names = svc.node_names
+    return {
+        "id": f"{job.id}.{svc.server}",
+        "seq": job.id,
+        "name": job.name,
+        "owner": rec.owner,
+        "queue": job.queue,
+        "state": job.state.value,
+        "nodes": job.width,
+        "walltime": job.estimate,
+        "runtime": rec.runtime_given,
+        "priority": job.priority,
+        "hold_types": rec.hold_types,
+        "depend": rec.depend_text,
+        "ctime": rec.ctime,
+        "qtime": rec.qtime,
+        "etime": rec.etime,
+        "exec_time": rec.exec_time,
+        "stime": job.start if started else None,
+        "end_time": end,
+        "est_start": est,
+        "elapsed": elapsed,
+        "exec_host": [names[n] for n in job.nodes],
+        "exit_status": rec.exit_status,
+        "outcome": job.outcome or None,
+        "comment": rec.comment,
+        "started_by": job.started_by or None,
+        "variables": rec.variables,
+    }
+
+
+def job_list(svc: BatchService, recs: list[JobRecord]) -> dict[str, Any]:
+    plan = svc.planned_starts() if any(r.state is JobState.QUEUED for r in recs) else {}
+    return {"server": svc.server, "now": svc.now, "jobs": [job_out(svc, r, plan) for r in recs]}
+
+
+def node_out(
+    svc: BatchService, index: int, holders: dict[int, Job | Reservation]
+) -> dict[str, Any]:
+    states: list[str] = []
+    jobs: list[str] = []
+    resv: str | None = None
+    comment: str | None = None
+    out = svc.node_states.get(index)
+    if out is not None:
+        states.append(out[0])
+        comment = out[1]
+    holder = holders.get(index)
+    if isinstance(holder, Job):
+        states.append("job-exclusive")
+        jobs.append(f"{holder.id}.{svc.server}")
+    elif isinstance(holder, Reservation):
+        states.append("resv-exclusive")
+        resv = svc.resv_id(holder.id)
+    if not states:
+        states.append("free")
+    return {
+        "name": svc.node_names[index],
+        "index": index,
+        "machine": svc.mconf.name,
+        "state": ",".join(states),
+        "jobs": jobs,
+        "reservation": resv,
+        "comment": comment,
+    }
+
+
+def node_list(svc: BatchService) -> dict[str, Any]:
+    holders = svc.holders()
+    return {
+        "server": svc.server,
+        "now": svc.now,
+        "nodes": [node_out(svc, i, holders) for i in range(len(svc.node_names))],
+    }
+
+
+def queue_list(svc: BatchService) -> dict[str, Any]:
+    counts: dict[str, dict[str, int]] = {
+        q.name: dict.fromkeys("QRHWE", 0) for q in svc.site.queues()
+    }
+    for rec in svc.records.values():
+        letter = rec.state.value
+        if letter != "F" and rec.job.queue in counts:
+            counts[rec.job.queue][letter] += 1
+    default = svc.site.default_queue
+    return {
+        "server": svc.server,
+        "now": svc.now,
+        "queues": [
+            {
+                "name": q.name,
+                "queue_type": "Execution",
+                "enabled": q.enabled,
+                "started": q.started,
+                "default": q.name == default,
+                "max_nodes": q.max_nodes,
+                "max_walltime": q.max_walltime,
+                "default_walltime": q.default_walltime,
+                "total": sum(counts[q.name].values()),
+                "counts": counts[q.name],
+            }
+            for q in svc.site.queues()
+        ],
+    }
+
+
+def reservation_out(svc: BatchService, resv: Reservation) -> dict[str, Any]:
+    return {
+        "id": svc.resv_id(resv.id),
+        "name": resv.name,
+        "owner": resv.owner,
+        "state": resv.state.value,
+        "start": resv.start,
+        "end": resv.end,
+        "duration": resv.duration,
+        "nodes": resv.width,
+        "node_list": [svc.node_names[n] for n in resv.nodes],
+    }
+
+
+def reservation_list(svc: BatchService) -> dict[str, Any]:
+    return {
+        "server": svc.server,
+        "now": svc.now,
+        "reservations": [reservation_out(svc, r) for r in svc.reservations.values()],
+    }
+
+
+def scheduler_out(svc: BatchService) -> dict[str, Any]:
+    return {
+        "policy": svc.policy_name,
+        "params": dict(svc.policy_params),
+        "policies": svc.policies(),
+        "report": _plain(svc.machine.policy.report()),
+        "switches": list(svc.switches),
+    }
+
+
+def server_out(svc: BatchService) -> dict[str, Any]:
+    replay = svc.replay.describe() if svc.replay is not None else None
+    return {
+        "name": svc.server,
+        "version": __version__,
+        "now": svc.now,
+        "clock": "realtime" if svc.realtime else "accelerated",
+        "speed": svc.speed,
+        "started": svc.started,
+        "machine": svc.mconf.name,
+        "nodes": svc.mconf.nodes,
+        "default_queue": svc.site.default_queue,
+        "policy": svc.policy_name,
+        "node_fail": svc.site.server.node_fail,
+        "jobs": svc.counts(),
+        "replay": replay,
+    }
+
+
+def _plain(value: Any) -> Any:
+    """Policy reports hold Fractions and numpy numbers; JSON wants plain numbers."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, bool | int | float | str) or value is None:
+        return value
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return str(value)
