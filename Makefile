@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/batchd replay synthetic:2000 --policy fcfs-easy --machine conf/hpcline96.toml --seed 1
+	$(BIN)/batchd demo --config conf/hpcline96.toml
 
 test: $(STAMP)
 	$(BIN)/ruff check daemon client tests bench

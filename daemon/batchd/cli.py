@@ -238,13 +238,28 @@ def _serve_command(sub: Any) -> None:
     sv.set_defaults(func=cmd_serve)
 
 
+def cmd_demo(args: argparse.Namespace) -> int:
+    from batchd.demo import run_demo
+
+    return run_demo(args.config, args.speed, args.jobs)
+
+
+def _demo_command(sub: Any) -> None:
+    dm = sub.add_parser("demo", help="start the daemon, use it as a user would, stop it")
+    dm.add_argument("--config", default="conf/hpcline96.toml", help="site config (TOML)")
+    dm.add_argument("--speed", type=positive_float, default=600.0, metavar="F",
+                    help="emulated seconds per wall second")  # fmt: skip
+    dm.add_argument("--jobs", type=positive_int, default=2000, help="synthetic jobs to inject")
+    dm.set_defaults(func=cmd_demo)
+
+
 def _report_command(sub: Any) -> None:
     from batchd.report import add_report_command
 
     add_report_command(sub)
 
 
-_EXTRA_COMMANDS: list[Callable[[Any], None]] = [_serve_command, _report_command]
+_EXTRA_COMMANDS: list[Callable[[Any], None]] = [_serve_command, _demo_command, _report_command]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -92,6 +92,8 @@ class BatchService:
         self.node_names = self.mconf.node_names()
         self.node_index = {n: i for i, n in enumerate(self.node_names)}
         self.records: dict[int, JobRecord] = {}
+        self._dirty: dict[int, JobRecord] = {}
+        self.dependents: dict[int, list[int]] = {}  # job -> jobs that wait for it
         self.reservations: dict[int, Reservation] = {}
         self._resv_saved: dict[int, ResvState] = {}
         self.node_states: dict[int, tuple[str, str | None]] = {}
@@ -149,6 +151,7 @@ class BatchService:
         records = [JobRecord.from_row(r) for r in saved.jobs]
         for rec in records:
             self.records[rec.seq] = rec
+            self._index_depend(rec)
         engine = self.engine
         running = [r for r in records if r.state is JobState.RUNNING]
         for rec in running:
@@ -219,12 +222,11 @@ class BatchService:
 
     def commit(self) -> None:
         store = self.store
-        for rec in self.records.values() if self._any_dirty else ():
-            if rec.dirty:
-                if store is not None:
-                    store.put_job(rec.to_row())
-                rec.dirty = False
-        self._any_dirty = False
+        for rec in self._dirty.values():
+            if store is not None:
+                store.put_job(rec.to_row())
+            rec.dirty = False
+        self._dirty.clear()
         for resv in self.reservations.values():
             if self._resv_saved.get(resv.id) is not resv.state:
                 self._resv_saved[resv.id] = resv.state
@@ -236,11 +238,9 @@ class BatchService:
         for fn in self.on_change:
             fn()
 
-    _any_dirty = False
-
     def _touch(self, rec: JobRecord) -> None:
         rec.dirty = True
-        self._any_dirty = True
+        self._dirty[rec.seq] = rec
 
     def save_meta(self, **values: Any) -> None:
         self.meta.update(values)
@@ -392,6 +392,7 @@ class BatchService:
         self.seq = rec.seq
         self.save_meta(seq=self.seq)
         self.records[rec.seq] = rec
+        self._index_depend(rec)
         job = rec.job
         if rec.hold_types:
             change_state(job, JobState.HELD)
@@ -479,8 +480,13 @@ class BatchService:
             dep is not None and dep.state is JobState.FINISHED and bool(_dependency(kind, dep.job))
         )
 
+    def _index_depend(self, rec: JobRecord) -> None:
+        for _, seq in rec.depend:
+            self.dependents.setdefault(seq, []).append(rec.seq)
+
     def _resolve_dependents(self, ended: JobRecord) -> None:
-        for rec in list(self.records.values()):
+        for child in self.dependents.pop(ended.seq, []):
+            rec = self.records[child]
             if rec.state is not JobState.HELD or "s" not in rec.hold_types:
                 continue
             if not any(seq == ended.seq for _, seq in rec.depend):

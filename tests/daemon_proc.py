@@ -1,0 +1,98 @@
+"""Start ``batchd serve`` as a real process for tests, and talk to it over its Unix socket."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, path: str, timeout: float = 10.0) -> None:
+        super().__init__("batchd", timeout=timeout)
+        self.unix_path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        sock.connect(self.unix_path)
+        self.sock = sock
+
+
+def call(sock: str | Path, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    conn = UnixHTTPConnection(str(sock))
+    try:
+        data = None if body is None else json.dumps(body).encode()
+        conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        raw = resp.read()
+        ctype = resp.getheader("Content-Type", "")
+        return resp.status, json.loads(raw) if "json" in ctype else raw.decode()
+    finally:
+        conn.close()
+
+
+class Daemon:
+    """One ``batchd serve`` process; stop() sends SIGTERM, crash() SIGKILL."""
+
+    def __init__(self, tmp: Path, *args: str, config: str = "conf/hpcline96.toml") -> None:
+        self.tmp = tmp
+        self.socket = tmp / "batchd.sock"
+        self.state = tmp / "state.db"
+        self.log = tmp / "daemon.log"
+        self.argv = [
+            sys.executable, "-m", "batchd.cli", "serve",
+            "--config", str(ROOT / config),
+            "--socket", str(self.socket),
+            "--state", str(self.state),
+            *args,
+        ]  # fmt: skip
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 30.0) -> Daemon:
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(self.argv, stdout=log, stderr=log, env=env, cwd=ROOT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"batchd exited with {self.proc.returncode}: {self.log_text()}")
+            try:
+                if call(self.socket, "GET", "/healthz")[0] == 200:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"batchd did not answer within {timeout} s: {self.log_text()}")
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")[-3000:]
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        return call(self.socket, method, path, body)
+
+    def stop(self, timeout: float = 15.0) -> int:
+        assert self.proc is not None
+        self.proc.terminate()
+        return self.proc.wait(timeout)
+
+    def crash(self) -> None:
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait(10)
+
+    def __enter__(self) -> Daemon:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
