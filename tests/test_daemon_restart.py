@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from batchd.server.store import Store
 from tests.daemon_proc import Daemon
 
 ARGS = ("--speed", "1000", "--replay", "synthetic:120", "--shrink", "0.05", "--seed", "3")
@@ -78,15 +79,19 @@ def test_kill_9_and_restart_lose_nothing(tmp_path: Path) -> None:
             if old["state"] == "F":
                 assert new["state"] == "F" and new["end_time"] == old["end_time"]
         assert server2["now"] >= server["now"]
-        # Run on, then check the whole history once more.
+        # Run on, stop cleanly, then check the whole saved history.
         time.sleep(2.0)
         final = all_jobs(d2)
         status, server3 = d2.call("GET", "/server")
         check_no_node_twice(final, server3["now"])
-        trace_names = Counter(j["name"] for j in final.values() if not j["name"].startswith("mine"))
-        assert trace_names and max(trace_names.values()) == 1, "a trace job was injected twice"
-        assert server3["replay"]["cursor"] == sum(trace_names.values())
         assert d2.stop() == 0
     finally:
         if d2.proc is not None and d2.proc.poll() is None:
             d2.crash()
+    saved = Store(tmp_path / "state.db").load()
+    rows = saved.jobs
+    assert [r["seq"] for r in rows] == list(range(1, len(rows) + 1))
+    trace_names = Counter(r["name"] for r in rows if not r["name"].startswith("mine"))
+    assert trace_names and max(trace_names.values()) == 1, "a trace job was injected twice"
+    assert saved.meta["replay"]["cursor"] == sum(trace_names.values())
+    assert {r["name"] for r in rows} >= {f"mine{i}" for i in range(12)}
