@@ -13,8 +13,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from batchd.server.store import Store
 from tests.daemon_proc import Daemon
+
+from batchd.server.store import Store
 
 ARGS = ("--speed", "1000", "--replay", "synthetic:120", "--shrink", "0.05", "--seed", "3")
 
