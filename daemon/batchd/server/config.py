@@ -156,7 +156,8 @@ def load_site(path: str | Path) -> SiteConfig:
     except ValidationError as exc:
         err = exc.errors()[0]
         value = f" (got {err['input']!r})" if err["type"] != "missing" else ""
-        raise ConfigError(f"{path}: {_where(err['loc'])}: {err['msg']}{value}") from None
+        msg = err["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"{path}: {_where(err['loc'])}: {msg}{value}") from None
     names = [m.name for m in site.machine]
     if len(set(names)) != len(names):
         raise ConfigError(f"{path}: machine names must be unique, got {names}")

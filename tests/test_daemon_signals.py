@@ -1,0 +1,92 @@
+"""The daemon process: SIGHUP re-reads the config, SIGTERM stops it cleanly, bad starts say why."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.daemon_proc import ROOT, Daemon
+
+SITE = """
+[[machine]]
+name = "tiny"
+nodes = 4
+
+[server]
+policy = "fcfs-cons"
+
+[[queue]]
+name = "workq"
+"""
+
+
+def test_sighup_reloads_queues_and_refuses_a_new_machine(tmp_path: Path) -> None:
+    conf = tmp_path / "site.toml"
+    conf.write_text(SITE)
+    with Daemon(tmp_path, "--speed", "10", config=str(conf)) as d:
+        assert [q["name"] for q in d.call("GET", "/queues")[1]["queues"]] == ["workq"]
+        conf.write_text(SITE + '\n[[queue]]\nname = "long"\nmax_nodes = 2\n')
+        assert d.proc is not None
+        d.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            names = [q["name"] for q in d.call("GET", "/queues")[1]["queues"]]
+            if names == ["workq", "long"]:
+                break
+            time.sleep(0.05)
+        assert names == ["workq", "long"]
+        # A machine of another size is refused and logged; the daemon goes on as it was.
+        conf.write_text(SITE.replace("nodes = 4", "nodes = 8"))
+        d.proc.send_signal(signal.SIGHUP)
+        time.sleep(0.5)
+        assert d.call("GET", "/server")[1]["nodes"] == 4
+        assert "config_reload_refused" in d.log_text()
+        status, job = d.call("POST", "/jobs", {"nodes": 2, "queue": "long", "walltime": 60})
+        assert status == 201, job
+        assert d.stop() == 0
+    assert not d.socket.exists()
+    assert "daemon_stopped" in d.log_text()
+
+
+def test_second_daemon_on_the_same_socket_is_refused(tmp_path: Path) -> None:
+    with Daemon(tmp_path, "--speed", "10") as d:
+        other = subprocess.run(
+            [*d.argv[:-2], "--state", str(tmp_path / "other.db")],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=60,
+        )
+        assert other.returncode == 2
+        assert other.stderr.strip().splitlines()[-1] == (
+            f"batchd: error: another batchd is listening on {d.socket}"
+        )
+        assert d.call("GET", "/healthz")[0] == 200
+
+
+def test_bad_config_names_file_and_key(tmp_path: Path) -> None:
+    conf = tmp_path / "bad.toml"
+    conf.write_text(SITE.replace('policy = "fcfs-cons"', 'policy = "fastest"'))
+    out = subprocess.run(
+        [sys.executable, "-m", "batchd.cli", "serve", "--config", str(conf),
+         "--socket", str(tmp_path / "s.sock"), "--state", str(tmp_path / "s.db")],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 2
+    line = out.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"batchd: error: {conf}: server.policy: ")
+    assert "unknown policy 'fastest'" in line
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_listen_without_tokens_is_refused(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "batchd.cli", "serve", "--listen", "15099",
+         "--socket", str(tmp_path / "s.sock"), "--state", str(tmp_path / "s.db")],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert "--listen needs --token-file" in out.stderr
