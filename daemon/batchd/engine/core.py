@@ -335,7 +335,7 @@ class Engine:
         m = self.machines[job.machine]
         m.policy.withdraw(m, job)
 
-    def kill(self, job: Job, outcome: str) -> None:
+    def terminate(self, job: Job, outcome: str) -> None:
         """End a running job now (deleted, or its node failed)."""
         if job.state is not JobState.RUNNING:
             raise ValueError(f"job {job.id} is not running")

@@ -23,7 +23,7 @@ from batchd.sched.conservative import ConservativePolicy, build_plan
 from batchd.sched.decider import CASES, FCFS, LJF, POLICIES, SJF, Decider, decide
 from batchd.sched.order import ORDERS, OrderedQueue
 from batchd.sched.policy import MachineView
-from batchd.sched.profile import Profile
+from batchd.sched.profile import NEVER, Profile
 from batchd.sched.quality import Quality, plan_quality
 
 ORDER_OF = {FCFS: ORDERS["fcfs"], SJF: ORDERS["sjf"], LJF: ORDERS["ljf"]}
@@ -219,6 +219,12 @@ class DynP(SwitchingPolicy):
     def measure(self, queue: OrderedQueue, starts: np.ndarray, now: int) -> Any:
         widths, durations = queue.arrays()
         submits = np.array([j.submit for j in queue.jobs], dtype=np.int64)
+        placed = starts != NEVER
+        if not placed.all():
+            # Jobs wider than the nodes in service have no start; they cannot be scored.
+            starts, widths, durations, submits = (
+                starts[placed], widths[placed], durations[placed], submits[placed]
+            )  # fmt: skip
         if self.first_k is not None and self.first_k < len(starts):
             keep = np.argsort(starts, kind="stable")[: self.first_k]
             starts, widths, durations, submits = (

@@ -71,6 +71,9 @@ class EasyPolicy(Policy):
             free -= widths[k]
             k += 1
         started = jobs[:k]
+        if k < n and widths[k] > view.capacity:
+            # Nodes are out of service and the first blocked job cannot fit at all.
+            return self._schedule_on_profile(view)
         if k < n and free > 0:
             more = sorted((now + j.duration, j.width) for j in started)
             s_time, extra = shadow(
@@ -122,10 +125,11 @@ class EasyPolicy(Policy):
                 profile.reserve(now, now + d, job.width)
                 free -= job.width
                 started.append(job)
-            elif not head_reserved:
+            elif not head_reserved and s != NEVER:
+                # The first job that can run at all but not now holds the reservation;
+                # one wider than the nodes in service waits without blocking others.
                 head_reserved = True
-                if s != NEVER:
-                    profile.reserve(s, s + d, job.width)
+                profile.reserve(s, s + d, job.width)
         if started:
             self.queue.remove_many(started)
         return started

@@ -394,11 +394,12 @@ class BatchService:
         self.records[rec.seq] = rec
         self._index_depend(rec)
         job = rec.job
+        # A new job's first state is set, not changed: it was never queued.
         if rec.hold_types:
-            change_state(job, JobState.HELD)
+            job.state = JobState.HELD
             rec.comment = rec.comment or "Job held by user"
         elif rec.exec_time is not None and rec.exec_time > self.engine.now:
-            change_state(job, JobState.WAITING)
+            job.state = JobState.WAITING
             self._arm_exec(rec)
         else:
             rec.etime = self.engine.now
@@ -524,7 +525,7 @@ class BatchService:
         if rec.state is JobState.FINISHED:
             raise bad_request(f"job {self.job_id(rec.seq)} has already finished")
         if rec.state is JobState.RUNNING:
-            self.engine.kill(rec.job, "cancelled")
+            self.engine.terminate(rec.job, "cancelled")
         else:
             self._finish_unrun(rec, "cancelled", f"Job deleted by {caller.user}")
         self.settle()
@@ -719,7 +720,7 @@ class BatchService:
     def _node_failed(self, job: Job) -> None:
         rec = self.records.get(job.id)
         if self.site.server.node_fail == "kill":
-            self.engine.kill(job, "node_fail")
+            self.engine.terminate(job, "node_fail")
             return
         self.engine.requeue(job)
         if rec is not None:

@@ -1,0 +1,163 @@
+"""API objects as PBS attribute lists: ``[(name, value), ...]`` in the order shown.
+
+Shared by ``qstat -f``, ``qstat -Qf``/``-Bf``, ``qnodes`` and ``qmgr list``.
+Only attributes that are set are listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .timefmt import ctime, hms
+
+Attrs = list[tuple[str, str]]
+
+
+def pbs_bool(value: object) -> str:
+    return "True" if value else "False"
+
+
+def server_of(job_id: str) -> str:
+    return job_id.partition(".")[2]
+
+
+def state_count(counts: Mapping[str, int]) -> str:
+    """PBS's ``state_count``: ``Transit:0 Queued:4 Held:0 Waiting:0 Running:3 Exiting:0 Begun:0``."""
+    c = {k: int(v) for k, v in counts.items()}
+    return (
+        f"Transit:{c.get('T', 0)} Queued:{c.get('Q', 0)} Held:{c.get('H', 0)} "
+        f"Waiting:{c.get('W', 0)} Running:{c.get('R', 0)} Exiting:{c.get('E', 0)} Begun:0"
+    )
+
+
+def job_attrs(job: Mapping[str, Any]) -> Attrs:
+    server = server_of(job["id"])
+    owner = job["owner"]
+    out: Attrs = [
+        ("Job_Name", job["name"]),
+        ("Job_Owner", f"{owner}@{server}" if server else owner),
+        ("job_state", job["state"]),
+        ("queue", job["queue"]),
+    ]
+    if server:
+        out.append(("server", server))
+    nodes = str(job["nodes"])
+    out += [
+        ("Resource_List.ncpus", nodes),
+        ("Resource_List.nodect", nodes),
+        ("Resource_List.select", nodes),
+        ("Resource_List.walltime", hms(job["walltime"])),
+    ]
+    if job.get("elapsed") is not None:
+        out.append(("resources_used.walltime", hms(job["elapsed"])))
+    if job.get("exec_host"):
+        out.append(("exec_host", "+".join(f"{h}/0" for h in job["exec_host"])))
+    out.append(("Priority", str(job["priority"])))
+    out.append(("Hold_Types", job.get("hold_types") or "n"))
+    if job.get("depend"):
+        out.append(("depend", job["depend"]))
+    for key, name in (
+        ("ctime", "ctime"),
+        ("qtime", "qtime"),
+        ("etime", "etime"),
+        ("stime", "stime"),
+        ("end_time", "obittime"),
+        ("exec_time", "Execution_Time"),
+        ("est_start", "estimated.start_time"),
+    ):
+        if job.get(key) is not None:
+            out.append((name, ctime(job[key])))
+    if job.get("comment"):
+        out.append(("comment", job["comment"]))
+    if job.get("exit_status") is not None:
+        out.append(("Exit_status", str(job["exit_status"])))
+    if job.get("variables"):
+        out.append(("Variable_List", ",".join(f"{k}={v}" for k, v in job["variables"].items())))
+    return out
+
+
+def queue_attrs(queue: Mapping[str, Any]) -> Attrs:
+    out: Attrs = [
+        ("queue_type", queue.get("queue_type") or "Execution"),
+        ("total_jobs", str(queue.get("total", 0))),
+        ("state_count", state_count(queue.get("counts") or {})),
+    ]
+    if queue.get("max_nodes") is not None:
+        out.append(("resources_max.nodect", str(queue["max_nodes"])))
+    if queue.get("max_walltime") is not None:
+        out.append(("resources_max.walltime", hms(queue["max_walltime"])))
+    if queue.get("default_walltime") is not None:
+        out.append(("resources_default.walltime", hms(queue["default_walltime"])))
+    out += [("enabled", pbs_bool(queue["enabled"])), ("started", pbs_bool(queue["started"]))]
+    return out
+
+
+def node_attrs(node: Mapping[str, Any]) -> Attrs:
+    name = node["name"]
+    jobs = node.get("jobs") or []
+    out: Attrs = [
+        ("Mom", name),
+        ("ntype", "PBS"),
+        ("state", node["state"]),
+        ("pcpus", "1"),
+    ]
+    if jobs:
+        out.append(("jobs", ", ".join(f"{j}/0" for j in jobs)))
+    if node.get("reservation"):
+        out.append(("resv", node["reservation"]))
+    out += [
+        ("resources_available.host", name),
+        ("resources_available.ncpus", "1"),
+        ("resources_assigned.ncpus", "1" if jobs else "0"),
+    ]
+    if node.get("comment"):
+        out.append(("comment", node["comment"]))
+    out += [("resv_enable", "True"), ("sharing", "default_excl")]
+    return out
+
+
+def server_attrs(server: Mapping[str, Any]) -> Attrs:
+    counts = {k: v for k, v in (server.get("jobs") or {}).items() if k != "F"}
+    out: Attrs = [
+        ("server_state", "Active"),
+        ("default_queue", server["default_queue"]),
+        ("scheduler_policy", server["policy"]),
+        ("node_fail_requeue", pbs_bool(server.get("node_fail") == "requeue")),
+        ("total_jobs", str(sum(int(v) for v in counts.values()))),
+        ("state_count", state_count(counts)),
+        ("resources_available.nodect", str(server["nodes"])),
+        ("machine", server["machine"]),
+        ("clock", server["clock"]),
+        ("speed", f"{float(server['speed']):g}"),
+        ("time_now", ctime(server["now"])),
+        ("started", ctime(server["started"])),
+        ("pbs_version", f"batchd {server['version']}"),
+    ]
+    for key, value in sorted((server.get("replay") or {}).items()):
+        out.append((f"replay.{key}", _scalar(value)))
+    return out
+
+
+def sched_attrs(sched: Mapping[str, Any]) -> Attrs:
+    out: Attrs = [("scheduler_policy", sched["policy"])]
+    out += [(k, str(v)) for k, v in sorted((sched.get("params") or {}).items())]
+    names = [p["name"] for p in sched.get("policies") or []]
+    if names:
+        out.append(("available_policies", ", ".join(names)))
+    out.append(("policy_switches", str(len(sched.get("switches") or []))))
+    for key, value in sorted((sched.get("report") or {}).items()):
+        out.append((f"report.{key}", _scalar(value)))
+    return out
+
+
+def _scalar(value: object) -> str:
+    if isinstance(value, bool):
+        return pbs_bool(value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_scalar(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(_scalar(v) for v in value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return "" if value is None else str(value)

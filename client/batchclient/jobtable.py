@@ -1,0 +1,252 @@
+"""qstat's layouts, as OpenPBS prints them (``src/cmds/qstat.c``).
+
+Every function takes API objects (dicts shaped like JobOut, QueueOut,
+ServerOut) and returns the lines to print, without newlines. A field longer
+than its column is cut to width-1 characters plus ``*``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .attrs import job_attrs, queue_attrs, server_attrs
+from .timefmt import est_start_short, hm, hms
+
+Obj = Mapping[str, Any]
+BLANK = " -- "  # qstat -a's empty field
+RUNNING = ("R", "E")
+COMMENT_SCOPE, COMMENT_LEN = 74, 71
+
+
+def fit(text: object, width: int) -> str:
+    s = str(text)
+    return s if len(s) <= width else s[: width - 1] + "*"
+
+
+def short_id(job_id: str) -> str:
+    """``SEQ.SERVER``: only the first part of a dotted server name, as qstat shows it."""
+    seq, _, server = job_id.partition(".")
+    return f"{seq}.{server.split('.')[0]}" if server else seq
+
+
+# -- qstat (default) --------------------------------------------------------------
+
+DEFAULT_HEADER = [
+    "Job id            Name             User              Time Use S Queue",
+    "----------------  ---------------- ----------------  -------- - -----",
+]
+
+
+def time_use(job: Obj) -> str:
+    if job.get("state") in ("R", "E", "F") and job.get("elapsed") is not None:
+        return hms(job["elapsed"])
+    return "0"
+
+
+def default_row(job: Obj) -> str:
+    return (
+        f"{fit(short_id(job['id']), 17):<17} {fit(job['name'], 16):<16} "
+        f"{fit(job['owner'], 16):<16}  {fit(time_use(job), 8):>8} "
+        f"{job['state']:1.1} {fit(job['queue'], 16):<16}"
+    )
+
+
+def default_table(jobs: Sequence[Obj]) -> list[str]:
+    if not jobs:
+        return []
+    return DEFAULT_HEADER + [default_row(j) for j in jobs]
+
+
+# -- qstat -a / -T / -n / -s ------------------------------------------------------
+
+ALT_COLUMNS = [
+    "Job ID          Username Queue    Jobname    SessID NDS TSK Memory Time  S Time",
+    "--------------- -------- -------- ---------- ------ --- --- ------ ----- - -----",
+]
+
+
+def alt_header(server: str, est: bool = False) -> list[str]:
+    lines = ["", f"{server}: "]
+    if est:
+        lines.append(" " * 75 + "Est")
+        lines.append(" " * 60 + "Req'd  Req'd   Start")
+    else:
+        lines.append(" " * 60 + "Req'd  Req'd   Elap")
+    return lines + ALT_COLUMNS
+
+
+def est_column(job: Obj, now: int) -> str:
+    state = job["state"]
+    if state in RUNNING:
+        return est_start_short(job.get("stime"), now, past_ok=True)
+    if state in ("Q", "H", "W"):
+        return est_start_short(job.get("est_start"), now)
+    return "--"
+
+
+def elap_column(job: Obj) -> str:
+    if job["state"] in ("R", "E", "F") and job.get("elapsed") is not None:
+        return hm(job["elapsed"])
+    return BLANK
+
+
+def alt_row(job: Obj, now: int, est: bool = False) -> str:
+    nodes = str(job["nodes"])
+    last = est_column(job, now) if est else elap_column(job)
+    return (
+        f"{fit(job['id'], 15):<15} {fit(job['owner'], 8):<8} {fit(job['queue'], 8):<8} "
+        f"{fit(job['name'], 10):<10} {BLANK:>6} {fit(nodes, 3):>3} {fit(nodes, 3):>3} "
+        f"{BLANK:>6} {fit(hm(job['walltime']), 5):>5} {job['state']:1.1} {fit(last, 5):>5}"
+    )
+
+
+def exec_host_lines(hosts: Sequence[str], width: int = 77) -> list[str]:
+    """``qstat -n``: ``node001/0+node002/0``, broken before a ``+`` at 77 columns."""
+    lines: list[str] = []
+    cur = ""
+    for i, host in enumerate(hosts):
+        seg = f"{'+' if i else ''}{host}/0"
+        if cur and len(cur) + len(seg) >= width:
+            lines.append(cur)
+            cur = seg
+        else:
+            cur += seg
+    if cur:
+        lines.append(cur)
+    return ["   " + line for line in lines]
+
+
+def comment_line(comment: str | None) -> list[str]:
+    if not comment:
+        return []
+    if len(comment) > COMMENT_SCOPE:
+        comment = comment[:COMMENT_LEN] + "..."
+    return ["   " + comment]
+
+
+def est_sort_key(job: Obj, now: int) -> tuple:
+    """qstat -T order: started jobs by start time, then by estimated start, unknown last."""
+    if job.get("stime") is not None:
+        return (0, job["stime"])
+    est = job.get("est_start")
+    if est is not None and est >= now:
+        return (1, est)
+    return (2, 0)
+
+
+def alt_table(
+    jobs: Sequence[Obj],
+    server: str,
+    now: int,
+    est: bool = False,
+    nodes: bool = False,
+    comments: bool = False,
+) -> list[str]:
+    if not jobs:
+        return []
+    if est:
+        jobs = sorted(jobs, key=lambda j: est_sort_key(j, now))
+    lines = alt_header(server, est)
+    for job in jobs:
+        lines.append(alt_row(job, now, est))
+        if nodes:
+            lines += exec_host_lines(job.get("exec_host") or [])
+        if comments:
+            lines += comment_line(job.get("comment"))
+    return lines
+
+
+# -- qstat -f -----------------------------------------------------------------------
+
+
+def prt_attr(name: str, value: str) -> str:
+    """``    name = value``, broken at commas near column 78 as qstat -f does."""
+    out = [f"    {name} = "]
+    start = len(name) + 7
+    tokens = [t for t in value.split(",") if t]
+    for i, tok in enumerate(tokens):
+        if len(tok) + start < 78:
+            out.append(tok)
+            start += len(tok)
+        else:
+            if i:
+                out.append("\n\t")
+                start = 9
+            for ch in tok:
+                out.append(ch)
+                start += 1
+                if start > 78:
+                    start = 8
+                    out.append("\n\t")
+        if i + 1 < len(tokens):
+            out.append(",")
+    return "".join(out)
+
+
+def full_block(title: str, attrs: Sequence[tuple[str, str]]) -> list[str]:
+    return [title] + [prt_attr(k, v) for k, v in attrs] + [""]
+
+
+def full_jobs(jobs: Sequence[Obj]) -> list[str]:
+    lines: list[str] = []
+    for job in jobs:
+        lines += full_block(f"Job Id: {job['id']}", job_attrs(job))
+    return lines
+
+
+# -- qstat -Q / -Qf / -B / -Bf --------------------------------------------------------
+
+QUEUE_HEADER = [
+    "Queue              Max   Tot Ena Str   Que   Run   Hld   Wat   Trn   Ext Type",
+    "---------------- ----- ----- --- --- ----- ----- ----- ----- ----- ----- ----",
+]
+
+
+def _yes(flag: object) -> str:
+    return "yes" if flag else "no"
+
+
+def queue_row(q: Obj) -> str:
+    c = q.get("counts") or {}
+    nums = [c.get(k, 0) for k in ("Q", "R", "H", "W", "T", "E")]
+    return (
+        f"{fit(q['name'], 16):<16} {fit(q.get('max_nodes') or 0, 5):>5} "
+        f"{fit(q.get('total', 0), 5):>5} {_yes(q['enabled']):>3} {_yes(q['started']):>3} "
+        + " ".join(f"{fit(n, 5):>5}" for n in nums)
+        + f" {fit(q.get('queue_type') or 'Execution', 4):<4}"
+    )
+
+
+def queue_table(queues: Sequence[Obj]) -> list[str]:
+    if not queues:
+        return []
+    return QUEUE_HEADER + [queue_row(q) for q in queues]
+
+
+def full_queues(queues: Sequence[Obj]) -> list[str]:
+    lines: list[str] = []
+    for q in queues:
+        lines += full_block(f"Queue: {q['name']}", queue_attrs(q))
+    return lines
+
+
+SERVER_HEADER = [
+    "Server             Max   Tot   Que   Run   Hld   Wat   Trn   Ext Status",
+    "---------------- ----- ----- ----- ----- ----- ----- ----- ----- -----------",
+]
+
+
+def server_table(server: Obj) -> list[str]:
+    c = {k: v for k, v in (server.get("jobs") or {}).items() if k != "F"}
+    nums = [sum(c.values())] + [c.get(k, 0) for k in ("Q", "R", "H", "W", "T", "E")]
+    row = (
+        f"{fit(server['name'], 16):<16} {0:>5} "
+        + " ".join(f"{fit(n, 5):>5}" for n in nums)
+        + f" {'Active':<10}"
+    )
+    return SERVER_HEADER + [row]
+
+
+def full_server(server: Obj) -> list[str]:
+    return full_block(f"Server: {server['name']}", server_attrs(server))

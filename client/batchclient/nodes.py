@@ -1,0 +1,72 @@
+"""pbsnodes' layouts (``src/cmds/pbsnodes.c``): -a blocks, -l lines, -S and -Sj summaries."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .attrs import node_attrs
+
+Obj = Mapping[str, Any]
+
+
+def node_block(node: Obj) -> list[str]:
+    """The node name, its attributes indented five spaces, a blank line."""
+    return [node["name"]] + [f"     {k} = {v}" for k, v in node_attrs(node)] + [""]
+
+
+def is_marked(node: Obj) -> bool:
+    """Offline or down: what ``pbsnodes -l`` lists."""
+    state = str(node.get("state", ""))
+    return "offline" in state or "down" in state
+
+
+def marked_line(node: Obj) -> str:
+    return f"{node['name']:<20} {node['state']} {node.get('comment') or ''}"
+
+
+def _cut(value: object, width: int) -> str:
+    return str(value)[:width]
+
+
+SUMMARY_HEADER = [
+    "vnode           state           OS       hardware host            queue        mem     "
+    "ncpus   nmics   ngpus  comment",
+    "--------------- --------------- -------- -------- --------------- ---------- -------- "
+    "------- ------- ------- ---------",
+]
+JOB_SUMMARY_HEADER = [
+    "                                                        mem       ncpus   nmics   ngpus",
+    "vnode           state           njobs   run   susp      f/t        f/t     f/t     f/t   jobs",
+    "--------------- --------------- ------ ----- ------ ------------ ------- ------- ------- -------",
+]
+
+
+def summary_row(node: Obj) -> str:
+    name = node["name"]
+    return (
+        f"{_cut(name, 15):<15} {_cut(node['state'], 15):<15} {'--':<8} {'--':<8} "
+        f"{_cut(name, 15):<15} {'--':<10} {'0kb':>8} {'1':>7} {'0':>7} {'0':>7} "
+        f"{node.get('comment') or '--'}"
+    )
+
+
+def _short_job(job_id: str, server: str) -> str:
+    seq, _, srv = job_id.partition(".")
+    return seq if srv == server else job_id
+
+
+def job_summary_row(node: Obj, server: str) -> str:
+    jobs = node.get("jobs") or []
+    free = max(0, 1 - len(jobs))
+    names = ",".join(_short_job(j, server) for j in jobs) or "--"
+    return (
+        f"{_cut(node['name'], 15):<15} {_cut(node['state'], 15):<15} {len(jobs):>6} "
+        f"{len(jobs):>5} {0:>6} {'0kb/0kb':>12} {f'{free}/1':>7} {'0/0':>7} {'0/0':>7} {names}"
+    )
+
+
+def summary(nodes: Sequence[Obj], jobs: bool = False, server: str = "") -> list[str]:
+    if jobs:
+        return JOB_SUMMARY_HEADER + [job_summary_row(n, server) for n in nodes]
+    return SUMMARY_HEADER + [summary_row(n) for n in nodes]

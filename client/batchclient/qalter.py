@@ -1,0 +1,65 @@
+"""qalter: change a queued or held job (PATCH /jobs/{id} with JobAlter)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from . import jobattrs
+from .cli import Parser, UsageError, run
+from .jobops import check_ids, for_each_job, job_path
+from .resources import ResourceError, parse_resources
+
+PROG = "qalter"
+USAGE = "qalter [-l walltime=...|nodes=N|select=N] [-p PRIO] [-N NAME] [-q QUEUE] job_id..."
+
+
+def build_parser() -> Parser:
+    p = Parser(PROG, usage=USAGE, description="Change attributes of queued or held jobs.")
+    p.add_argument("-l", dest="resources", action="append", metavar="RES[,RES...]")
+    p.add_argument("-p", dest="priority", metavar="PRIO")
+    p.add_argument("-N", dest="name", metavar="NAME")
+    p.add_argument("-q", dest="queue", metavar="QUEUE")
+    p.add_argument("ids", nargs="+", metavar="job_id")
+    return p
+
+
+def build_alter(ns: argparse.Namespace) -> dict:
+    """The JobAlter body: only the attributes given."""
+    body: dict = {}
+    try:
+        res = parse_resources(ns.resources or [])
+    except ResourceError as exc:
+        raise UsageError(f"-l {exc}") from None
+    try:
+        if ns.name is not None:
+            body["name"] = jobattrs.check_name(ns.name)
+        if ns.queue:
+            body["queue"] = ns.queue
+        if res.walltime is not None:
+            body["walltime"] = res.walltime
+        if ns.priority is not None:
+            body["priority"] = jobattrs.parse_priority(ns.priority)
+        if res.nodes is not None:
+            body["nodes"] = res.nodes
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if not body:
+        raise UsageError("nothing to change: give -l, -p, -N or -q")
+    return body
+
+
+def _main(argv: list[str]) -> int:
+    ns = build_parser().parse_intermixed_args(argv)
+    body = build_alter(ns)
+    ids = check_ids(ns.ids)
+    return for_each_job(PROG, ids, lambda client, jid: client.patch(job_path(jid), body))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(PROG, _main, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,296 @@
+"""qmgr: list and print the server, scheduler, queues and nodes; set the scheduling
+policy and its parameters (PATCH /scheduler) and node states (PATCH /nodes/{name}).
+
+Commands come from ``-c 'CMD'`` or, one per line, from stdin.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from . import qmgr_format as fmt
+from .cli import (
+    EXIT_REFUSED,
+    EXIT_USAGE,
+    Parser,
+    UsageError,
+    add_json_flag,
+    print_json,
+    run,
+    say,
+    wants_json,
+)
+from .qmgr_parse import Command, QmgrSyntaxError, parse
+from .transport import ApiError, Client, quote
+
+PROG = "qmgr"
+POLICY_ATTRS = ("scheduler_policy", "policy")
+NODE_STATES = {"offline": "offline", "online": "online", "free": "online", "down": "down"}
+HELP = """batchd qmgr commands (abbreviations s, l, p):
+  list server | list sched | list queue [NAME] | list node [NAME]
+  print server | print sched | print queue [NAME]
+  set server scheduler_policy = POLICY
+  set sched scheduler_policy = POLICY[, PARAM = VALUE...]
+  set sched PARAM = VALUE[, PARAM = VALUE...]     (PARAM may carry the policy prefix: dynp_decider)
+  set node NAME state = offline|online|down[, comment = TEXT]
+  quit"""
+
+
+class Quit(Exception):
+    pass
+
+
+class Session:
+    """Runs parsed commands against one daemon."""
+
+    def __init__(self, client: Client, as_json: bool = False) -> None:
+        self.client = client
+        self.as_json = as_json
+        self._server: dict | None = None
+
+    def server(self) -> dict:
+        if self._server is None:
+            self._server = self.client.get("/server")
+        return self._server
+
+    def emit(self, data: Any, lines: Sequence[str] | None) -> None:
+        if self.as_json:
+            print_json(data)
+        elif lines:
+            sys.stdout.write("\n".join(lines) + "\n")
+
+    # -- dispatch -------------------------------------------------------------------
+
+    def execute(self, cmd: Command) -> None:
+        if cmd.verb == "quit":
+            raise Quit
+        if cmd.verb == "help":
+            sys.stdout.write(HELP + "\n")
+            return
+        handler = getattr(self, f"_{cmd.verb}_{cmd.obj}", None)
+        if handler is None:
+            if cmd.verb in ("create", "delete", "unset", "active"):
+                raise UsageError(f"{cmd.verb}: not supported by batchd (use set, list or print)")
+            raise UsageError(f"{cmd.verb} {cmd.obj}: not supported by batchd (see qmgr -c help)")
+        if cmd.verb != "set" and cmd.attrs:
+            raise UsageError(f"{cmd.verb} {cmd.obj}: takes no attribute values")
+        for attr, op, _ in cmd.attrs:
+            if op != "=":
+                raise UsageError(f"{attr} {op}: batchd's qmgr supports only '='")
+        handler(cmd)
+
+    # -- list -----------------------------------------------------------------------
+
+    def _check_server_name(self, name: str | None, extra: tuple[str, ...] = ()) -> dict:
+        server = self.server()
+        if name is not None and name not in (server["name"], *extra):
+            raise UsageError(f"Unknown server {name}")
+        return server
+
+    def _list_server(self, cmd: Command) -> None:
+        server = self._check_server_name(cmd.name)
+        self.emit(server, fmt.list_server(server))
+
+    def _list_sched(self, cmd: Command) -> None:
+        if cmd.name is not None:
+            self._check_server_name(cmd.name, ("default",))
+        sched = self.client.get("/scheduler")
+        if self.as_json:
+            self.emit(sched, None)
+        else:
+            self.emit(sched, fmt.list_sched(sched, self.server()["name"]))
+
+    def _list_queue(self, cmd: Command) -> None:
+        if cmd.name:
+            queue = self._get_named("queue", f"/queues/{quote(cmd.name)}", cmd.name)
+            self.emit(queue, fmt.list_queues([queue]))
+        else:
+            data = self.client.get("/queues")
+            self.emit(data, fmt.list_queues(data["queues"]))
+
+    def _list_node(self, cmd: Command) -> None:
+        if cmd.name:
+            node = self._get_named("node", f"/nodes/{quote(cmd.name)}", cmd.name)
+            self.emit(node, fmt.list_nodes([node]))
+        else:
+            data = self.client.get("/nodes")
+            self.emit(data, fmt.list_nodes(data["nodes"]))
+
+    def _get_named(self, kind: str, path: str, name: str) -> dict:
+        try:
+            return self.client.get(path)
+        except ApiError as exc:
+            if exc.status == 404:
+                raise ApiError(404, exc.error, f"Unknown {kind} {name}") from None
+            raise
+
+    # -- print ----------------------------------------------------------------------
+
+    def _print_server(self, cmd: Command) -> None:
+        server = self._check_server_name(cmd.name)
+        queues = self.client.get("/queues")
+        self.emit({"server": server, "queues": queues}, fmt.print_server(server, queues["queues"]))
+
+    def _print_queue(self, cmd: Command) -> None:
+        if cmd.name:
+            queue = self._get_named("queue", f"/queues/{quote(cmd.name)}", cmd.name)
+            self.emit(queue, fmt.print_queue(queue))
+        else:
+            data = self.client.get("/queues")
+            self.emit(data, [line for q in data["queues"] for line in fmt.print_queue(q)])
+
+    def _print_sched(self, cmd: Command) -> None:
+        if cmd.name is not None:
+            self._check_server_name(cmd.name, ("default",))
+        sched = self.client.get("/scheduler")
+        self.emit(sched, fmt.print_sched(sched))
+
+    # -- set ------------------------------------------------------------------------
+
+    def _set_server(self, cmd: Command) -> None:
+        if cmd.name is not None:
+            self._check_server_name(cmd.name)
+        if not cmd.attrs:
+            raise UsageError("set server: give ATTR = VALUE")
+        policy = None
+        for attr, _, value in cmd.attrs:
+            if attr not in POLICY_ATTRS:
+                raise UsageError(
+                    f"set server {attr}: batchd sets only scheduler_policy on the server "
+                    "(policy parameters: set sched PARAM = VALUE)"
+                )
+            policy = value
+        self.client.patch("/scheduler", {"policy": policy})
+
+    def _set_sched(self, cmd: Command) -> None:
+        if cmd.name is not None:
+            self._check_server_name(cmd.name, ("default",))
+        if not cmd.attrs:
+            raise UsageError("set sched: give PARAM = VALUE")
+        policy = None
+        raw: list[tuple[str, str]] = []
+        for attr, _, value in cmd.attrs:
+            if attr in POLICY_ATTRS:
+                policy = value
+            else:
+                raw.append((attr, value))
+        body: dict[str, Any] = {}
+        if policy is not None:
+            body["policy"] = policy
+        if raw:
+            sched = self.client.get("/scheduler")
+            target = policy if policy is not None else sched["policy"]
+            body["params"] = {param_name(a, target, sched): v for a, v in raw}
+        self.client.patch("/scheduler", body)
+
+    def _set_node(self, cmd: Command) -> None:
+        if not cmd.name:
+            raise UsageError("set node: name the node: set node NAME state = offline")
+        body: dict[str, Any] = {}
+        for attr, _, value in cmd.attrs:
+            if attr == "state":
+                state = NODE_STATES.get(value.lower())
+                if state is None:
+                    raise UsageError(
+                        f"state = {value}: batchd nodes can be offline, online or down"
+                    )
+                body["state"] = state
+            elif attr == "comment":
+                body["comment"] = value
+            else:
+                raise UsageError(f"set node {attr}: batchd sets only state and comment on nodes")
+        if "state" not in body:
+            raise UsageError("set node: give state = offline|online|down")
+        try:
+            self.client.patch(f"/nodes/{quote(cmd.name)}", body)
+        except ApiError as exc:
+            if exc.status == 404:
+                raise ApiError(404, exc.error, f"Unknown node {cmd.name}") from None
+            raise
+
+
+def param_name(attr: str, policy: str, sched: dict) -> str:
+    """A scheduler parameter's name: ``dynp_decider`` -> ``decider`` when ``decider`` is a
+    parameter of the policy and ``dynp`` a policy family (the name before '-', or the
+    whole name with '-' as '_'). Anything else is sent as given."""
+    policies = sched.get("policies") or []
+    known: set[str] = set()
+    for p in policies:
+        if p.get("name") == policy:
+            known = set(p.get("params") or [])
+    if attr in known or not known:
+        return attr
+    families = set()
+    for p in policies:
+        name = str(p.get("name", ""))
+        families.add(name.split("-")[0])
+        families.add(name.replace("-", "_"))
+    for fam in sorted(families, key=len, reverse=True):
+        if fam and attr.startswith(fam + "_") and attr[len(fam) + 1 :] in known:
+            return attr[len(fam) + 1 :]
+    return attr
+
+
+def build_parser() -> Parser:
+    p = Parser(
+        PROG,
+        usage="qmgr [-F json] [-c 'command']   (commands from stdin without -c)",
+        description="Show and change batchd's server, scheduler, queues and nodes.",
+    )
+    p.add_argument("-c", dest="command", metavar="COMMAND", help="one command, e.g. 'list sched'")
+    add_json_flag(p)
+    return p
+
+
+def execute_line(session: Session, line: str) -> int:
+    """One command; its failure is one line on stderr and an exit code."""
+    try:
+        session.execute(parse(line))
+    except (QmgrSyntaxError, UsageError) as exc:
+        say(PROG, str(exc))
+        return EXIT_USAGE
+    except ApiError as exc:
+        say(PROG, exc.message)
+        return EXIT_REFUSED
+    return 0
+
+
+def _main(argv: list[str]) -> int:
+    ns = build_parser().parse_args(argv)
+    session = Session(Client(), wants_json(ns.format))
+    if ns.command is not None:
+        try:
+            return execute_line(session, ns.command)
+        except Quit:
+            return 0
+    code = 0
+    interactive = sys.stdin.isatty()
+    while True:
+        if interactive:
+            sys.stdout.write("Qmgr: ")
+            sys.stdout.flush()
+        line = sys.stdin.readline()
+        if not line:
+            if interactive:
+                sys.stdout.write("\n")
+            break
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        try:
+            rc = execute_line(session, text)
+        except Quit:
+            break
+        if rc:
+            code = rc
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(PROG, _main, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""qmgr's output: ``list`` blocks and ``print`` command lines."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .attrs import Attrs, node_attrs, pbs_bool, queue_attrs, sched_attrs, server_attrs
+
+Obj = Mapping[str, Any]
+READ_ONLY_QUEUE = ("total_jobs", "state_count")
+
+
+def list_block(kind: str, name: str, attrs: Attrs) -> list[str]:
+    """``Queue workq`` then ``    attr = value`` lines, then a blank line."""
+    return [f"{kind} {name}"] + [f"    {k} = {v}" for k, v in attrs] + [""]
+
+
+def list_server(server: Obj) -> list[str]:
+    return list_block("Server", server["name"], server_attrs(server))
+
+
+def list_sched(sched: Obj, name: str) -> list[str]:
+    return list_block("Sched", name, sched_attrs(sched))
+
+
+def list_queues(queues: Sequence[Obj]) -> list[str]:
+    return [line for q in queues for line in list_block("Queue", q["name"], queue_attrs(q))]
+
+
+def list_nodes(nodes: Sequence[Obj]) -> list[str]:
+    return [line for n in nodes for line in list_block("Node", n["name"], node_attrs(n))]
+
+
+def quote_value(value: str) -> str:
+    """qmgr quotes values with blanks or commas."""
+    if value == "" or any(c.isspace() or c in ",'\"" for c in value):
+        return '"' + value.replace('"', "'") + '"'
+    return value
+
+
+def print_queue(queue: Obj) -> list[str]:
+    name = queue["name"]
+    lines = ["#", f"# Create and define queue {name}", "#", f"create queue {name}"]
+    for key, value in queue_attrs(queue):
+        if key not in READ_ONLY_QUEUE:
+            lines.append(f"set queue {name} {key} = {quote_value(value)}")
+    return lines
+
+
+def print_server(server: Obj, queues: Sequence[Obj]) -> list[str]:
+    lines = ["#", "# Create queues and set their attributes.", "#"]
+    for q in queues:
+        lines += print_queue(q)
+    lines += ["#", "# Set server attributes.", "#"]
+    settings = [
+        ("default_queue", server["default_queue"]),
+        ("scheduler_policy", server["policy"]),
+        ("node_fail_requeue", pbs_bool(server.get("node_fail") == "requeue")),
+    ]
+    lines += [f"set server {k} = {quote_value(str(v))}" for k, v in settings]
+    return lines
+
+
+def print_sched(sched: Obj) -> list[str]:
+    lines = ["#", "# Set scheduler attributes.", "#"]
+    lines.append(f"set sched scheduler_policy = {quote_value(sched['policy'])}")
+    for key, value in sorted((sched.get("params") or {}).items()):
+        lines.append(f"set sched {key} = {quote_value(str(value))}")
+    return lines

@@ -1,0 +1,229 @@
+"""qstat: jobs (GET /jobs, /jobs/{id}), queues (-Q: GET /queues), the server (-B)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from . import jobtable
+from .attrs import server_of
+from .cli import (
+    EXIT_HISTORY,
+    EXIT_REFUSED,
+    EXIT_UNKNOWN_JOB,
+    Parser,
+    UsageError,
+    add_json_flag,
+    print_json,
+    run,
+    say,
+    wants_json,
+)
+from .jobattrs import is_job_id
+from .transport import ApiError, Client, quote
+
+PROG = "qstat"
+USAGE = """
+  qstat [-f] [-x] [-F json] [job_id... | queue...]
+  qstat [-a|-i|-r|-H] [-T] [-u user[,user...]] [-n] [-s] [-x] [-F json] [job_id... | queue...]
+  qstat -Q [-f] [-F json] [queue...]
+  qstat -B [-f] [-F json]"""
+HISTORY_MSG = "Job has finished, use -x or -H to obtain historical job information"
+
+
+def build_parser() -> Parser:
+    p = Parser(PROG, usage=USAGE, description="Show batchd jobs, queues or the server.")
+    flag = p.add_argument
+    flag("-a", action="store_true", help="alternate format: all jobs")
+    flag("-i", action="store_true", help="alternate format: jobs not running (E H Q W)")
+    flag("-r", action="store_true", help="alternate format: running jobs")
+    flag("-H", dest="finished", action="store_true", help="alternate format: finished jobs")
+    flag("-T", dest="est", action="store_true", help="alternate format with estimated starts")
+    flag("-n", dest="nodes", action="store_true", help="alternate format plus exec hosts")
+    flag("-s", dest="comments", action="store_true", help="alternate format plus comments")
+    flag("-u", dest="users", metavar="USER[,USER...]", help="only jobs of these users")
+    flag("-x", dest="history", action="store_true", help="include finished jobs")
+    flag("-f", dest="full", action="store_true", help="full display: all attributes")
+    flag("-Q", dest="queues", action="store_true", help="queue summary")
+    flag("-B", dest="server", action="store_true", help="server summary")
+    add_json_flag(p)
+    p.add_argument("operands", nargs="*", metavar="job_id|queue")
+    return p
+
+
+class Options:
+    def __init__(self, ns: Any) -> None:
+        self.ns = ns
+        kinds = [k for k in ("a", "i", "r", "finished") if getattr(ns, k)]
+        if len(kinds) > 1:
+            raise UsageError("conflicting options: use only one of -a, -i, -r, -H")
+        alt_only = kinds or ns.est or ns.nodes or ns.comments
+        if ns.queues and ns.server:
+            raise UsageError("conflicting options: -Q and -B")
+        if (ns.queues or ns.server) and (alt_only or ns.users or ns.history):
+            raise UsageError("conflicting options: -Q and -B take only -f and -F")
+        if ns.server and ns.operands:
+            raise UsageError("-B takes no operands (batchd has one server)")
+        if ns.full and alt_only:
+            raise UsageError("conflicting options: -f and the alternate format")
+        self.alt = bool(alt_only or (ns.users and not ns.full))
+        self.json = wants_json(ns.format)
+        self.users = [u.partition("@")[0] for u in (ns.users or "").split(",") if u.strip()]
+        self.history = ns.history or ns.finished
+
+    def query(self) -> dict[str, str]:
+        q: dict[str, str] = {}
+        if self.history:
+            q["history"] = "true"
+        if self.ns.i:
+            q["state"] = "EHQW"
+        elif self.ns.r:
+            q["state"] = "R"
+        elif self.ns.finished:
+            q["state"] = "F"
+        return q
+
+
+class Result:
+    """What the operands gave: jobs in order, plus the server name and time if known."""
+
+    def __init__(self) -> None:
+        self.jobs: list[dict] = []
+        self.seen: set[str] = set()
+        self.server: str | None = None
+        self.now: int | None = None
+        self.code = 0
+
+    def add(self, jobs: Sequence[dict]) -> None:
+        for job in jobs:
+            if job["id"] not in self.seen:
+                self.seen.add(job["id"])
+                self.jobs.append(job)
+
+    def fail(self, code: int, message: str) -> None:
+        say(PROG, message)
+        self.code = code
+
+
+def _list(client: Client, opts: Options, res: Result, queue: str | None) -> None:
+    query = opts.query()
+    if queue:
+        query["queue"] = queue
+    lists = []
+    for user in opts.users or [None]:
+        q = dict(query, user=user) if user else query
+        lists.append(client.get("/jobs", q))
+    found: list[dict] = []
+    for data in lists:
+        res.server = data["server"]
+        res.now = int(data["now"])
+        found += data["jobs"]
+    if len(lists) > 1:
+        found.sort(key=lambda j: j.get("seq", 0))
+    res.add(found)
+
+
+def _one(client: Client, opts: Options, res: Result, job_id: str) -> None:
+    try:
+        job: dict = client.get(f"/jobs/{quote(job_id)}")
+    except ApiError as exc:
+        if exc.status == 404:
+            res.fail(EXIT_UNKNOWN_JOB, f"Unknown Job Id {job_id}")
+        else:
+            res.fail(EXIT_REFUSED, exc.message)
+        return
+    if job["state"] == "F" and not opts.history:
+        res.fail(EXIT_HISTORY, f"{job['id']} {HISTORY_MSG}")
+        return
+    res.add([job])
+
+
+def _jobs(client: Client, opts: Options) -> int:
+    ns = opts.ns
+    res = Result()
+    if not ns.operands:
+        _list(client, opts, res, None)
+    for operand in ns.operands:
+        if is_job_id(operand):
+            _one(client, opts, res, operand)
+        else:
+            queue = operand.partition("@")[0]
+            _list(client, opts, res, queue or None)
+    need_server = opts.json or (opts.alt and ns.est)
+    if res.now is None and need_server and (res.jobs or opts.json):
+        info: dict = client.get("/server")
+        res.server, res.now = info["name"], int(info["now"])
+    if opts.json:
+        print_json({"server": res.server, "now": res.now, "jobs": res.jobs})
+        return res.code
+    if opts.alt:
+        server = res.server or (server_of(res.jobs[0]["id"]) if res.jobs else "")
+        lines = jobtable.alt_table(
+            res.jobs, server, res.now or 0, est=ns.est, nodes=ns.nodes, comments=ns.comments
+        )
+    elif ns.full:
+        lines = jobtable.full_jobs(res.jobs)
+    else:
+        lines = jobtable.default_table(res.jobs)
+    _write(lines)
+    return res.code
+
+
+def _queues(client: Client, opts: Options) -> int:
+    data: dict = client.get("/queues")
+    queues = data["queues"]
+    code = 0
+    if opts.ns.operands:
+        by_name = {q["name"]: q for q in queues}
+        picked = []
+        for operand in opts.ns.operands:
+            name = operand.partition("@")[0]
+            if name in by_name:
+                picked.append(by_name[name])
+            else:
+                say(PROG, f"Unknown queue {name}")
+                code = EXIT_REFUSED
+        queues = picked
+        data = dict(data, queues=queues)
+    if opts.json:
+        print_json(data)
+    elif opts.ns.full:
+        _write(jobtable.full_queues(queues))
+    else:
+        _write(jobtable.queue_table(queues))
+    return code
+
+
+def _server(client: Client, opts: Options) -> int:
+    data: dict = client.get("/server")
+    if opts.json:
+        print_json(data)
+    elif opts.ns.full:
+        _write(jobtable.full_server(data))
+    else:
+        _write(jobtable.server_table(data))
+    return 0
+
+
+def _write(lines: Sequence[str]) -> None:
+    if lines:
+        sys.stdout.write("\n".join(lines) + "\n")
+
+
+def _main(argv: list[str]) -> int:
+    opts = Options(build_parser().parse_intermixed_args(argv))
+    client = Client()
+    if opts.ns.queues:
+        return _queues(client, opts)
+    if opts.ns.server:
+        return _server(client, opts)
+    return _jobs(client, opts)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(PROG, _main, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

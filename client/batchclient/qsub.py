@@ -1,0 +1,154 @@
+"""qsub: submit one job (POST /jobs) and print its id."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from . import jobattrs
+from .cli import Parser, UsageError, run
+from .directives import DirectiveError, directives
+from .resources import ResourceError, parse_resources
+from .timefmt import parse_exec_time
+from .transport import Client
+
+PROG = "qsub"
+USAGE = (
+    "qsub [-l RES[,RES...]]... [-q QUEUE] [-N NAME] [-p PRIO] "
+    "[-a [[[[CC]YY]MM]DD]hhmm[.SS]] [-h] [-W depend=TYPE:ID[:ID...]] "
+    "[-v VAR=VAL[,VAR=VAL...]] [script]"
+)
+# Accepted for compatibility with PBS scripts and ignored: output files, mail, shell...
+IGNORED_WITH_VALUE = ("-o", "-e", "-j", "-m", "-M", "-r", "-S", "-A", "-P", "-k", "-c")
+
+
+def build_parser(directive: bool = False) -> Parser:
+    p = Parser(PROG, usage=USAGE, description="Submit a job to batchd.")
+    add = p.add_argument
+    add("-l", dest="resources", action="append", metavar="RES[,RES...]",
+        help="nodes=N, select=N, walltime=[[HH:]MM:]SS (repeatable)")  # fmt: skip
+    add("-q", dest="queue", metavar="QUEUE", help="destination queue")
+    add("-N", dest="name", metavar="NAME", help="job name (default: the script's name or STDIN)")
+    add("-p", dest="priority", metavar="PRIO", help="priority, -1024..1023")
+    add("-a", dest="exec_time", metavar="DATETIME",
+        help="not before [[[[CC]YY]MM]DD]hhmm[.SS] (batchd's clock)")  # fmt: skip
+    add("-h", dest="hold", action="store_true", default=None, help="submit with a user hold")
+    add("-W", dest="attrs", action="append", metavar="depend=TYPE:ID[:ID...]",
+        help="dependencies: afterok, afternotok, afterany")  # fmt: skip
+    add("-v", dest="variables", action="append", metavar="VAR=VAL[,...]",
+        help="job variables; BATCHD_RUNTIME=SECONDS sets the emulated runtime")  # fmt: skip
+    for opt in IGNORED_WITH_VALUE:
+        p.add_argument(opt, dest=f"ignored_{opt[1]}", help=argparse.SUPPRESS)
+    p.add_argument("-V", dest="ignored_V", action="store_true", help=argparse.SUPPRESS)
+    if not directive:
+        p.add_argument("script", nargs="?", help="job script (default: stdin)")
+    return p
+
+
+def _merge(base: argparse.Namespace, top: argparse.Namespace) -> argparse.Namespace:
+    """``top`` (later directive, or the command line) over ``base``; lists accumulate."""
+    out = argparse.Namespace(**vars(base))
+    for key, value in vars(top).items():
+        if key in ("resources", "attrs", "variables"):
+            setattr(out, key, (getattr(base, key, None) or []) + (value or []))
+        elif value is not None:
+            setattr(out, key, value)
+    return out
+
+
+def read_script(path: str | None) -> tuple[str, str]:
+    """(script text, default job name)."""
+    if path is not None and path != "-":
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                return fh.read(), jobattrs.name_from_path(path)
+        except OSError as exc:
+            raise UsageError(f"script file {path}: {exc.strerror or exc}") from None
+    if path is None and sys.stdin.isatty():
+        raise UsageError("no script: give a script file or pipe the script on stdin")
+    return sys.stdin.read(), "STDIN"
+
+
+def build_request(
+    argv: Sequence[str], script: str | None = None, default_name: str = "STDIN"
+) -> tuple[dict, str | None]:
+    """The JobSubmit body from the command line and the script's #PBS directives.
+
+    Returns the body and the raw ``-a`` value (resolved later against the
+    daemon's clock). Raises UsageError on any bad input.
+    """
+    cli = build_parser().parse_args(list(argv))
+    if script is None:
+        script, default_name = read_script(cli.script)
+    try:
+        found = directives(script)
+    except DirectiveError as exc:
+        raise UsageError(str(exc)) from None
+
+    dparser = build_parser(directive=True)
+    merged = dparser.parse_args([])
+    dir_resources: list[str] = []
+    for number, words in found:
+        try:
+            ns = dparser.parse_args(words)
+        except UsageError as exc:
+            raise UsageError(f"script line {number}: #PBS {' '.join(words)}: {exc}") from None
+        dir_resources += ns.resources or []
+        merged = _merge(merged, ns)
+    cli_only = argparse.Namespace(**{k: v for k, v in vars(cli).items() if k != "script"})
+    opts = _merge(merged, cli_only)
+
+    try:
+        res = parse_resources(dir_resources).overridden_by(parse_resources(cli.resources or []))
+    except ResourceError as exc:
+        raise UsageError(f"-l {exc}") from None
+    if opts.exec_time is not None:
+        try:
+            parse_exec_time(opts.exec_time, 0)  # syntax only; resolved against batchd's clock
+        except ValueError as exc:
+            raise UsageError(f"-a {opts.exec_time}: illegal date/time: {exc}") from None
+
+    body: dict = {}
+    try:
+        body["name"] = default_name if opts.name is None else jobattrs.check_name(opts.name)
+        if opts.queue:
+            body["queue"] = opts.queue
+        if res.nodes is not None:
+            body["nodes"] = res.nodes
+        if res.walltime is not None:
+            body["walltime"] = res.walltime
+        if opts.priority is not None:
+            body["priority"] = jobattrs.parse_priority(opts.priority)
+        if opts.hold:
+            body["hold"] = True
+        depend = jobattrs.parse_w(opts.attrs or [])
+        if depend is not None:
+            body["depend"] = depend
+        variables = jobattrs.parse_variables(opts.variables or [])
+        if variables:
+            body["variables"] = variables
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    body["script"] = script
+    return body, opts.exec_time
+
+
+def _main(argv: list[str]) -> int:
+    body, exec_spec = build_request(argv)
+    client = Client()
+    if exec_spec is not None:
+        server = client.get("/server")
+        now = int(server["now"])
+        body["exec_time"] = parse_exec_time(exec_spec, now)
+    job = client.post("/jobs", body)
+    sys.stdout.write(f"{job['id']}\n")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(PROG, _main, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

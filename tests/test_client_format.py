@@ -1,0 +1,542 @@
+"""batchclient's layouts against hand-written text (widths from OpenPBS's printf formats)."""
+
+from __future__ import annotations
+
+import calendar
+import time
+
+import pytest
+
+from batchclient import jobtable, nodes, qmgr_format
+
+pytestmark = pytest.mark.usefixtures("utc")
+
+
+@pytest.fixture
+def utc(monkeypatch):
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def utc_epoch(y, mo, d, h=0, mi=0, s=0) -> int:
+    return calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0))
+
+
+NOW = utc_epoch(2026, 11, 21, 10, 0, 0)  # Sat Nov 21 10:00:00 2026
+
+
+def job(**kw):
+    base = {
+        "id": "12.hpcline",
+        "seq": 12,
+        "name": "STDIN",
+        "owner": "alice",
+        "queue": "workq",
+        "state": "R",
+        "nodes": 4,
+        "walltime": 3600,
+        "runtime": 600,
+        "priority": 0,
+        "hold_types": "",
+        "depend": None,
+        "ctime": NOW - 1000,
+        "qtime": NOW - 1000,
+        "etime": NOW - 1000,
+        "exec_time": None,
+        "stime": NOW - 754,
+        "end_time": None,
+        "est_start": None,
+        "elapsed": 754,
+        "exec_host": ["node001", "node002", "node003", "node004"],
+        "exit_status": None,
+        "outcome": None,
+        "comment": None,
+        "started_by": "fcfs-easy",
+        "variables": {},
+    }
+    base.update(kw)
+    return base
+
+
+RUNNING = job()
+QUEUED = job(
+    id="13.hpcline",
+    seq=13,
+    name="a_very_long_job_name_x",
+    owner="bob",
+    state="Q",
+    nodes=96,
+    walltime=86400,
+    stime=None,
+    elapsed=None,
+    exec_host=[],
+    est_start=utc_epoch(2026, 11, 21, 14, 30),
+    comment="Not Running: Insufficient amount of nodes",
+    started_by=None,
+)
+HELD = job(
+    id="14.hpcline",
+    seq=14,
+    name="held",
+    owner="averyveryverylongusername",
+    queue="night_queue_long_name",
+    state="H",
+    nodes=1,
+    walltime=600,
+    hold_types="u",
+    stime=None,
+    elapsed=None,
+    exec_host=[],
+)
+
+
+def test_fit():
+    assert jobtable.fit("abc", 3) == "abc"
+    assert jobtable.fit("abcd", 3) == "ab*"
+    assert jobtable.short_id("12.hpc.example.org") == "12.hpc"
+
+
+# -- qstat ----------------------------------------------------------------------------------
+
+
+def test_default_table():
+    assert jobtable.default_table([RUNNING, QUEUED, HELD]) == [
+        "Job id            Name             User              Time Use S Queue",
+        "----------------  ---------------- ----------------  -------- - -----",
+        "12.hpcline" + " " * 8 + "STDIN" + " " * 12 + "alice" + " " * 13 + "00:12:34 R workq" + " " * 11,
+        "13.hpcline" + " " * 8 + "a_very_long_job* bob" + " " * 22 + "0 Q workq" + " " * 11,
+        "14.hpcline" + " " * 8 + "held" + " " * 13 + "averyveryverylo*" + " " * 9 + "0 H night_queue_lon*",
+    ]  # fmt: skip
+
+
+def test_default_table_finished_job_and_nothing():
+    done = job(state="F", elapsed=3599, end_time=NOW - 10)
+    assert jobtable.default_row(done).split()[3] == "00:59:59"
+    assert jobtable.default_table([]) == []
+
+
+ALT_HEAD = [
+    "Job ID          Username Queue    Jobname    SessID NDS TSK Memory Time  S Time",
+    "--------------- -------- -------- ---------- ------ --- --- ------ ----- - -----",
+]
+ROW_R = (
+    "12.hpcline" + " " * 6 + "alice" + " " * 4 + "workq" + " " * 4 + "STDIN" + " " * 9 + "--"
+    + " " * 4 + "4" + " " * 3 + "4" + " " * 4 + "--" + " " * 2 + "01:00 R "
+)  # fmt: skip
+ROW_Q = (
+    "13.hpcline" + " " * 6 + "bob" + " " * 6 + "workq" + " " * 4 + "a_very_lo*" + " " * 4 + "--"
+    + " " * 3 + "96" + " " * 2 + "96" + " " * 4 + "--" + " " * 2 + "24:00 Q "
+)  # fmt: skip
+ROW_H = (
+    "14.hpcline" + " " * 6 + "averyve* night_q* held" + " " * 10 + "--" + " " * 4 + "1"
+    + " " * 3 + "1" + " " * 4 + "--" + " " * 2 + "00:10 H "
+)  # fmt: skip
+
+
+def test_alt_table():
+    assert jobtable.alt_table([RUNNING, QUEUED, HELD], "hpcline", NOW) == [
+        "",
+        "hpcline: ",
+        " " * 60 + "Req'd  Req'd   Elap",
+        *ALT_HEAD,
+        ROW_R + "00:12",
+        ROW_Q + "  -- ",
+        ROW_H + "  -- ",
+    ]
+
+
+def test_alt_table_est_start_sorted():
+    lines = jobtable.alt_table([HELD, QUEUED, RUNNING], "hpcline", NOW, est=True)
+    assert lines == [
+        "",
+        "hpcline: ",
+        " " * 75 + "Est",
+        " " * 60 + "Req'd  Req'd   Start",
+        *ALT_HEAD,
+        ROW_R + "09:47",
+        ROW_Q + "14:30",
+        ROW_H + "   --",
+    ]
+
+
+def test_alt_table_nodes_and_comments():
+    lines = jobtable.alt_table([RUNNING, QUEUED], "hpcline", NOW, nodes=True, comments=True)
+    assert lines[5:] == [
+        ROW_R + "00:12",
+        "   node001/0+node002/0+node003/0+node004/0",
+        ROW_Q + "  -- ",
+        "   Not Running: Insufficient amount of nodes",
+    ]
+
+
+def test_exec_host_lines_wrap_before_plus():
+    hosts = [f"node{i:03d}" for i in range(1, 11)]
+    assert jobtable.exec_host_lines(hosts) == [
+        "   node001/0+node002/0+node003/0+node004/0+node005/0+node006/0+node007/0",
+        "   +node008/0+node009/0+node010/0",
+    ]
+
+
+def test_long_comment_is_cut():
+    assert jobtable.comment_line("x" * 80) == ["   " + "x" * 71 + "..."]
+    assert jobtable.comment_line("x" * 74) == ["   " + "x" * 74]
+
+
+def test_full_running_job():
+    j = job(comment="Job run at Sat Nov 21 09:47", variables={"BATCHD_RUNTIME": "600", "A": "1"})
+    assert jobtable.full_jobs([j]) == [
+        "Job Id: 12.hpcline",
+        "    Job_Name = STDIN",
+        "    Job_Owner = alice@hpcline",
+        "    job_state = R",
+        "    queue = workq",
+        "    server = hpcline",
+        "    Resource_List.ncpus = 4",
+        "    Resource_List.nodect = 4",
+        "    Resource_List.select = 4",
+        "    Resource_List.walltime = 01:00:00",
+        "    resources_used.walltime = 00:12:34",
+        "    exec_host = node001/0+node002/0+node003/0+node004/0",
+        "    Priority = 0",
+        "    Hold_Types = n",
+        "    ctime = Sat Nov 21 09:43:20 2026",
+        "    qtime = Sat Nov 21 09:43:20 2026",
+        "    etime = Sat Nov 21 09:43:20 2026",
+        "    stime = Sat Nov 21 09:47:26 2026",
+        "    comment = Job run at Sat Nov 21 09:47",
+        "    Variable_List = BATCHD_RUNTIME=600,A=1",
+        "",
+    ]
+
+
+def test_full_waiting_and_finished_jobs():
+    waiting = job(
+        id="15.hpcline",
+        state="W",
+        priority=-5,
+        hold_types="uo",
+        depend="afterok:12.hpcline",
+        etime=None,
+        stime=None,
+        elapsed=None,
+        exec_host=[],
+        exec_time=utc_epoch(2026, 11, 22, 9, 30),
+        est_start=utc_epoch(2026, 11, 22, 9, 30),
+    )
+    finished = job(id="11.hpcline", state="F", end_time=NOW - 5, exit_status=0, elapsed=3600)
+    text = jobtable.full_jobs([waiting, finished])
+    assert text[:15] + text[15:21] == [
+        "Job Id: 15.hpcline",
+        "    Job_Name = STDIN",
+        "    Job_Owner = alice@hpcline",
+        "    job_state = W",
+        "    queue = workq",
+        "    server = hpcline",
+        "    Resource_List.ncpus = 4",
+        "    Resource_List.nodect = 4",
+        "    Resource_List.select = 4",
+        "    Resource_List.walltime = 01:00:00",
+        "    Priority = -5",
+        "    Hold_Types = uo",
+        "    depend = afterok:12.hpcline",
+        "    ctime = Sat Nov 21 09:43:20 2026",
+        "    qtime = Sat Nov 21 09:43:20 2026",
+        "    Execution_Time = Sun Nov 22 09:30:00 2026",
+        "    estimated.start_time = Sun Nov 22 09:30:00 2026",
+        "",
+        "Job Id: 11.hpcline",
+        "    Job_Name = STDIN",
+        "    Job_Owner = alice@hpcline",
+    ]
+    assert text[-5:] == [
+        "    etime = Sat Nov 21 09:43:20 2026",
+        "    stime = Sat Nov 21 09:47:26 2026",
+        "    obittime = Sat Nov 21 09:59:55 2026",
+        "    Exit_status = 0",
+        "",
+    ]
+
+
+def test_prt_attr_breaks_at_commas_like_qstat():
+    value = ",".join(["A=" + "x" * 30, "B=" + "y" * 30, "C=" + "z" * 30])
+    assert jobtable.prt_attr("Variable_List", value).split("\n") == [
+        "    Variable_List = A=" + "x" * 30 + ",",
+        "\tB=" + "y" * 30 + ",C=" + "z" * 30,
+    ]
+    long = "".join(chr(ord("a") + i % 26) for i in range(100))
+    assert jobtable.prt_attr("comment", long).split("\n") == [
+        "    comment = " + long[:65],
+        "\t" + long[65:],
+    ]
+    assert jobtable.prt_attr("comment", "") == "    comment = "
+
+
+# -- qstat -Q / -B ---------------------------------------------------------------------------
+
+WORKQ = {
+    "name": "workq",
+    "queue_type": "Execution",
+    "enabled": True,
+    "started": True,
+    "default": True,
+    "max_nodes": 96,
+    "max_walltime": 86400,
+    "default_walltime": 3600,
+    "total": 7,
+    "counts": {"Q": 4, "R": 3},
+}
+NIGHT = {
+    "name": "night",
+    "queue_type": "Execution",
+    "enabled": False,
+    "started": False,
+    "default": False,
+    "max_nodes": None,
+    "max_walltime": None,
+    "default_walltime": 600,
+    "total": 0,
+    "counts": {},
+}
+
+
+def test_queue_table():
+    assert jobtable.queue_table([WORKQ, NIGHT]) == [
+        "Queue              Max   Tot Ena Str   Que   Run   Hld   Wat   Trn   Ext Type",
+        "---------------- ----- ----- --- --- ----- ----- ----- ----- ----- ----- ----",
+        "workq" + " " * 15 + "96" + " " * 5 + "7 yes yes" + " " * 5 + "4" + " " * 5 + "3"
+        + (" " * 5 + "0") * 4 + " Exe*",
+        "night" + " " * 16 + "0" + " " * 5 + "0  no  no" + (" " * 5 + "0") * 6 + " Exe*",
+    ]  # fmt: skip
+
+
+def test_full_queue():
+    assert jobtable.full_queues([WORKQ]) == [
+        "Queue: workq",
+        "    queue_type = Execution",
+        "    total_jobs = 7",
+        # no comma to break at, past column 78: cut where it falls, as OpenPBS's prt_attr does
+        "    state_count = Transit:0 Queued:4 Held:0 Waiting:0 Running:3 Exiting:0 Begun\n\t:0",
+        "    resources_max.nodect = 96",
+        "    resources_max.walltime = 24:00:00",
+        "    resources_default.walltime = 01:00:00",
+        "    enabled = True",
+        "    started = True",
+        "",
+    ]
+
+
+SERVER = {
+    "name": "hpcline",
+    "version": "0.1.0",
+    "now": NOW,
+    "clock": "accelerated",
+    "speed": 60.0,
+    "started": NOW - 86400,
+    "machine": "hpcline",
+    "nodes": 96,
+    "default_queue": "workq",
+    "policy": "dynp",
+    "node_fail": "requeue",
+    "jobs": {"Q": 4, "R": 3, "H": 1, "F": 10},
+    "replay": None,
+}
+
+
+def test_server_table():
+    assert jobtable.server_table(SERVER) == [
+        "Server             Max   Tot   Que   Run   Hld   Wat   Trn   Ext Status",
+        "---------------- ----- ----- ----- ----- ----- ----- ----- ----- -----------",
+        "hpcline" + " " * 14 + "0" + " " * 5 + "8" + " " * 5 + "4" + " " * 5 + "3" + " " * 5 + "1"
+        + (" " * 5 + "0") * 3 + " Active    ",
+    ]  # fmt: skip
+
+
+# -- qnodes ------------------------------------------------------------------------------------
+
+BUSY = {
+    "name": "node001",
+    "index": 0,
+    "machine": "hpcline",
+    "state": "job-exclusive",
+    "jobs": ["12.hpcline"],
+    "reservation": None,
+    "comment": None,
+}
+FREE = dict(BUSY, name="node002", index=1, state="free", jobs=[])
+OFFLINE = dict(
+    BUSY,
+    name="node003",
+    index=2,
+    state="offline",
+    jobs=[],
+    reservation="R1.hpcline",
+    comment="bad fan",
+)
+DOWN = dict(BUSY, name="node004", index=3, state="down", jobs=[])
+
+
+def test_node_blocks():
+    assert nodes.node_block(BUSY) + nodes.node_block(OFFLINE) == [
+        "node001",
+        "     Mom = node001",
+        "     ntype = PBS",
+        "     state = job-exclusive",
+        "     pcpus = 1",
+        "     jobs = 12.hpcline/0",
+        "     resources_available.host = node001",
+        "     resources_available.ncpus = 1",
+        "     resources_assigned.ncpus = 1",
+        "     resv_enable = True",
+        "     sharing = default_excl",
+        "",
+        "node003",
+        "     Mom = node003",
+        "     ntype = PBS",
+        "     state = offline",
+        "     pcpus = 1",
+        "     resv = R1.hpcline",
+        "     resources_available.host = node003",
+        "     resources_available.ncpus = 1",
+        "     resources_assigned.ncpus = 0",
+        "     comment = bad fan",
+        "     resv_enable = True",
+        "     sharing = default_excl",
+        "",
+    ]
+
+
+def test_marked_lines():
+    assert [nodes.is_marked(n) for n in (BUSY, FREE, OFFLINE, DOWN)] == [False, False, True, True]
+    assert nodes.marked_line(OFFLINE) == "node003" + " " * 14 + "offline bad fan"
+    assert nodes.marked_line(DOWN) == "node004" + " " * 14 + "down "
+
+
+def test_node_summary():
+    assert nodes.summary([BUSY]) == [
+        "vnode           state           OS       hardware host            queue        mem     "
+        "ncpus   nmics   ngpus  comment",
+        "--------------- --------------- -------- -------- --------------- ---------- -------- "
+        "------- ------- ------- ---------",
+        "node001" + " " * 9 + "job-exclusive" + " " * 3 + "--" + " " * 7 + "--" + " " * 7
+        + "node001" + " " * 9 + "--" + " " * 14 + "0kb" + " " * 7 + "1" + " " * 7 + "0"
+        + " " * 7 + "0 --",
+    ]  # fmt: skip
+
+
+def test_node_job_summary():
+    assert nodes.summary([BUSY, FREE], jobs=True, server="hpcline") == [
+        "                                                        mem       ncpus   nmics   ngpus",
+        "vnode           state           njobs   run   susp      f/t        f/t     f/t     f/t   jobs",
+        "--------------- --------------- ------ ----- ------ ------------ ------- ------- ------- -------",
+        "node001" + " " * 9 + "job-exclusive" + " " * 8 + "1" + " " * 5 + "1" + " " * 6 + "0"
+        + " " * 6 + "0kb/0kb" + " " * 5 + "0/1" + " " * 5 + "0/0" + " " * 5 + "0/0 12",
+        "node002" + " " * 9 + "free" + " " * 17 + "0" + " " * 5 + "0" + " " * 6 + "0"
+        + " " * 6 + "0kb/0kb" + " " * 5 + "1/1" + " " * 5 + "0/0" + " " * 5 + "0/0 --",
+    ]  # fmt: skip
+
+
+# -- qmgr ---------------------------------------------------------------------------------------
+
+SCHED = {
+    "policy": "dynp",
+    "params": {"quality": "artww", "decider": "advanced"},
+    "policies": [
+        {"name": "fcfs-cons", "description": "", "params": ["replan"]},
+        {"name": "dynp-basic", "description": "", "params": ["lower", "upper", "threshold"]},
+        {"name": "dynp", "description": "", "params": ["decider", "quality"]},
+    ],
+    "report": {"switches": 2, "cases": {"1": 3, "2": 1}},
+    "switches": [{"at": NOW - 60}, {"at": NOW - 30}],
+}
+
+
+def test_qmgr_list_server():
+    assert qmgr_format.list_server(SERVER) == [
+        "Server hpcline",
+        "    server_state = Active",
+        "    default_queue = workq",
+        "    scheduler_policy = dynp",
+        "    node_fail_requeue = True",
+        "    total_jobs = 8",
+        "    state_count = Transit:0 Queued:4 Held:1 Waiting:0 Running:3 Exiting:0 Begun:0",
+        "    resources_available.nodect = 96",
+        "    machine = hpcline",
+        "    clock = accelerated",
+        "    speed = 60",
+        "    time_now = Sat Nov 21 10:00:00 2026",
+        "    started = Fri Nov 20 10:00:00 2026",
+        "    pbs_version = batchd 0.1.0",
+        "",
+    ]
+
+
+def test_qmgr_list_sched():
+    assert qmgr_format.list_sched(SCHED, "hpcline") == [
+        "Sched hpcline",
+        "    scheduler_policy = dynp",
+        "    decider = advanced",
+        "    quality = artww",
+        "    available_policies = fcfs-cons, dynp-basic, dynp",
+        "    policy_switches = 2",
+        "    report.cases = 1=3, 2=1",
+        "    report.switches = 2",
+        "",
+    ]
+
+
+def test_qmgr_list_queue_and_node():
+    assert qmgr_format.list_queues([NIGHT]) == [
+        "Queue night",
+        "    queue_type = Execution",
+        "    total_jobs = 0",
+        "    state_count = Transit:0 Queued:0 Held:0 Waiting:0 Running:0 Exiting:0 Begun:0",
+        "    resources_default.walltime = 00:10:00",
+        "    enabled = False",
+        "    started = False",
+        "",
+    ]
+    assert qmgr_format.list_nodes([FREE])[:4] == [
+        "Node node002",
+        "    Mom = node002",
+        "    ntype = PBS",
+        "    state = free",
+    ]
+
+
+def test_qmgr_print_server():
+    assert qmgr_format.print_server(SERVER, [WORKQ]) == [
+        "#",
+        "# Create queues and set their attributes.",
+        "#",
+        "#",
+        "# Create and define queue workq",
+        "#",
+        "create queue workq",
+        "set queue workq queue_type = Execution",
+        "set queue workq resources_max.nodect = 96",
+        "set queue workq resources_max.walltime = 24:00:00",
+        "set queue workq resources_default.walltime = 01:00:00",
+        "set queue workq enabled = True",
+        "set queue workq started = True",
+        "#",
+        "# Set server attributes.",
+        "#",
+        "set server default_queue = workq",
+        "set server scheduler_policy = dynp",
+        "set server node_fail_requeue = True",
+    ]
+
+
+def test_qmgr_print_sched_quotes_blanks():
+    sched = dict(SCHED, params={"decider": "advanced", "reduced_future": "6h, or so"})
+    assert qmgr_format.print_sched(sched) == [
+        "#",
+        "# Set scheduler attributes.",
+        "#",
+        "set sched scheduler_policy = dynp",
+        "set sched decider = advanced",
+        'set sched reduced_future = "6h, or so"',
+    ]
