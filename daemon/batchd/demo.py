@@ -8,6 +8,7 @@ the daemon with SIGTERM. This is what ``make run`` does.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -44,7 +45,7 @@ class Demo:
         print(f"\n## {text}", flush=True)
 
     def run(self, *argv: str, stdin: str | None = None) -> str:
-        print(f"$ {' '.join(argv)}", flush=True)
+        print(f"$ {shlex.join(argv)}", flush=True)
         cmd = [_tool(argv[0]), *argv[1:]]
         out = subprocess.run(cmd, env=self.env, input=stdin, capture_output=True, text=True)
         lines = (out.stdout + out.stderr).rstrip("\n").splitlines()
@@ -59,10 +60,10 @@ class Demo:
         argv = [
             _tool("batchd"), "serve", "--config", self.config,
             "--speed", f"{self.speed:g}", "--replay", f"synthetic:{self.jobs}",
-            "--shrink", "0.25", "--seed", "7",
+            "--shrink", "0.03", "--seed", "7",
             "--socket", str(self.sock), "--state", str(self.dir / "state.db"),
         ]  # fmt: skip
-        print(f"$ {' '.join(argv[1:])} &", flush=True)
+        print(f"$ batchd {shlex.join(argv[1:])} &", flush=True)
         log = open(self.dir / "daemon.log", "wb")  # noqa: SIM115 - the daemon keeps writing to it
         self.proc = subprocess.Popen(argv, stdout=log, stderr=log)
         deadline = time.monotonic() + 60
@@ -87,7 +88,7 @@ class Demo:
         self.say(f"the daemon: hpcline96 at {self.speed:g}x, a synthetic stream beside your jobs")
         self.start()
         try:
-            time.sleep(3)
+            time.sleep(4)
             script = self.dir / "lu.sh"
             script.write_text(SCRIPT)
             self.say("submit: a script with #PBS directives, then a job that depends on it")
@@ -96,7 +97,9 @@ class Demo:
                 "qsub", "-l", "select=16,walltime=02:00:00", "-N", "post", "-p", "10",
                 "-W", f"depend=afterok:{first}",
             stdin="echo post\n")  # fmt: skip
-            self.run("qsub", "-h", "-l", "nodes=2,walltime=00:10:00", "-N", "held", stdin="true\n")
+            held = self.run(
+                "qsub", "-h", "-l", "nodes=2,walltime=00:10:00", "-N", "held", stdin="true\n"
+            )  # fmt: skip
             self.say("the queue, as PBS shows it")
             self.run("qstat")
             self.run("qstat", "-a", "-T")
@@ -109,8 +112,9 @@ class Demo:
             self.run("qmgr", "-c", "set server scheduler_policy = dynp")
             self.run("qmgr", "-c", "set sched dynp_decider = advanced")
             self.run("qmgr", "-c", "list sched")
+            self.run("qrls", held)
             time.sleep(3)
-            self.say("a few emulated hours later")
+            self.say("half an emulated hour later")
             self.run("qstat", "-x", "-u", os.environ.get("USER") or _whoami())
             self.run("qmgr", "-c", "list server")
         finally:
