@@ -1,0 +1,139 @@
+"""The PBS commands against a real ``batchd serve``: what a user types and sees."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.daemon_proc import ROOT, Daemon
+
+BIN = Path(sys.executable).parent
+
+SITE = """
+[[machine]]
+name = "tiny"
+nodes = 4
+
+[server]
+policy = "fcfs-easy"
+
+[[queue]]
+name = "workq"
+default_walltime = "01:00:00"
+
+[[queue]]
+name = "short"
+max_nodes = 2
+max_walltime = "00:30:00"
+"""
+
+
+def run(d: Daemon, *argv: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, BATCHD_SOCKET=str(d.socket))
+    env.pop("BATCHD_URL", None)
+    return subprocess.run(
+        [str(BIN / argv[0]), *argv[1:]], input=stdin, capture_output=True, text=True,
+        env=env, cwd=ROOT, timeout=30,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def daemon(tmp_path: Path):
+    conf = tmp_path / "tiny.toml"
+    conf.write_text(SITE)
+    # Speed 1: nothing ends on its own during the test.
+    with Daemon(tmp_path, "--speed", "1", config=str(conf)) as d:
+        yield d
+
+
+def test_a_users_session(daemon: Daemon) -> None:
+    d = daemon
+    big = run(d, "qsub", "-l", "nodes=4,walltime=02:00:00", "-N", "big", stdin="sleep 1\n")
+    assert big.returncode == 0, big.stderr
+    assert re.fullmatch(r"1\.tiny\n", big.stdout)
+    wait = run(d, "qsub", "-l", "select=2", "-l", "walltime=00:10:00", "-q", "short", "-N", "w",
+               stdin="true\n")  # fmt: skip
+    assert wait.stdout == "2.tiny\n"
+    dep = run(d, "qsub", "-W", "depend=afterok:2", "-N", "after", stdin="true\n")
+    assert dep.stdout == "3.tiny\n"
+
+    table = run(d, "qstat").stdout.splitlines()
+    assert table[0].split() == ["Job", "id", "Name", "User", "Time", "Use", "S", "Queue"]
+    rows = {line.split()[0]: line.split() for line in table[2:]}
+    assert rows["1.tiny"][1] == "big" and rows["1.tiny"][4] == "R"
+    assert rows["2.tiny"][4] == "Q" and rows["2.tiny"][5] == "short"
+    assert rows["3.tiny"][4] == "H"  # held for its dependency
+
+    # The planned start of the queued job is the end of the running one (2 h later).
+    est = json.loads(run(d, "qstat", "-F", "json").stdout)
+    jobs = {j["id"]: j for j in est["jobs"]}
+    assert jobs["2.tiny"]["est_start"] == jobs["1.tiny"]["stime"] + 7200
+
+    full = run(d, "qstat", "-f", "2.tiny").stdout
+    assert full.startswith("Job Id: 2.tiny\n")
+    assert "    Resource_List.walltime = 00:10:00\n" in full
+    assert "    queue = short\n" in full
+
+    # Refusals: one line, nothing changed.
+    too_big = run(d, "qsub", "-q", "short", "-l", "nodes=3", stdin="true\n")
+    assert too_big.returncode != 0 and too_big.stdout == ""
+    assert too_big.stderr.count("\n") == 1 and "resources_max.nodect = 2" in too_big.stderr
+    bad = run(d, "qsub", "-l", "walltime=1:99:00", stdin="true\n")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+    unknown = run(d, "qstat", "99")
+    assert unknown.returncode == 153 and "Unknown Job Id 99" in unknown.stderr
+    after = json.loads(run(d, "qstat", "-x", "-F", "json").stdout)
+    assert len(after["jobs"]) == 3
+
+    # Hold, alter, release, delete.
+    assert run(d, "qhold", "2.tiny").returncode == 0
+    assert rows_of(d)["2.tiny"][4] == "H"
+    assert run(d, "qalter", "-l", "walltime=00:20:00", "-N", "renamed", "2.tiny").returncode == 0
+    assert run(d, "qrls", "2.tiny").returncode == 0
+    rows = rows_of(d)
+    assert rows["2.tiny"][1] == "renamed" and rows["2.tiny"][4] == "Q"
+    assert run(d, "qdel", "1.tiny").returncode == 0
+    rows = rows_of(d)
+    assert "1.tiny" not in rows and rows["2.tiny"][4] == "R"
+    history = run(d, "qstat", "-x").stdout
+    assert re.search(r"^1\.tiny +big .* F workq", history, re.M)
+
+
+def rows_of(d: Daemon) -> dict[str, list[str]]:
+    return {line.split()[0]: line.split() for line in run(d, "qstat").stdout.splitlines()[2:]}
+
+
+def test_nodes_and_qmgr(daemon: Daemon) -> None:
+    d = daemon
+    assert run(d, "qnodes", "-o", "node002", "-C", "fan").returncode == 0
+    out = run(d, "qnodes", "node002").stdout
+    assert out.splitlines()[0] == "node002"
+    assert "     state = offline\n" in out
+    down = run(d, "qnodes", "-l").stdout.split()
+    assert down[:2] == ["node002", "offline"]
+    assert run(d, "qnodes", "-r", "node002").returncode == 0
+    assert "     state = free\n" in run(d, "qnodes", "node002").stdout
+
+    assert run(d, "qmgr", "-c", "set server scheduler_policy = dynp").returncode == 0
+    assert run(d, "qmgr", "-c", "set sched dynp_decider = advanced").returncode == 0
+    sched = run(d, "qmgr", "-c", "list sched").stdout
+    assert "    scheduler_policy = dynp\n" in sched
+    assert "    decider = advanced\n" in sched
+    wrong = run(d, "qmgr", "-c", "set sched dynp_decider = cleverest")
+    assert wrong.returncode != 0 and "decider" in wrong.stderr
+    assert "    decider = advanced\n" in run(d, "qmgr", "-c", "list sched").stdout
+    printed = run(d, "qmgr", "-c", "print server").stdout
+    assert "create queue short\n" in printed
+    assert "set server scheduler_policy = dynp\n" in printed
+
+
+def test_no_daemon_gives_one_line(tmp_path: Path) -> None:
+    env = dict(os.environ, BATCHD_SOCKET=str(tmp_path / "none.sock"))
+    out = subprocess.run([str(BIN / "qstat")], capture_output=True, text=True, env=env)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "cannot connect to batchd" in out.stderr
