@@ -90,3 +90,49 @@ def test_listen_without_tokens_is_refused(tmp_path: Path) -> None:
     )  # fmt: skip
     assert out.returncode == 2
     assert "--listen needs --token-file" in out.stderr
+
+
+def test_stopped_queue_keeps_its_jobs_until_started(tmp_path: Path) -> None:
+    conf = tmp_path / "site.toml"
+    stopped = SITE + '\n[[queue]]\nname = "night"\nstarted = false\n'
+    conf.write_text(stopped)
+    with Daemon(tmp_path, "--speed", "1", config=str(conf)) as d:
+        status, job = d.call("POST", "/jobs", {"nodes": 1, "queue": "night", "walltime": 600})
+        assert status == 201
+        assert job["state"] == "Q" and job["comment"] == "Not Running: queue night is stopped"
+        assert d.call("GET", "/jobs/1")[1]["state"] == "Q"  # the machine is idle, yet it waits
+        conf.write_text(stopped.replace("started = false", "started = true"))
+        assert d.proc is not None
+        d.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while d.call("GET", "/jobs/1")[1]["state"] != "R" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert d.call("GET", "/jobs/1")[1]["state"] == "R"
+        # Stopping it again parks the queued jobs of that queue.
+        conf.write_text(stopped)
+        d.proc.send_signal(signal.SIGHUP)
+        while time.monotonic() < deadline:
+            queues = {q["name"]: q for q in d.call("GET", "/queues")[1]["queues"]}
+            if not queues["night"]["started"]:
+                break
+            time.sleep(0.05)
+        status, job = d.call("POST", "/jobs", {"nodes": 4, "walltime": 600})  # waits for node
+        assert job["state"] == "Q"
+        status, job = d.call("POST", "/jobs", {"nodes": 1, "queue": "night", "walltime": 600})
+        assert job["state"] == "Q" and job["comment"].endswith("stopped")
+
+
+def test_state_of_another_machine_is_refused(tmp_path: Path) -> None:
+    conf = tmp_path / "site.toml"
+    conf.write_text(SITE)
+    with Daemon(tmp_path, "--speed", "10", config=str(conf)) as d:
+        assert d.call("POST", "/jobs", {"nodes": 1, "walltime": 60})[0] == 201
+        assert d.stop() == 0
+    conf.write_text(SITE.replace("nodes = 4", "nodes = 8"))
+    out = subprocess.run(
+        [*d.argv], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )  # fmt: skip
+    assert out.returncode == 2
+    line = out.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"batchd: error: {d.state}: the state was saved by server tiny")
+    assert "use that config, or another --state file" in line

@@ -28,6 +28,7 @@ from batchd.server.store import Store
 
 log = structlog.get_logger("batchd")
 HEARTBEAT_WALL_SECONDS = 1.0
+EXIT_CRASHED = 1
 
 
 @dataclass
@@ -86,6 +87,8 @@ def _claim_socket(path: Path) -> None:
 async def serve(opts: ServeOptions) -> int:
     from batchclient.transport import default_socket
 
+    # Until the reload handler is in place, a SIGHUP must not kill a starting daemon.
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     site = load_site(opts.config)
     tokens = load_tokens(opts.token_file) if opts.token_file else None
     if opts.listen and not tokens:
@@ -114,11 +117,16 @@ async def serve(opts: ServeOptions) -> int:
         realtime=isinstance(clock, RealClock),
     )
     if saved.meta.get("now") is not None:
-        svc.restore(saved)
+        try:
+            svc.restore(saved)
+        except ValueError as exc:
+            raise ServeError(f"{store.path}: {exc}") from None
     else:
-        svc.save_meta(started=svc.now)
+        svc.save_meta(started=svc.now, machine=svc.machine_identity())
         svc.commit()
     replay = saved.meta.get("replay")
+    if replay is not None and replay["cursor"] >= replay["jobs"] and opts.replay:
+        replay = None  # that replay is over: a new one may start
     if replay is not None:
         if opts.replay and opts.replay != replay["trace"]:
             log.warning("replay_ignored", asked=opts.replay, resuming=replay["trace"])
@@ -132,7 +140,10 @@ async def serve(opts: ServeOptions) -> int:
         )
         svc.replay.start()
     elif opts.replay:
-        svc.replay = ReplayFeed.starting_now(svc, opts.replay, shrink=opts.shrink, seed=opts.seed)
+        trace = opts.replay
+        if Path(trace).is_file():
+            trace = str(Path(trace).resolve())  # a restart may run from another directory
+        svc.replay = ReplayFeed.starting_now(svc, trace, shrink=opts.shrink, seed=opts.seed)
         svc.replay.start()
     svc.commit()
 
@@ -165,35 +176,43 @@ async def serve(opts: ServeOptions) -> int:
         pid=os.getpid(),
     )
     scheduler = asyncio.create_task(_schedule_loop(svc, wake, stop))
+    crashed = False
     try:
         await stop.wait()
     finally:
         scheduler.cancel()
         with contextlib.suppress(asyncio.CancelledError):
-            await scheduler
+            crashed = await scheduler
         await runner.cleanup()
-        svc.tick()
-        store.close()
-        with contextlib.suppress(FileNotFoundError):
-            sock_path.unlink()
-        log.info("daemon_stopped", now=svc.now, jobs=len(svc.records))
-    return 0
+        try:
+            if not crashed:
+                svc.tick()
+        finally:
+            store.close()
+            with contextlib.suppress(FileNotFoundError):
+                sock_path.unlink()
+        log.info("daemon_stopped", now=svc.now, jobs=len(svc.records), crashed=crashed)
+    return EXIT_CRASHED if crashed else 0
 
 
-async def _schedule_loop(svc: BatchService, wake: asyncio.Event, stop: asyncio.Event) -> None:
+async def _schedule_loop(svc: BatchService, wake: asyncio.Event, stop: asyncio.Event) -> bool:
+    """Run until stopped; True if scheduling failed (logged with its traceback)."""
     clock = svc.clock
     while not stop.is_set():
         nxt = svc.next_event_time()
         # Wake at least once a wall second, so the saved clock stays current.
         beat = clock.now() + max(1, int(svc.speed * HEARTBEAT_WALL_SECONDS))
         await clock.sleep_until(beat if nxt is None else min(nxt, beat), wake)
-        wake.clear()
         try:
             svc.tick()
         except Exception:
             log.exception("scheduling_failed")
             stop.set()
-            raise
+            return True
+        # Cleared after the tick, whose own commit sets it: the tick never yields,
+        # so no API call can have set it meanwhile.
+        wake.clear()
+    return False
 
 
 def _reload(svc: BatchService, path: str) -> None:

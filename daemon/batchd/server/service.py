@@ -93,6 +93,7 @@ class BatchService:
         self.node_index = {n: i for i, n in enumerate(self.node_names)}
         self.records: dict[int, JobRecord] = {}
         self._dirty: dict[int, JobRecord] = {}
+        self.parked: dict[int, JobRecord] = {}  # queued in a stopped queue
         self.dependents: dict[int, list[int]] = {}  # job -> jobs that wait for it
         self.reservations: dict[int, Reservation] = {}
         self._resv_saved: dict[int, ResvState] = {}
@@ -133,6 +134,13 @@ class BatchService:
     def restore(self, saved: Saved) -> None:
         """Rebuild the state saved before a stop or a crash; the clock goes on from there."""
         meta = saved.meta
+        identity = meta.get("machine")
+        if identity is not None and identity != self.machine_identity():
+            raise ValueError(
+                f"the state was saved by server {identity['server']} for machines "
+                f"{identity['machines']}; this config has {self.machine_identity()['machines']} "
+                f"(server {self.server}): use that config, or another --state file"
+            )
         self.meta = dict(meta)
         self.seq = int(meta.get("seq", 0))
         self.resv_seq = int(meta.get("resv_seq", 0))
@@ -185,7 +193,7 @@ class BatchService:
             key=lambda r: (r.job.submit, r.seq),
         )
         for rec in waiting:
-            engine.enqueue(rec.job)
+            self._to_queue(rec, arriving=False)
         for rec in records:
             if rec.state is JobState.WAITING and rec.exec_time is not None:
                 self._arm_exec(rec)
@@ -315,7 +323,10 @@ class BatchService:
         qname = body.queue or self.site.default_queue
         queue = self.queue(qname)
         if not queue.enabled:
-            raise bad_request(f"queue {qname} is not enabled (qmgr: set queue {qname} enabled)")
+            raise bad_request(
+                f"queue {qname} is not enabled: it takes no new jobs (enabled = true in the "
+                "site config, then SIGHUP the daemon)"
+            )
         nodes = self.mconf.nodes
         if body.nodes > nodes:
             raise bad_request(
@@ -403,8 +414,7 @@ class BatchService:
             self._arm_exec(rec)
         else:
             rec.etime = self.engine.now
-            self.engine.submit(job)
-            self.engine.instant(self.engine.now)
+            self._to_queue(rec, arriving=True)
         self._touch(rec)
 
     def inject(self, job: Job, owner: str) -> JobRecord:
@@ -426,9 +436,37 @@ class BatchService:
         self.seq = new.id
         self.save_meta(seq=self.seq)
         self.records[new.id] = rec
-        self.engine.submit(new)
+        self._to_queue(rec, arriving=True, now=False)
         self._touch(rec)
         return rec
+
+    def _to_queue(self, rec: JobRecord, *, arriving: bool, now: bool = True) -> None:
+        """A queued job goes to the scheduler, or waits while its queue is stopped.
+
+        ``arriving`` jobs are submissions (counted by the engine); with ``now`` they
+        are handled at once, without it (from a timer) in the engine's current second.
+        """
+        queue = self._queue_conf(rec.job.queue)
+        if queue is not None and not queue.started:
+            self.parked[rec.seq] = rec
+            rec.comment = f"Not Running: queue {queue.name} is stopped"
+            return
+        if not arriving:
+            self.engine.enqueue(rec.job)
+            return
+        self.engine.submit(rec.job)
+        if now:
+            self.engine.instant(self.engine.now)
+
+    def _from_queue(self, rec: JobRecord) -> None:
+        if self.parked.pop(rec.seq, None) is None:
+            self.engine.withdraw(rec.job)
+
+    def _queue_conf(self, name: str) -> QueueConfig | None:
+        for q in self.site.queues():
+            if q.name == name:
+                return q
+        return None
 
     def _arm_exec(self, rec: JobRecord) -> None:
         assert rec.exec_time is not None
@@ -451,7 +489,7 @@ class BatchService:
         if rec.exec_time is not None and rec.job.submit < rec.exec_time:
             # Not eligible before its execution time: it queues from then on.
             rec.job.submit = min(rec.exec_time, self.engine.now)
-        self.engine.enqueue(rec.job)
+        self._to_queue(rec, arriving=False)
         self._touch(rec)
 
     def _started(self, job: Job) -> None:
@@ -507,7 +545,7 @@ class BatchService:
         """A job that never ran leaves the system (deleted, or its dependency failed)."""
         job = rec.job
         if job.state is JobState.QUEUED:
-            self.engine.withdraw(job)
+            self._from_queue(rec)
         timer = self._exec_timers.pop(rec.seq, None)
         if timer is not None:
             timer.cancel()
@@ -542,7 +580,7 @@ class BatchService:
                 "waiting or held jobs can be held"
             )
         if rec.state is JobState.QUEUED:
-            self.engine.withdraw(rec.job)
+            self._from_queue(rec)
         if rec.state is not JobState.HELD:
             change_state(rec.job, JobState.HELD)
         rec.hold_types = merge_holds(rec.hold_types, types)
@@ -620,7 +658,7 @@ class BatchService:
             raise bad_request(f"queue {qname} is not enabled")
         queued = job.state is JobState.QUEUED
         if queued:
-            self.engine.withdraw(job)
+            self._from_queue(rec)
         job.queue = qname
         job.width = nodes
         if rec.runtime_given is None:
@@ -631,7 +669,7 @@ class BatchService:
         if body.name is not None:
             job.name = body.name
         if queued:
-            self.engine.enqueue(job)
+            self._to_queue(rec, arriving=False)
         self._touch(rec)
         self.settle()
         log.info("job_altered", job=self.job_id(rec.seq), by=caller.user)
@@ -855,14 +893,39 @@ class BatchService:
         return out
 
     # -- configuration ------------------------------------------------------------
+    def machine_identity(self, site: SiteConfig | None = None) -> dict[str, Any]:
+        site = site or self.site
+        return {
+            "server": site.server_name,
+            "machines": [[m.name, m.nodes, m.node_prefix] for m in site.machine],
+        }
+
     def reload(self, site: SiteConfig) -> None:
         """Take a re-read configuration: queues, roles and limits; the machine cannot change."""
-        old, new = self.site.machine[0], site.machine[0]
-        if (old.name, old.nodes, old.node_prefix) != (new.name, new.nodes, new.node_prefix):
-            raise ValueError("the machine cannot change while the daemon runs; restart it")
-        if site.server_name != self.server:
-            raise ValueError("the server name cannot change while the daemon runs")
+        if self.machine_identity(site) != self.machine_identity():
+            raise ValueError(
+                "the machine and the server name cannot change while the daemon runs; restart it"
+            )
+        self.sync()
+        if site.server.max_body != self.site.server.max_body:
+            log.warning("max_body_needs_restart", max_body=site.server.max_body)
         self.site = site
+        for rec in sorted(self.parked.values(), key=lambda r: (r.job.submit, r.seq)):
+            queue = self._queue_conf(rec.job.queue)
+            if queue is None or queue.started:
+                del self.parked[rec.seq]
+                rec.comment = None
+                self._touch(rec)
+                self.engine.enqueue(rec.job)
+        stopped = {q.name for q in site.queues() if not q.started}
+        if stopped:
+            for job in list(self.machine.policy.waiting()):
+                rec = self.records.get(job.id)
+                if rec is not None and job.queue in stopped:
+                    self.engine.withdraw(job)
+                    self._to_queue(rec, arriving=False)
+                    self._touch(rec)
+        self.settle()
         log.info("config_reloaded", queues=[q.name for q in site.queues()])
 
     def counts(self) -> dict[str, int]:
