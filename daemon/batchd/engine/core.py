@@ -242,6 +242,8 @@ class Engine:
 
     def instant(self, t: int) -> None:
         """Handle everything that happens at second ``t``."""
+        if t < self.now:
+            raise RuntimeError(f"time cannot go back from {self.now} to {t}")
         self.now = t
         machines = self.machines
         for m in machines:
@@ -396,7 +398,9 @@ class Engine:
     def add_reservation(self, resv: Reservation) -> None:
         """Hold ``resv.width`` nodes from ``resv.start`` to ``resv.end``; the caller checked the fit."""
         m = self.machines[resv.machine]
-        if resv.end <= resv.start or resv.start < self.now:
+        if resv.end <= max(resv.start, self.now) or (
+            resv.state is ResvState.CONFIRMED and resv.start < self.now
+        ):
             raise ValueError(f"reservation {resv.id}: bad window {resv.start}..{resv.end}")
         if resv.state is ResvState.RUNNING:
             # Restored after a restart: it holds its nodes already.

@@ -28,6 +28,7 @@ from batchd.server.service import BatchService, Caller
 
 SERVICE = web.AppKey("service", BatchService)
 TOKENS = web.AppKey("tokens", dict)
+CALLER = web.RequestKey("caller", Caller)
 Model = TypeVar("Model", bound=BaseModel)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -85,12 +86,12 @@ async def identity(request: web.Request, handler: Handler) -> web.StreamResponse
         user = peer_user(request)
         if user is None:
             user = token_user(request, request.app[TOKENS])
-        request["caller"] = request.app[SERVICE].caller(user)
+        request[CALLER] = request.app[SERVICE].caller(user)
     return await handler(request)
 
 
 def _caller(request: web.Request) -> Caller:
-    return request["caller"]
+    return request[CALLER]
 
 
 async def _body(request: web.Request, model: type[Model]) -> Model:
@@ -132,6 +133,7 @@ routes = web.RouteTableDef()
 @routes.get("/healthz")
 async def healthz(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
+    svc.sync()
     return _json({"status": "ok", "now": svc.now})
 
 

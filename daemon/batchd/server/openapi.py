@@ -21,11 +21,13 @@ class Route:
     answer: type[BaseModel] | None = None
     status: int = 200
     query: tuple[tuple[str, str], ...] = ()
+    errors: tuple[int, ...] = (400, 401, 403, 404, 405, 413)
 
 
 ROUTES: tuple[Route, ...] = (
-    Route("GET", "/healthz", "liveness", answer=s.Health),
-    Route("GET", "/metrics", "Prometheus metrics (text exposition format)"),
+    Route("GET", "/healthz", "liveness", answer=s.Health, errors=()),
+    Route("GET", "/metrics", "Prometheus metrics (text exposition format)", errors=()),
+    Route("GET", "/openapi.json", "this document", errors=()),
     Route("GET", "/server", "server attributes (qmgr list server)", answer=s.ServerOut),
     Route("POST", "/jobs", "submit a job (qsub)", s.JobSubmit, s.JobOut, 201),
     Route(
@@ -52,7 +54,13 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/queues/{name}", "one queue", answer=s.QueueOut),
     Route("GET", "/reservations", "list reservations", answer=s.ReservationList),
     Route(
-        "POST", "/reservations", "create a reservation", s.ReservationCreate, s.ReservationOut, 201
+        "POST",
+        "/reservations",
+        "create a reservation",
+        s.ReservationCreate,
+        s.ReservationOut,
+        201,
+        errors=(400, 401, 403, 405, 409, 413),
     ),
     Route("GET", "/reservations/{id}", "one reservation", answer=s.ReservationOut),
     Route("DELETE", "/reservations/{id}", "delete a reservation", answer=s.ReservationOut),
@@ -117,9 +125,8 @@ def openapi_document() -> dict[str, Any]:
                 "description": "ok",
                 "content": {"text/plain": {"schema": {"type": "string"}}},
             }
-        if r.path not in ("/healthz", "/metrics"):
-            for code in ("400", "401", "403", "404", "413"):
-                op["responses"][code] = error
+        for code in r.errors:
+            op["responses"][str(code)] = error
         paths.setdefault(r.path, {})[r.method.lower()] = op
     del keys
     return {

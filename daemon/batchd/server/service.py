@@ -151,19 +151,33 @@ class BatchService:
             self.policy_params = dict(meta.get("params", {}))
             self.engine = self._new_engine()
         saved_now = int(meta.get("now", self.engine.now))
-        if saved_now > self.engine.now:
+        if saved_now > self.clock.now():
             raise ValueError(
                 f"the state was saved at emulated time {saved_now}, after the clock's "
-                f"{self.engine.now}"
+                f"{self.clock.now()}"
             )
+        # While the daemon was down (real-time mode) running jobs went on and
+        # ended at their times, but nothing could start: the scheduler was down.
+        engine = self.engine
+        now = engine.now
         records = [JobRecord.from_row(r) for r in saved.jobs]
         for rec in records:
             self.records[rec.seq] = rec
             self._index_depend(rec)
-        engine = self.engine
         running = [r for r in records if r.state is JobState.RUNNING]
+        overdue: list[JobRecord] = []
         for rec in running:
-            engine.restore_running(rec.job)
+            job = rec.job
+            killed = job.runtime > job.estimate
+            end = job.start + (job.estimate if killed else max(job.runtime, 0))
+            if end <= now:
+                job.killed = killed
+                job.end = end
+                job.outcome = "walltime" if killed else "ok"
+                change_state(job, JobState.FINISHED)
+                overdue.append(rec)
+            else:
+                engine.restore_running(job)
         for row in saved.reservations:
             resv = Reservation(
                 id=row["seq"],
@@ -177,7 +191,9 @@ class BatchService:
             )
             self.reservations[resv.id] = resv
             self._resv_saved[resv.id] = resv.state
-            if resv.state is ResvState.RUNNING:
+            if resv.state is not ResvState.FINISHED and resv.end <= now:
+                resv.state = ResvState.FINISHED  # its window passed while the daemon was down
+            elif resv.state is ResvState.RUNNING:
                 engine.add_reservation(resv)
         for machine, node, state, comment in saved.nodes:
             if machine == 0 and 0 <= node < len(self.node_names):
@@ -185,8 +201,7 @@ class BatchService:
                 engine.node_out(0, node)
         for resv in self.reservations.values():
             if resv.state is ResvState.CONFIRMED:
-                if resv.start < engine.now:
-                    resv.start = engine.now  # it was due while the daemon was down
+                resv.start = max(resv.start, now)  # due while the daemon was down: opens now
                 engine.add_reservation(resv)
         waiting = sorted(
             (r for r in records if r.state is JobState.QUEUED),
@@ -197,7 +212,9 @@ class BatchService:
         for rec in records:
             if rec.state is JobState.WAITING and rec.exec_time is not None:
                 self._arm_exec(rec)
-        engine.schedule_pass()
+        for rec in overdue:
+            self._ended(rec.job)
+        engine.instant(now)
         log.info(
             "state_restored",
             jobs=len(records),
@@ -211,7 +228,8 @@ class BatchService:
     def sync(self) -> None:
         """Process every event up to the clock's now."""
         now = self.clock.now()
-        if now > self.engine.now or self.engine.next_event_time() == now:
+        nxt = self.engine.next_event_time()
+        if now > self.engine.now or (nxt is not None and nxt <= now):
             self.engine.advance_to(now)
             self._version += 1
 

@@ -1,0 +1,17 @@
+"""Fixtures shared by the tests."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from api_helpers import Api, serve
+
+
+@pytest.fixture
+async def api(tmp_path: Path) -> AsyncIterator[Api]:
+    """The HTTP API of a fresh 8-node daemon (fcfs-easy) at T0 on a virtual clock."""
+    async with serve(tmp_path) as a:
+        yield a
