@@ -78,6 +78,7 @@ def test_a_users_session(daemon: Daemon) -> None:
     assert full.startswith("Job Id: 2.tiny\n")
     assert "    Resource_List.walltime = 00:10:00\n" in full
     assert "    queue = short\n" in full
+    assert "    comment = Not Running: Insufficient amount of resource: nodes\n" in full
 
     # Refusals: one line, nothing changed.
     too_big = run(d, "qsub", "-q", "short", "-l", "nodes=3", stdin="true\n")

@@ -59,10 +59,19 @@ def job_out(svc: BatchService, rec: JobRecord, plan: dict[int, int]) -> dict[str
         "exec_host": [names[n] for n in job.nodes],
         "exit_status": rec.exit_status,
         "outcome": job.outcome or None,
-        "comment": rec.comment,
+        "comment": rec.comment or _waiting_reason(job, est, now),
         "started_by": job.started_by or None,
         "variables": rec.variables,
     }
+
+
+def _waiting_reason(job: Job, est: int | None, now: int) -> str | None:
+    """Why a queued job is not running, in the words PBS uses."""
+    if job.state is not JobState.QUEUED:
+        return None
+    if est is None:
+        return "Not Running: more nodes requested than are in service"
+    return "Not Running: Insufficient amount of resource: nodes"
 
 
 def job_list(svc: BatchService, recs: list[JobRecord]) -> dict[str, Any]:
