@@ -2,33 +2,21 @@
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from batchclient.transport import UnixHTTPConnection
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-class UnixHTTPConnection(http.client.HTTPConnection):
-    def __init__(self, path: str, timeout: float = 10.0) -> None:
-        super().__init__("batchd", timeout=timeout)
-        self.unix_path = path
-
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        sock.connect(self.unix_path)
-        self.sock = sock
-
-
 def call(sock: str | Path, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    conn = UnixHTTPConnection(str(sock))
+    conn = UnixHTTPConnection(str(sock), timeout=10.0)
     try:
         data = None if body is None else json.dumps(body).encode()
         conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
