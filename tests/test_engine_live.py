@@ -117,3 +117,24 @@ def test_time_never_goes_back() -> None:
     eng.advance_to(50)
     with pytest.raises(RuntimeError, match="time cannot go back from 50 to 10"):
         eng.instant(10)
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "fcfs-easy", "sjf-easy"])
+def test_incremental_forecast_equals_a_full_one(policy: str) -> None:
+    from batchd.sched.forecast import Forecaster
+
+    eng = engine_for(policy)
+    eng.load([Job(id=0, submit=0, width=NODES, estimate=500, runtime=500)])
+    eng.run(until=0)
+    m = eng.machines[0]
+    widths = [3, 6, 1, 2, 5, 4, 1, 6, 2, 2]
+    for i, w in enumerate(widths, 1):
+        eng.submit(Job(id=i, submit=0, width=w, estimate=37 * i % 200 + 10, runtime=5))
+        eng.instant(0)
+        got = dict((j.id, s) for j, s in m.policy.planned_starts(m))
+        fresh = Forecaster(in_order=m.policy.serves_in_order)
+        jobs = m.policy.waiting()
+        assert got == dict(zip([j.id for j in jobs], fresh.plan(m, jobs), strict=True))
+    starts = [s for _, s in m.policy.planned_starts(m)]
+    if policy == "fcfs":
+        assert starts == sorted(starts)  # in order: nobody starts before the job ahead

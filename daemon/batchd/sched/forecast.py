@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from batchd.model.job import Job
-from batchd.sched.profile import Profile
+from batchd.sched.profile import NEVER, Profile
 
 if TYPE_CHECKING:
     from batchd.sched.policy import MachineView
@@ -42,3 +42,78 @@ def forecast(view: MachineView, jobs: Sequence[Job]) -> list[int]:
     widths = np.fromiter((j.width for j in jobs), dtype=np.int64, count=len(jobs))
     durations = np.fromiter((j.duration for j in jobs), dtype=np.int64, count=len(jobs))
     return profile.plan(widths, durations, view.now).tolist()
+
+
+def machine_signature(view: MachineView) -> tuple[object, ...]:
+    """What a forecast depends on besides the queue: time, nodes, running jobs, reservations."""
+    return (
+        view.now,
+        view.capacity,
+        tuple(view.running_ends()),
+        tuple(view.running_widths()),
+        tuple(view.reservations()),
+    )
+
+
+class Forecaster:
+    """Full plans of a queue for policies that keep none, kept between calls.
+
+    A live daemon asks for the plan after every submission. When the machine is
+    unchanged and the only difference is a job added at the end of the order
+    (the usual case in FCFS order), the new job is placed on the profile of the
+    previous plan instead of planning the whole queue again. With ``in_order``
+    no job starts before the one ahead of it (FCFS without backfilling).
+    """
+
+    def __init__(self, in_order: bool = False) -> None:
+        self.in_order = in_order
+        self._sig: tuple[object, ...] | None = None
+        self._jobs: list[Job] = []
+        self._starts: list[int] = []
+        self._profile: Profile | None = None
+
+    def plan(self, view: MachineView, jobs: list[Job]) -> list[int]:
+        sig = machine_signature(view)
+        n = len(self._jobs)
+        if (
+            sig == self._sig
+            and self._profile is not None
+            and len(jobs) >= n
+            and jobs[:n] == self._jobs
+        ):
+            for job in jobs[n:]:
+                self._place(job, view.now)
+            self._jobs = list(jobs)
+            return list(self._starts)
+        self._sig = sig
+        self._jobs = []
+        self._starts = []
+        self._profile = running_profile(view, len(jobs))
+        if self.in_order:
+            for job in jobs:
+                self._place(job, view.now)
+        else:
+            self._starts = forecast_onto(self._profile, jobs, view.now)
+        self._jobs = list(jobs)
+        return list(self._starts)
+
+    def _place(self, job: Job, now: int) -> None:
+        assert self._profile is not None
+        floor = now
+        if self.in_order and self._starts:
+            if self._starts[-1] == NEVER:
+                self._starts.append(NEVER)  # behind a job that can never start
+                return
+            floor = max(now, self._starts[-1])
+        start = self._profile.earliest_start(job.width, job.duration, floor)
+        if start != NEVER:
+            self._profile.reserve(start, start + job.duration, job.width)
+        self._starts.append(start)
+
+
+def forecast_onto(profile: Profile, jobs: Sequence[Job], now: int) -> list[int]:
+    if not jobs:
+        return []
+    widths = np.fromiter((j.width for j in jobs), dtype=np.int64, count=len(jobs))
+    durations = np.fromiter((j.duration for j in jobs), dtype=np.int64, count=len(jobs))
+    return profile.plan(widths, durations, now).tolist()

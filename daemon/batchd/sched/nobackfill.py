@@ -6,10 +6,11 @@ from batchd.model.job import Job
 from batchd.sched.forecast import running_profile
 from batchd.sched.order import OrderedQueue, OrderKey
 from batchd.sched.policy import MachineView, Policy
-from batchd.sched.profile import NEVER
 
 
 class InOrderPolicy(Policy):
+    serves_in_order = True
+
     def __init__(self, name: str, key: OrderKey) -> None:
         self.name = name
         self.queue = OrderedQueue(key)
@@ -35,22 +36,6 @@ class InOrderPolicy(Policy):
         if k == 0:
             return []
         return self.queue.pop_front(k)
-
-    def planned_starts(self, view: MachineView) -> list[tuple[Job, int]]:
-        """The plan of a queue served strictly in order: no job starts before the one ahead."""
-        jobs = self.queue.jobs
-        profile = running_profile(view, len(jobs))
-        out: list[tuple[Job, int]] = []
-        floor = view.now
-        for job in jobs:
-            start = profile.earliest_start(job.width, job.duration, floor)
-            if start == NEVER:
-                out.extend((j, NEVER) for j in jobs[len(out) :])
-                break
-            profile.reserve(start, start + job.duration, job.width)
-            out.append((job, start))
-            floor = start
-        return out
 
     def _schedule_on_profile(self, view: MachineView) -> list[Job]:
         """In order while the head fits now for its whole estimate, around reservations."""

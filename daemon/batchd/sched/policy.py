@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from typing import Any, Protocol
 
 from batchd.model.job import Job
-from batchd.sched.forecast import forecast
+from batchd.sched.forecast import Forecaster
 
 
 class MachineView(Protocol):
@@ -47,6 +47,8 @@ class Policy(ABC):
     """A scheduling policy for one machine."""
 
     name: str = ""
+    serves_in_order = False  # no job starts before the one ahead (FCFS without backfill)
+    _forecaster: Forecaster | None = None
 
     @abstractmethod
     def job_submitted(self, view: MachineView, job: Job) -> None:
@@ -81,7 +83,9 @@ class Policy(ABC):
         their order: the estimate ``qstat -T`` shows.
         """
         jobs = self.waiting()
-        return list(zip(jobs, forecast(view, jobs), strict=True))
+        if self._forecaster is None:
+            self._forecaster = Forecaster(in_order=self.serves_in_order)
+        return list(zip(jobs, self._forecaster.plan(view, jobs), strict=True))
 
     def report(self) -> dict[str, Any]:
         """Policy-specific statistics for the replay summary."""
