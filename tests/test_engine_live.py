@@ -135,6 +135,12 @@ def test_incremental_forecast_equals_a_full_one(policy: str) -> None:
         fresh = Forecaster(in_order=m.policy.serves_in_order)
         jobs = m.policy.waiting()
         assert got == dict(zip([j.id for j in jobs], fresh.plan(m, jobs), strict=True))
+    eng.advance_to(250)  # time passes, nothing planned has started: the same plan
+    got = dict((j.id, s) for j, s in m.policy.planned_starts(m))
+    jobs = m.policy.waiting()
+    fresh = Forecaster(in_order=m.policy.serves_in_order).plan(m, jobs)
+    assert got == dict(zip([j.id for j in jobs], fresh, strict=True))
+    assert min(got.values()) == 500
     starts = [s for _, s in m.policy.planned_starts(m)]
     if policy == "fcfs":
         assert starts == sorted(starts)  # in order: nobody starts before the job ahead

@@ -44,10 +44,12 @@ def forecast(view: MachineView, jobs: Sequence[Job]) -> list[int]:
     return profile.plan(widths, durations, view.now).tolist()
 
 
+NO_START = 2**62  # no job has a planned start
+
+
 def machine_signature(view: MachineView) -> tuple[object, ...]:
-    """What a forecast depends on besides the queue: time, nodes, running jobs, reservations."""
+    """What a forecast depends on besides the queue and the time."""
     return (
-        view.now,
         view.capacity,
         tuple(view.running_ends()),
         tuple(view.running_widths()),
@@ -61,7 +63,9 @@ class Forecaster:
     A live daemon asks for the plan after every submission. When the machine is
     unchanged and the only difference is a job added at the end of the order
     (the usual case in FCFS order), the new job is placed on the profile of the
-    previous plan instead of planning the whole queue again. With ``in_order``
+    previous plan instead of planning the whole queue again. Time passing alone
+    changes nothing while no planned start has been reached: each start was the
+    earliest at or after the old time, and it is still at or after the new one. With ``in_order``
     no job starts before the one ahead of it (FCFS without backfilling).
     """
 
@@ -71,13 +75,17 @@ class Forecaster:
         self._jobs: list[Job] = []
         self._starts: list[int] = []
         self._profile: Profile | None = None
+        self._now = 0
+        self._first = NO_START  # earliest planned start
 
     def plan(self, view: MachineView, jobs: list[Job]) -> list[int]:
         sig = machine_signature(view)
+        now = view.now
         n = len(self._jobs)
         if (
             sig == self._sig
             and self._profile is not None
+            and self._now <= now <= self._first
             and len(jobs) >= n
             and jobs[:n] == self._jobs
         ):
@@ -86,6 +94,8 @@ class Forecaster:
             self._jobs = list(jobs)
             return list(self._starts)
         self._sig = sig
+        self._now = now
+        self._first = NO_START
         self._jobs = []
         self._starts = []
         self._profile = running_profile(view, len(jobs))
@@ -94,6 +104,7 @@ class Forecaster:
                 self._place(job, view.now)
         else:
             self._starts = forecast_onto(self._profile, jobs, view.now)
+            self._first = min((s for s in self._starts if s != NEVER), default=NO_START)
         self._jobs = list(jobs)
         return list(self._starts)
 
@@ -108,6 +119,7 @@ class Forecaster:
         start = self._profile.earliest_start(job.width, job.duration, floor)
         if start != NEVER:
             self._profile.reserve(start, start + job.duration, job.width)
+            self._first = min(self._first, start)
         self._starts.append(start)
 
 

@@ -93,6 +93,7 @@ class BatchService:
         self.node_index = {n: i for i, n in enumerate(self.node_names)}
         self.records: dict[int, JobRecord] = {}
         self._dirty: dict[int, JobRecord] = {}
+        self._saved_now: int | None = None
         self.parked: dict[int, JobRecord] = {}  # queued in a stopped queue
         self.dependents: dict[int, list[int]] = {}  # job -> jobs that wait for it
         self.reservations: dict[int, Reservation] = {}
@@ -259,7 +260,9 @@ class BatchService:
                 if store is not None:
                     store.put_reservation(self._resv_row(resv))
         if store is not None:
-            store.put_meta("now", self.engine.now)
+            if self.engine.now != self._saved_now:
+                self._saved_now = self.engine.now
+                store.put_meta("now", self.engine.now)
             store.commit()
         for fn in self.on_change:
             fn()
