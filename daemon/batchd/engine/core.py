@@ -40,7 +40,7 @@ class MachineState:
 
     __slots__ = (
         "index", "machine", "policy", "pool", "now", "kill",
-        "_keys", "_ends", "_widths", "_holders", "future",
+        "_keys", "_ends", "_widths", "_holders", "future", "_pending",
     )  # fmt: skip
 
     def __init__(self, index: int, machine: Machine, policy: Policy, kill: bool) -> None:
@@ -55,6 +55,7 @@ class MachineState:
         self._widths: list[int] = []
         self._holders: list[Job | Reservation] = []
         self.future: list[Reservation] = []  # confirmed reservations, by start
+        self._pending: list[tuple[int, int, int]] = []  # their windows, for the planners
 
     # -- the policy's view ------------------------------------------------------
     @property
@@ -80,7 +81,16 @@ class MachineState:
         return self._widths
 
     def reservations(self) -> list[tuple[int, int, int]]:
-        return [(r.start, r.end, r.width) for r in self.future]
+        return self._pending
+
+    def add_future(self, resv: Reservation) -> None:
+        self.future.append(resv)
+        self.future.sort(key=lambda r: (r.start, r.id))
+        self._pending = [(r.start, r.end, r.width) for r in self.future]
+
+    def drop_future(self, resv: Reservation) -> None:
+        self.future.remove(resv)
+        self._pending = [(r.start, r.end, r.width) for r in self.future]
 
     # -- bookkeeping ------------------------------------------------------------
     def add_running(self, end: int, key: int, holder: Job | Reservation) -> None:
@@ -97,7 +107,7 @@ class MachineState:
 
     def _returning(self, nodes: list[int]) -> int:
         pool = self.pool
-        if pool.available == pool.size:
+        if pool.all_in_service:
             return len(nodes)
         return sum(1 for n in nodes if pool.in_service(n))
 
@@ -159,7 +169,7 @@ class Engine:
         self._next = 0  # index of the next trace submission
         self._arrivals: list[tuple[int, int, Job]] = []  # live submissions
         self._ends: list[tuple[int, int, Job]] = []
-        self._end_seq: dict[int, int] = {}  # job id -> seq of its live end event
+        self._dead: set[int] = set()  # seqs of end events of killed or requeued jobs
         self._timers: list[tuple[int, int, Timer]] = []
         self._seq = 0
         self.on_submit: list[JobHook] = []
@@ -203,8 +213,9 @@ class Engine:
         if self._arrivals and (t is None or self._arrivals[0][0] < t):
             t = self._arrivals[0][0]
         ends = self._ends
-        while ends and self._end_seq.get(ends[0][2].id) != ends[0][1]:
-            heapq.heappop(ends)  # the job was killed or requeued before this end
+        dead = self._dead
+        while dead and ends and ends[0][1] in dead:
+            dead.discard(heapq.heappop(ends)[1])  # killed or requeued before this end
         if ends and (t is None or ends[0][0] < t):
             t = ends[0][0]
         timers = self._timers
@@ -249,11 +260,13 @@ class Engine:
         for m in machines:
             m.now = t
         ends = self._ends
-        live = self._end_seq
+        dead = self._dead
         while ends and ends[0][0] == t:
             _, seq, job = heapq.heappop(ends)
-            if live.get(job.id) == seq:
-                self._finish(job)
+            if dead and seq in dead:
+                dead.discard(seq)
+                continue
+            self._finish(job)
         timers = self._timers
         while timers and timers[0][0] == t:
             timer = heapq.heappop(timers)[2]
@@ -300,12 +313,10 @@ class Engine:
         else:
             end = job.start + max(job.runtime, 0)
         self._seq += 1
-        self._end_seq[job.id] = self._seq
         heapq.heappush(self._ends, (end, self._seq, job))
 
     def _finish(self, job: Job, outcome: str = "") -> None:
         m = self.machines[job.machine]
-        del self._end_seq[job.id]
         job.end = self.now
         job.outcome = outcome or ("walltime" if job.killed else "ok")
         change_state(job, JobState.FINISHED)
@@ -341,14 +352,22 @@ class Engine:
         """End a running job now (deleted, or its node failed)."""
         if job.state is not JobState.RUNNING:
             raise ValueError(f"job {job.id} is not running")
+        self._cancel_end(job)
         self._finish(job, outcome)
+
+    def _cancel_end(self, job: Job) -> None:
+        """Forget a running job's end event (a rare path: the heap is searched)."""
+        for _, seq, other in self._ends:
+            if other is job and seq not in self._dead:
+                self._dead.add(seq)
+                return
 
     def requeue(self, job: Job) -> None:
         """Stop a running job and put it back in the queue, to run again from the start."""
         if job.state is not JobState.RUNNING:
             raise ValueError(f"job {job.id} is not running")
         m = self.machines[job.machine]
-        del self._end_seq[job.id]
+        self._cancel_end(job)
         m.pool.release(job.nodes)
         m.remove_running(job.start + job.duration, job.id)
         change_state(job, JobState.QUEUED)
@@ -407,8 +426,7 @@ class Engine:
             m.pool.take(resv.nodes)
             m.add_running(resv.end, resv_key(resv), resv)
         else:
-            m.future.append(resv)
-            m.future.sort(key=lambda r: (r.start, r.id))
+            m.add_future(resv)
             self.call_at(resv.start, lambda: self._open(resv))
         self.call_at(resv.end, lambda: self._close(resv))
         m.policy.invalidate()
@@ -423,7 +441,7 @@ class Engine:
         if resv.state is not ResvState.CONFIRMED:
             return
         m = self.machines[resv.machine]
-        m.future.remove(resv)
+        m.drop_future(resv)
         # Planners kept these nodes free; only a job past its estimate (no kill)
         # or nodes out of service can leave it short.
         resv.nodes = m.pool.allocate(min(resv.width, m.pool.free))
@@ -434,7 +452,7 @@ class Engine:
     def _close(self, resv: Reservation) -> None:
         m = self.machines[resv.machine]
         if resv.state is ResvState.CONFIRMED:
-            m.future.remove(resv)
+            m.drop_future(resv)
         elif resv.state is ResvState.RUNNING:
             m.pool.release(resv.nodes)
             m.remove_running(resv.end, resv_key(resv))

@@ -27,6 +27,10 @@ class NodePool:
         return len(self._free)
 
     @property
+    def all_in_service(self) -> bool:
+        return not self._out
+
+    @property
     def available(self) -> int:
         """Nodes in service, busy or not."""
         return self.size - len(self._out)

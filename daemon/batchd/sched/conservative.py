@@ -144,12 +144,19 @@ class ConservativePolicy(Policy):
         self.guessed = view.overrun
         self.reshaped = False
         held = queue.starts_array()
-        promised = np.where(held == NEVER, NEVER, np.maximum(held, now))
+        promised = np.maximum(held, now)
+        # Jobs wider than the nodes in service hold no promise (only with nodes out).
+        unplaced = held == NEVER if held.size and held.min() == NEVER else None
+        if unplaced is not None:
+            promised[unplaced] = NEVER
         starts: np.ndarray | None = None
         if mode != "compress":
             profile, starts = build_plan(queue, view)
             self.settled = True
-            if mode == "guarded" and bool(np.any((starts > promised) & (promised != NEVER))):
+            late = starts > promised
+            if unplaced is not None:
+                late &= ~unplaced
+            if mode == "guarded" and bool(late.any()):
                 starts = None
         if starts is None:
             widths, durations = queue.arrays()

@@ -34,16 +34,6 @@ def running_profile(view: MachineView, room: int) -> Profile:
     return profile
 
 
-def forecast(view: MachineView, jobs: Sequence[Job]) -> list[int]:
-    """Planned starts of ``jobs`` placed in this order, each at its earliest start."""
-    if not jobs:
-        return []
-    profile = running_profile(view, len(jobs))
-    widths = np.fromiter((j.width for j in jobs), dtype=np.int64, count=len(jobs))
-    durations = np.fromiter((j.duration for j in jobs), dtype=np.int64, count=len(jobs))
-    return profile.plan(widths, durations, view.now).tolist()
-
-
 NO_START = 2**62  # no job has a planned start
 
 
@@ -124,6 +114,7 @@ class Forecaster:
 
 
 def forecast_onto(profile: Profile, jobs: Sequence[Job], now: int) -> list[int]:
+    """Planned starts of ``jobs`` placed in this order on ``profile``, each at its earliest."""
     if not jobs:
         return []
     widths = np.fromiter((j.width for j in jobs), dtype=np.int64, count=len(jobs))
