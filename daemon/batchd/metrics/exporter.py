@@ -23,17 +23,12 @@ class ServiceCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         svc = self.svc
-        queues = [q.name for q in svc.site.queues()]
-        counts = {(q, s): 0 for q in queues for s in JOB_STATES.values()}
-        for rec in svc.records.values():
-            state = JOB_STATES.get(rec.state.value)
-            if state is not None and (rec.job.queue, state) in counts:
-                counts[(rec.job.queue, state)] += 1
         jobs = GaugeMetricFamily(
             "batchd_jobs", "Jobs by queue and state", labels=["queue", "state"]
         )
-        for (q, s), n in counts.items():
-            jobs.add_metric([q, s], n)
+        for queue, counts in svc.counts_by_queue().items():
+            for letter, state in JOB_STATES.items():
+                jobs.add_metric([queue, state], counts[letter])
         yield jobs
         holders = svc.holders()
         by_state = {"idle": 0, "allocated": 0, "reserved": 0, "offline": 0, "down": 0}

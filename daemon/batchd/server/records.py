@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from batchd.model.job import UNSET, Job
+from batchd.model.reservation import Reservation, ResvState
 from batchd.model.states import JobState
 
 DEPEND_TYPES = ("afterok", "afternotok", "afterany")
@@ -72,7 +73,6 @@ class JobRecord:
     runtime_given: int | None = None
     comment: str | None = None
     exit_status: int | None = None
-    dirty: bool = True
 
     @property
     def seq(self) -> int:
@@ -154,5 +154,30 @@ class JobRecord:
             runtime_given=row["runtime_given"],
             comment=row["comment"],
             exit_status=row["exit_status"],
-            dirty=False,
         )
+
+
+def resv_to_row(resv: Reservation) -> dict[str, Any]:
+    return {
+        "seq": resv.id,
+        "start": resv.start,
+        "end": resv.end,
+        "nodes": resv.width,
+        "owner": resv.owner,
+        "name": resv.name,
+        "state": resv.state.value,
+        "node_ids": resv.nodes,
+    }
+
+
+def resv_from_row(row: dict[str, Any]) -> Reservation:
+    return Reservation(
+        id=row["seq"],
+        start=row["start"],
+        end=row["end"],
+        width=row["nodes"],
+        owner=row["owner"],
+        name=row["name"],
+        state=ResvState(row["state"]),
+        nodes=list(row["node_ids"]),
+    )

@@ -39,6 +39,8 @@ from batchd.server.records import (
     merge_holds,
     parse_depend,
     parse_job_id,
+    resv_from_row,
+    resv_to_row,
 )
 from batchd.server.schemas import (
     JobAlter,
@@ -180,16 +182,7 @@ class BatchService:
             else:
                 engine.restore_running(job)
         for row in saved.reservations:
-            resv = Reservation(
-                id=row["seq"],
-                start=row["start"],
-                end=row["end"],
-                width=row["nodes"],
-                owner=row["owner"],
-                name=row["name"],
-                state=ResvState(row["state"]),
-                nodes=list(row["node_ids"]),
-            )
+            resv = resv_from_row(row)
             self.reservations[resv.id] = resv
             self._resv_saved[resv.id] = resv.state
             if resv.state is not ResvState.FINISHED and resv.end <= now:
@@ -249,16 +242,15 @@ class BatchService:
 
     def commit(self) -> None:
         store = self.store
-        for rec in self._dirty.values():
-            if store is not None:
+        if store is not None:
+            for rec in self._dirty.values():
                 store.put_job(rec.to_row())
-            rec.dirty = False
         self._dirty.clear()
         for resv in self.reservations.values():
             if self._resv_saved.get(resv.id) is not resv.state:
                 self._resv_saved[resv.id] = resv.state
                 if store is not None:
-                    store.put_reservation(self._resv_row(resv))
+                    store.put_reservation(resv_to_row(resv))
         if store is not None:
             if self.engine.now != self._saved_now:
                 self._saved_now = self.engine.now
@@ -268,7 +260,6 @@ class BatchService:
             fn()
 
     def _touch(self, rec: JobRecord) -> None:
-        rec.dirty = True
         self._dirty[rec.seq] = rec
 
     def save_meta(self, **values: Any) -> None:
@@ -313,11 +304,39 @@ class BatchService:
         return rec
 
     def queue(self, name: str) -> QueueConfig:
-        for q in self.site.queues():
-            if q.name == name:
-                return q
-        names = ", ".join(q.name for q in self.site.queues())
-        raise bad_request(f"unknown queue {name!r}; queues: {names}")
+        queue = self._queue_conf(name)
+        if queue is None:
+            names = ", ".join(q.name for q in self.site.queues())
+            raise bad_request(f"unknown queue {name!r}; queues: {names}")
+        return queue
+
+    def _check_request(
+        self, qname: str, nodes: int, walltime: int | None
+    ) -> tuple[QueueConfig, int]:
+        """The queue and walltime for a job of this shape, or the limit it breaks."""
+        queue = self.queue(qname)
+        if not queue.enabled:
+            raise bad_request(
+                f"queue {qname} is not enabled: it takes no new jobs (enabled = true in the "
+                "site config, then SIGHUP the daemon)"
+            )
+        if nodes > self.mconf.nodes:
+            raise bad_request(
+                f"nodes: {nodes} nodes requested; machine {self.mconf.name} has {self.mconf.nodes}"
+            )
+        if queue.max_nodes is not None and nodes > queue.max_nodes:
+            raise bad_request(
+                f"nodes: {nodes} nodes exceed the limit of queue {qname} "
+                f"(resources_max.nodect = {queue.max_nodes})"
+            )
+        if walltime is None:
+            walltime = queue.default_walltime
+        if queue.max_walltime is not None and walltime > queue.max_walltime:
+            raise bad_request(
+                f"walltime: {_hms(walltime)} exceeds the limit of queue {qname} "
+                f"(resources_max.walltime = {_hms(queue.max_walltime)})"
+            )
+        return queue, walltime
 
     # -- jobs ---------------------------------------------------------------------
     def submit(self, caller: Caller, body: JobSubmit) -> JobRecord:
@@ -342,28 +361,7 @@ class BatchService:
     def _new_record(self, body: JobSubmit, owner: str) -> JobRecord:
         """Validate a submission completely before anything changes."""
         qname = body.queue or self.site.default_queue
-        queue = self.queue(qname)
-        if not queue.enabled:
-            raise bad_request(
-                f"queue {qname} is not enabled: it takes no new jobs (enabled = true in the "
-                "site config, then SIGHUP the daemon)"
-            )
-        nodes = self.mconf.nodes
-        if body.nodes > nodes:
-            raise bad_request(
-                f"nodes: {body.nodes} nodes requested; machine {self.mconf.name} has {nodes}"
-            )
-        if queue.max_nodes is not None and body.nodes > queue.max_nodes:
-            raise bad_request(
-                f"nodes: {body.nodes} nodes exceed the limit of queue {qname} "
-                f"(resources_max.nodect = {queue.max_nodes})"
-            )
-        walltime = body.walltime if body.walltime is not None else queue.default_walltime
-        if queue.max_walltime is not None and walltime > queue.max_walltime:
-            raise bad_request(
-                f"walltime: {_hms(walltime)} exceeds the limit of queue {qname} "
-                f"(resources_max.walltime = {_hms(queue.max_walltime)})"
-            )
+        _, walltime = self._check_request(qname, body.nodes, body.walltime)
         runtime_given: int | None = None
         if RUNTIME_VAR in body.variables:
             text = body.variables[RUNTIME_VAR]
@@ -658,25 +656,9 @@ class BatchService:
             )
         job = rec.job
         qname = body.queue if body.queue is not None else job.queue
-        queue = self.queue(qname)
         nodes = body.nodes if body.nodes is not None else job.width
         walltime = body.walltime if body.walltime is not None else job.estimate
-        if nodes > self.mconf.nodes:
-            raise bad_request(
-                f"nodes: {nodes} nodes requested; machine {self.mconf.name} has {self.mconf.nodes}"
-            )
-        if queue.max_nodes is not None and nodes > queue.max_nodes:
-            raise bad_request(
-                f"nodes: {nodes} nodes exceed the limit of queue {qname} "
-                f"(resources_max.nodect = {queue.max_nodes})"
-            )
-        if queue.max_walltime is not None and walltime > queue.max_walltime:
-            raise bad_request(
-                f"walltime: {_hms(walltime)} exceeds the limit of queue {qname} "
-                f"(resources_max.walltime = {_hms(queue.max_walltime)})"
-            )
-        if body.queue is not None and not queue.enabled:
-            raise bad_request(f"queue {qname} is not enabled")
+        self._check_request(qname, nodes, walltime)
         queued = job.state is JobState.QUEUED
         if queued:
             self._from_queue(rec)
@@ -854,18 +836,6 @@ class BatchService:
         log.info("reservation_deleted", resv=self.resv_id(resv.id), by=caller.user)
         return resv
 
-    def _resv_row(self, resv: Reservation) -> dict[str, Any]:
-        return {
-            "seq": resv.id,
-            "start": resv.start,
-            "end": resv.end,
-            "nodes": resv.width,
-            "owner": resv.owner,
-            "name": resv.name,
-            "state": resv.state.value,
-            "node_ids": resv.nodes,
-        }
-
     # -- scheduler ----------------------------------------------------------------
     def set_scheduler(self, caller: Caller, change: SchedulerChange) -> None:
         self.sync()
@@ -953,6 +923,15 @@ class BatchService:
         out = dict.fromkeys("QHWREF", 0)
         for rec in self.records.values():
             out[rec.state.value] += 1
+        return out
+
+    def counts_by_queue(self) -> dict[str, dict[str, int]]:
+        """Unfinished jobs of each configured queue by state letter (Q R H W E)."""
+        out = {q.name: dict.fromkeys("QRHWE", 0) for q in self.site.queues()}
+        for rec in self.records.values():
+            letter = rec.state.value
+            if letter != "F" and rec.job.queue in out:
+                out[rec.job.queue][letter] += 1
         return out
 
 

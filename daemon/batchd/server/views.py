@@ -120,13 +120,7 @@ def node_list(svc: BatchService) -> dict[str, Any]:
 
 
 def queue_list(svc: BatchService) -> dict[str, Any]:
-    counts: dict[str, dict[str, int]] = {
-        q.name: dict.fromkeys("QRHWE", 0) for q in svc.site.queues()
-    }
-    for rec in svc.records.values():
-        letter = rec.state.value
-        if letter != "F" and rec.job.queue in counts:
-            counts[rec.job.queue][letter] += 1
+    counts = svc.counts_by_queue()
     default = svc.site.default_queue
     return {
         "server": svc.server,
