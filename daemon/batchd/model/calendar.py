@@ -1,0 +1,637 @@
+"""The PBS prime-time calendar: the ``holidays`` file, its weekly slots and its holidays.
+
+The file grammar follows the OpenPBS scheduler (``src/scheduler/prime.cpp``): ``*`` or ``#``
+comment lines, ``HOLIDAYFILE_VERSION1``, ``YEAR yyyy``, day lines ``weekday|monday..sunday
+<prime start> <non-prime start>`` with ``HHMM``/``all``/``none`` values, and holiday lines
+``<day-of-year> <Mon> <DD> [name]``. docs/calendar.md describes what batchd accepts.
+
+All instants are integer seconds since the epoch; local days come from ``tz``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Final, Literal
+from zoneinfo import ZoneInfo
+
+Window = Literal["prime", "nonprime"]
+PRIME: Final = "prime"
+NONPRIME: Final = "nonprime"
+
+DAY: Final = 86_400
+# How far next_change/window_bounds look before answering "never" (None).
+LOOKAHEAD_DAYS: Final = 732
+_MAX_CACHED_DAYS: Final = 4096
+
+DAY_NAMES: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_DAY_ABBR: Final = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONTHS: Final = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_TIME_HELP: Final = "HHMM from 0000 to 2359 or 2400 for midnight, 'all' or 'none'"
+_HOLIDAY_HELP: Final = "'<day-of-year> <Mon> <DD> [name]', e.g. '359 Dec 25 Christmas Day'"
+_KEYWORD_HELP: Final = (
+    "YEAR, HOLIDAYFILE_VERSION1, weekday, monday..sunday, or a holiday line " + _HOLIDAY_HELP
+)
+
+Segment = tuple[int, Window]  # (first second, window in force from then on)
+
+
+class CalendarError(ValueError):
+    """A holidays file or time-zone name that batchd cannot use; the message names the source."""
+
+
+@dataclass(frozen=True, slots=True)
+class DaySlots:
+    """When prime and non-prime time start on one local day, in seconds after local midnight.
+
+    Canonical forms: ``DaySlots(0, None)`` is prime all day, ``DaySlots(None, 0)`` non-prime
+    all day. With two times, ``prime < nonprime`` is prime from ``prime`` to ``nonprime``;
+    ``nonprime < prime`` is non-prime from ``nonprime`` to ``prime`` and prime around it
+    (e.g. a night-time prime slot).
+    """
+
+    prime: int | None
+    nonprime: int | None
+
+    def __post_init__(self) -> None:
+        p, n = self.prime, self.nonprime
+        for value in (p, n):
+            if value is not None and not (isinstance(value, int) and 0 <= value < DAY):
+                raise ValueError(f"DaySlots times are seconds in [0, {DAY}), got {value!r}")
+        if p is None and n != 0:
+            raise ValueError("a day without prime time is DaySlots(None, 0)")
+        if n is None and p != 0:
+            raise ValueError("a day without non-prime time is DaySlots(0, None)")
+        if p is not None and p == n:
+            raise ValueError("prime and non-prime cannot start at the same second")
+
+    @classmethod
+    def all_prime(cls) -> DaySlots:
+        return cls(0, None)
+
+    @classmethod
+    def all_nonprime(cls) -> DaySlots:
+        return cls(None, 0)
+
+    def window_at(self, sec: int) -> Window:
+        """The window at ``sec`` seconds after local midnight (PBS ``check_prime``)."""
+        p, n = self.prime, self.nonprime
+        if p is None:
+            return NONPRIME
+        if n is None:
+            return PRIME
+        if p < n:
+            return PRIME if p <= sec < n else NONPRIME
+        return NONPRIME if n <= sec < p else PRIME
+
+    def segments(self) -> tuple[Segment, ...]:
+        """The day as (second, window) steps, the first at second 0."""
+        steps: list[Segment] = [(0, self.window_at(0))]
+        for sec, window in sorted(((self.prime, PRIME), (self.nonprime, NONPRIME)), key=_by_sec):
+            if sec is not None and sec > 0:
+                steps.append((sec, window))
+        return tuple(steps)
+
+    def prime_seconds(self) -> int:
+        steps = self.segments()
+        ends = [s for s, _ in steps[1:]] + [DAY]
+        return sum(end - start for (start, w), end in zip(steps, ends, strict=True) if w == PRIME)
+
+
+def _by_sec(item: tuple[int | None, Window]) -> int:
+    return -1 if item[0] is None else item[0]
+
+
+_ALL_PRIME: Final = DaySlots.all_prime()
+_ALL_NONPRIME: Final = DaySlots.all_nonprime()
+_NAS_WEEKDAY: Final = DaySlots(6 * 3600, 19 * 3600)
+
+
+@dataclass(frozen=True, slots=True)
+class PrimeCalendar:
+    """A week of :class:`DaySlots` (Monday=0 .. Sunday=6) plus holidays, in time zone ``tz``.
+
+    ``holidays`` holds the dates of a file with a ``YEAR`` line; a file without one gives
+    ``annual_holidays`` (month, day) pairs that recur every year. Use :meth:`is_holiday`.
+    """
+
+    days: tuple[DaySlots, ...]
+    holidays: frozenset[dt.date] = frozenset()
+    year: int | None = None
+    tz: dt.tzinfo = dt.UTC
+    source: str = "<default>"
+    annual_holidays: frozenset[tuple[int, int]] = frozenset()
+    _day_cache: dict[int, tuple[Segment, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    # The last answer as (lo, hi, start, end, window), valid for lo <= t < hi; the daemon
+    # asks about "now" over and over.
+    _hot: list[tuple[int, int, int | None, int | None, Window]] = field(
+        default_factory=list, init=False, repr=False, compare=False
+    )
+    _constant: Window | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        days = tuple(self.days)
+        if len(days) != 7 or not all(isinstance(d, DaySlots) for d in days):
+            raise ValueError("PrimeCalendar needs 7 DaySlots, Monday first")
+        object.__setattr__(self, "days", days)
+        object.__setattr__(self, "_constant", _constant_window(days))
+
+    @classmethod
+    def default(cls, tz: dt.tzinfo | None = None) -> PrimeCalendar:
+        """The NAS SP/2 slots: weekdays prime 06:00-19:00, weekends non-prime, no holidays."""
+        week = (_NAS_WEEKDAY,) * 5 + (_ALL_NONPRIME,) * 2
+        return cls(days=week, tz=tz or dt.UTC, source="<default>")
+
+    def with_tz(self, tz: dt.tzinfo) -> PrimeCalendar:
+        return replace(self, tz=tz)
+
+    # ----------------------------------------------------------------- queries
+
+    def is_holiday(self, day: dt.date) -> bool:
+        return day in self.holidays or (day.month, day.day) in self.annual_holidays
+
+    def window_at(self, t: int) -> Window:
+        """The window in force at ``t`` (seconds since the epoch)."""
+        hot = self._hot
+        if hot and hot[0][0] <= t < hot[0][1]:
+            return hot[0][4]
+        return self._bounds(t)[2]
+
+    def next_change(self, t: int) -> int | None:
+        """The first second after ``t`` whose window differs, or None within the look-ahead."""
+        hot = self._hot
+        if hot and hot[0][0] <= t < hot[0][1]:
+            return hot[0][3]
+        return self._bounds(t)[1]
+
+    def window_bounds(self, t: int) -> tuple[int | None, int | None]:
+        """(start, end) of the window holding ``t``: start <= t < end; None where unbounded."""
+        hot = self._hot
+        if hot and hot[0][0] <= t < hot[0][1]:
+            return hot[0][2], hot[0][3]
+        start, end, _ = self._bounds(t)
+        return start, end
+
+    def prime_slot_seconds(self) -> int:
+        """Length of the usual weekday prime slot (the most common Mon-Fri length; 0 if none)."""
+        for group in (self.days[:5], self.days[5:]):
+            lengths = Counter(d.prime_seconds() for d in group if d.prime is not None)
+            if lengths:
+                return max(lengths.items(), key=lambda kv: (kv[1], kv[0]))[0]
+        return 0
+
+    def out_of_date(self, t: int) -> bool:
+        """True once the local year at ``t`` is past the file's YEAR (PBS logs a warning then)."""
+        year = self.year
+        return year is not None and year > 0 and self._local_date(t).year > year
+
+    def describe(self) -> str:
+        """One line for ``qstat -Q`` and logs."""
+        zone = getattr(self.tz, "key", None) or str(self.tz)
+        if all(d == _ALL_NONPRIME for d in self.days):
+            return f"non-prime all the time, {zone}"
+        count = len(self.holidays) + len(self.annual_holidays)
+        if all(d == _ALL_PRIME for d in self.days) and count == 0:
+            return f"prime all the time, {zone}"
+        if count == 0:
+            hol = "no holidays"
+        else:
+            when = f"in {self.year}" if self.year else "every year"
+            hol = f"{count} holiday{'s' if count != 1 else ''} {when}"
+        return f"prime {_describe_week(self.days)}, {hol}, {zone}"
+
+    # ----------------------------------------------------------------- internals
+
+    def _local_date(self, t: int) -> dt.date:
+        return dt.datetime.fromtimestamp(t, self.tz).date()
+
+    def _local_epoch(self, day: dt.date, sec: int) -> int:
+        """The first instant whose local wall time is ``sec`` seconds into ``day``.
+
+        An ambiguous wall time (clocks set back) maps to its first occurrence; a wall time
+        skipped by the clocks going forward maps to the instant of the jump.
+        """
+        naive = dt.datetime.combine(day, dt.time()) + dt.timedelta(seconds=sec)
+        t0 = int(naive.replace(tzinfo=self.tz).timestamp())
+        if dt.datetime.fromtimestamp(t0, self.tz).replace(tzinfo=None) == naive:
+            return t0
+        t1 = int(naive.replace(tzinfo=self.tz, fold=1).timestamp())
+        lo, hi = min(t0, t1), max(t0, t1)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if dt.datetime.fromtimestamp(mid, self.tz).replace(tzinfo=None) >= naive:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    def _day(self, ordinal: int) -> tuple[Segment, ...]:
+        """The local day ``ordinal`` as (epoch second, window) steps."""
+        cached = self._day_cache.get(ordinal)
+        if cached is not None:
+            return cached
+        day = dt.date.fromordinal(ordinal)
+        slots = _ALL_NONPRIME if self.is_holiday(day) else self.days[day.weekday()]
+        steps: list[Segment] = []
+        for sec, window in slots.segments():
+            at = self._local_epoch(day, sec)
+            if steps and at <= steps[-1][0]:
+                steps[-1] = (steps[-1][0], window)  # two boundaries inside one DST jump
+            else:
+                steps.append((at, window))
+        result = tuple(steps)
+        if len(self._day_cache) >= _MAX_CACHED_DAYS:
+            self._day_cache.clear()
+        self._day_cache[ordinal] = result
+        return result
+
+    def _ordinals(self, start: int, step: int) -> Iterator[int]:
+        """Local days to visit from ``start`` in direction ``step``, within the look-ahead.
+
+        In an all-prime week the window can only change around holidays, so only holidays
+        and their neighbours are visited (such a calendar may not change for years).
+        """
+        lo = max(1, start - LOOKAHEAD_DAYS)
+        hi = min(dt.date.max.toordinal(), start + LOOKAHEAD_DAYS)
+        if self._constant != PRIME:
+            stop = hi + 1 if step > 0 else lo - 1
+            yield from range(start, stop, step)
+            return
+        marks = {start}
+        for day in self._holiday_dates(dt.date.fromordinal(lo), dt.date.fromordinal(hi)):
+            o = day.toordinal()
+            marks.update((o - 1, o, o + 1))
+        if step > 0:
+            yield from sorted(o for o in marks if start <= o <= hi)
+        else:
+            yield from sorted((o for o in marks if lo <= o <= start), reverse=True)
+
+    def _holiday_dates(self, lo: dt.date, hi: dt.date) -> Iterator[dt.date]:
+        yield from (d for d in self.holidays if lo <= d <= hi)
+        for year in range(lo.year, hi.year + 1):
+            for month, mday in self.annual_holidays:
+                if _valid_date(year, month, mday) and lo <= dt.date(year, month, mday) <= hi:
+                    yield dt.date(year, month, mday)
+
+    def _bounds(self, t: int) -> tuple[int | None, int | None, Window]:
+        if self._constant == NONPRIME:
+            return None, None, NONPRIME
+        today = self._local_date(t).toordinal()
+        steps = self._day(today)
+        at = max(bisect_right(steps, t, key=_step_start) - 1, 0)
+        window = steps[at][1]
+        start = self._scan_back(t, today, window)
+        end = self._scan_forward(t, today, window)
+        # An open end stays open for earlier t in the window and an open start for later t,
+        # but not the other way round: the look-ahead moves with t.
+        lo = t if start is None else start
+        hi = t + 1 if end is None else end
+        self._hot[:] = [(lo, hi, start, end, window)]
+        return start, end, window
+
+    def _scan_forward(self, t: int, today: int, window: Window) -> int | None:
+        for ordinal in self._ordinals(today, +1):
+            for at, w in self._day(ordinal):
+                if at > t and w != window:
+                    return at
+        return None
+
+    def _scan_back(self, t: int, today: int, window: Window) -> int | None:
+        start: int | None = None
+        for ordinal in self._ordinals(today, -1):
+            for at, w in reversed(self._day(ordinal)):
+                if at > t:
+                    continue
+                if w != window:
+                    return start
+                start = at
+        return None
+
+
+def _step_start(step: Segment) -> int:
+    return step[0]
+
+
+def _constant_window(days: tuple[DaySlots, ...]) -> Window | None:
+    """The window of a week whose days are all prime or all non-prime all day, else None."""
+    if all(d == _ALL_PRIME for d in days):
+        return PRIME
+    if all(d == _ALL_NONPRIME for d in days):
+        return NONPRIME
+    return None
+
+
+def _describe_week(days: tuple[DaySlots, ...]) -> str:
+    groups: list[tuple[int, int, DaySlots]] = []
+    for i, slots in enumerate(days):
+        if groups and groups[-1][2] == slots and groups[-1][1] == i - 1:
+            groups[-1] = (groups[-1][0], i, slots)
+        else:
+            groups.append((i, i, slots))
+    parts = []
+    for first, last, slots in groups:
+        if slots.prime is None:
+            continue
+        span = _DAY_ABBR[first] if first == last else f"{_DAY_ABBR[first]}-{_DAY_ABBR[last]}"
+        if slots.nonprime is None:
+            parts.append(f"{span} all day")
+        else:
+            parts.append(f"{span} {_hhmm(slots.prime)}-{_hhmm(slots.nonprime)}")
+    return ", ".join(parts)
+
+
+def _hhmm(sec: int) -> str:
+    return f"{sec // 3600:02d}:{sec % 3600 // 60:02d}"
+
+
+def _valid_date(year: int, month: int, mday: int) -> bool:
+    try:
+        dt.date(year, month, mday)
+    except ValueError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------- parsing
+
+TimeValue = int | Literal["all", "none"]
+
+
+@dataclass(slots=True)
+class _Holiday:
+    lineno: int
+    doy: int
+    month: int
+    mday: int
+
+
+@dataclass(slots=True)
+class _Parser:
+    source: str
+    year: int | None = None
+    year_line: int = 0
+    days: list[DaySlots | None] = field(default_factory=lambda: [None] * 7)
+    day_lines: dict[str, int] = field(default_factory=dict)
+    holidays: list[_Holiday] = field(default_factory=list)
+
+    def error(self, lineno: int, message: str) -> CalendarError:
+        return CalendarError(f"{self.source}:{lineno}: {message}")
+
+    def line(self, lineno: int, text: str) -> None:
+        tokens = text.split()
+        if not tokens or tokens[0][0] in "*#":
+            return
+        keyword = tokens[0].lower()
+        if keyword == "holidayfile_version1":
+            return
+        if keyword == "year":
+            self.year_keyword(lineno, tokens)
+        elif keyword == "weekday" or keyword in DAY_NAMES:
+            self.day_line(lineno, keyword, tokens)
+        elif len(tokens[0]) == 4 and _is_number(tokens[0]):
+            self.legacy_line(lineno, tokens)
+        elif _is_number(tokens[0]):
+            self.holiday_line(lineno, tokens)
+        else:
+            raise self.error(lineno, f"unknown keyword {tokens[0]!r} (expected {_KEYWORD_HELP})")
+
+    def year_keyword(self, lineno: int, tokens: list[str]) -> None:
+        if len(tokens) < 2:
+            raise self.error(lineno, "YEAR needs a year (e.g. 'YEAR 2026')")
+        self.no_extra(lineno, tokens, 2)
+        if not _is_number(tokens[1]):
+            raise self.error(lineno, f"YEAR {tokens[1]!r} is not a number (e.g. 'YEAR 2026')")
+        self.set_year(lineno, int(tokens[1]))
+
+    def set_year(self, lineno: int, year: int) -> None:
+        if self.year_line:
+            raise self.error(lineno, f"duplicate YEAR line (first on line {self.year_line})")
+        if year > 9999:
+            raise self.error(
+                lineno, f"YEAR {year} out of range (0 to 9999; 0 turns prime time off)"
+            )
+        self.year, self.year_line = year, lineno
+
+    def legacy_line(self, lineno: int, tokens: list[str]) -> None:
+        # OpenPBS 2.3 / Torque also read a UNICOS-style "1998 0400 1530" line: YEAR + weekday.
+        self.set_year(lineno, int(tokens[0]))
+        self.day_line(lineno, "weekday", tokens)
+
+    def day_line(self, lineno: int, keyword: str, tokens: list[str]) -> None:
+        if len(tokens) < 3:
+            raise self.error(
+                lineno,
+                f"{tokens[0]!r} needs a prime start and a non-prime start "
+                f"(e.g. '{keyword} 0600 1900'; each {_TIME_HELP})",
+            )
+        self.no_extra(lineno, tokens, 3)
+        self.check_duplicate(lineno, keyword)
+        prime = self.time_value(lineno, tokens[1], "prime start", keyword)
+        nonprime = self.time_value(lineno, tokens[2], "non-prime start", keyword)
+        slots = _slots(prime, nonprime)
+        targets = range(5) if keyword == "weekday" else (DAY_NAMES.index(keyword),)
+        for i in targets:
+            self.days[i] = slots
+
+    def check_duplicate(self, lineno: int, keyword: str) -> None:
+        first = self.day_lines.get(keyword)
+        if first is not None:
+            raise self.error(lineno, f"duplicate '{keyword}' line (first on line {first})")
+        if keyword == "weekday":
+            for name in DAY_NAMES[:5]:
+                if name in self.day_lines:
+                    raise self.error(
+                        lineno,
+                        f"'weekday' would override the '{name}' line {self.day_lines[name]} "
+                        "(put 'weekday' before single days)",
+                    )
+        self.day_lines[keyword] = lineno
+
+    def time_value(self, lineno: int, token: str, what: str, keyword: str) -> TimeValue:
+        word = token.lower()
+        if word in ("all", "none"):
+            return "all" if word == "all" else "none"
+        if _is_number(token) and 3 <= len(token) <= 4:
+            hours, minutes = divmod(int(token), 100)
+            if minutes < 60 and (hours < 24 or (hours, minutes) == (24, 0)):
+                return hours * 3600 + minutes * 60
+        raise self.error(lineno, f"bad {what} {token!r} on the '{keyword}' line ({_TIME_HELP})")
+
+    def holiday_line(self, lineno: int, tokens: list[str]) -> None:
+        if len(tokens) < 3:
+            raise self.error(lineno, f"a holiday line needs three fields ({_HOLIDAY_HELP})")
+        doy = int(tokens[0])
+        month = _month(tokens[1])
+        if month is None:
+            raise self.error(
+                lineno, f"bad month {tokens[1]!r} (Jan, Feb, Mar, ..., Dec; {_HOLIDAY_HELP})"
+            )
+        if not _is_number(tokens[2]) or not 1 <= int(tokens[2]) <= 31:
+            raise self.error(lineno, f"bad day of month {tokens[2]!r} (1 to 31; {_HOLIDAY_HELP})")
+        self.holidays.append(_Holiday(lineno, doy, month, int(tokens[2])))
+
+    def no_extra(self, lineno: int, tokens: list[str], count: int) -> None:
+        if len(tokens) > count and tokens[count][0] not in "*#":
+            raise self.error(
+                lineno,
+                f"unexpected {tokens[count]!r} after {' '.join(tokens[:count])!r} "
+                "(a trailing comment starts with '*' or '#')",
+            )
+
+    def holiday_dates(self) -> tuple[frozenset[dt.date], frozenset[tuple[int, int]]]:
+        dated: set[dt.date] = set()
+        annual: set[tuple[int, int]] = set()
+        for h in self.holidays:
+            if self.year:
+                dated.add(self.dated_holiday(h, self.year))
+            else:
+                self.check_any_year(h)
+                annual.add((h.month, h.mday))
+        return frozenset(dated), frozenset(annual)
+
+    def dated_holiday(self, h: _Holiday, year: int) -> dt.date:
+        name = f"{_MONTHS[h.month - 1][:3].title()} {h.mday}"
+        if not _valid_date(year, h.month, h.mday):
+            raise self.error(h.lineno, f"there is no {name} in {year} (check the date)")
+        day = dt.date(year, h.month, h.mday)
+        actual = day.timetuple().tm_yday
+        if actual != h.doy:
+            raise self.error(
+                h.lineno,
+                f"day of year {h.doy} does not match {name}: in {year} {name} is day {actual} "
+                "(fix the day-of-year or the date)",
+            )
+        return day
+
+    def check_any_year(self, h: _Holiday) -> None:
+        # Without a YEAR the day-of-year must fit the date in a common or in a leap year.
+        name = f"{_MONTHS[h.month - 1][:3].title()} {h.mday}"
+        doys = {
+            dt.date(y, h.month, h.mday).timetuple().tm_yday
+            for y in (2023, 2024)
+            if _valid_date(y, h.month, h.mday)
+        }
+        if not doys:
+            raise self.error(h.lineno, f"there is no {name} in any year (check the date)")
+        if h.doy not in doys:
+            expected = " or ".join(str(d) for d in sorted(doys))
+            raise self.error(
+                h.lineno,
+                f"day of year {h.doy} does not match {name}, which is day {expected} "
+                "(fix the day-of-year or the date)",
+            )
+
+    def calendar(self, tz: dt.tzinfo) -> PrimeCalendar:
+        dated, annual = self.holiday_dates()
+        if self.year == 0:
+            # PBS: "YEAR 0" turns prime-time scheduling off, i.e. prime all the time.
+            return PrimeCalendar(days=(_ALL_PRIME,) * 7, year=0, tz=tz, source=self.source)
+        # PBS (since openpbs#979): a day without a line is prime all day.
+        days = tuple(d if d is not None else _ALL_PRIME for d in self.days)
+        return PrimeCalendar(
+            days=days,
+            holidays=dated,
+            year=self.year,
+            tz=tz,
+            source=self.source,
+            annual_holidays=annual,
+        )
+
+
+def _slots(prime: TimeValue, nonprime: TimeValue) -> DaySlots:
+    """Canonical DaySlots for one day line, with the precedence of PBS ``check_prime``."""
+    if prime == "all":
+        return _ALL_PRIME
+    if nonprime == "all":
+        return _ALL_NONPRIME
+    if prime == "none":
+        return _ALL_PRIME if nonprime == "none" else _ALL_NONPRIME
+    if nonprime == "none":
+        return _ALL_PRIME
+    assert isinstance(prime, int) and isinstance(nonprime, int)
+    # 2400 is midnight at the end of the day; fold it into the canonical forms.
+    if nonprime > prime:  # prime from prime to nonprime
+        if prime == 0 and nonprime == DAY:
+            return _ALL_PRIME
+        return DaySlots(prime, 0) if nonprime == DAY else DaySlots(prime, nonprime)
+    if nonprime == prime:
+        return _ALL_PRIME
+    if nonprime == 0 and prime == DAY:
+        return _ALL_NONPRIME
+    return DaySlots(0, nonprime) if prime == DAY else DaySlots(prime, nonprime)
+
+
+def _is_number(token: str) -> bool:
+    return token.isascii() and token.isdigit()
+
+
+def _month(token: str) -> int | None:
+    word = token.lower().rstrip(".")
+    if len(word) < 3:
+        return None
+    for i, name in enumerate(_MONTHS):
+        if name.startswith(word):
+            return i + 1
+    return None
+
+
+def parse_holidays(
+    text: str, source: str = "<holidays>", tz: dt.tzinfo | None = None
+) -> PrimeCalendar:
+    """Parse a PBS holidays file; raise CalendarError("source:LINE: ...") on the first bad line."""
+    parser = _Parser(source)
+    for lineno, line in enumerate(text.lstrip("\ufeff").splitlines(), start=1):
+        parser.line(lineno, line)
+    return parser.calendar(tz or dt.UTC)
+
+
+def load_holidays(path: str | Path, tz: dt.tzinfo | None = None) -> PrimeCalendar:
+    """Read and parse the holidays file at ``path``."""
+    name = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise CalendarError(f"{name}: no such holidays file") from None
+    except IsADirectoryError:
+        raise CalendarError(f"{name}: is a directory, not a holidays file") from None
+    except PermissionError:
+        raise CalendarError(f"{name}: permission denied reading the holidays file") from None
+    except OSError as exc:
+        raise CalendarError(f"{name}: cannot read the holidays file ({exc.strerror})") from None
+    # Holiday names may be in any 8-bit charset; only ASCII keywords and numbers matter.
+    return parse_holidays(data.decode("utf-8", errors="replace"), name, tz)
+
+
+def resolve_timezone(name: str) -> dt.tzinfo:
+    """The IANA time zone ``name`` (e.g. "America/Los_Angeles", "UTC", "US/Pacific")."""
+    key = name.strip()
+    if key:
+        try:
+            return ZoneInfo(key)
+        except (KeyError, ValueError, OSError):  # ZoneInfoNotFoundError is a KeyError
+            pass
+        if key.upper() == "UTC":  # no tz database installed
+            return dt.UTC
+    raise CalendarError(
+        f"unknown time zone {name!r} (use an IANA name such as 'America/Los_Angeles', "
+        "'Europe/Berlin' or 'UTC')"
+    )
