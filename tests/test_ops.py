@@ -28,6 +28,7 @@ from batchd.cli import build_parser, cmd_serve
 from batchd.server.config import (
     AuthConfig,
     MachineConfig,
+    MetricsConfig,
     QueueConfig,
     ServerConfig,
     SiteConfig,
@@ -251,6 +252,7 @@ TABLES: dict[str, type[BaseModel]] = {
     "machine": MachineConfig,
     "server": ServerConfig,
     "auth": AuthConfig,
+    "metrics": MetricsConfig,
     "queue": QueueConfig,
 }
 

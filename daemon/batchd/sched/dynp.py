@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -85,10 +86,15 @@ class SwitchingPolicy(ConservativePolicy):
         self.jobs_started = dict.fromkeys(POLICIES, 0)
         self.switches = dict.fromkeys(POLICIES, 0)
         self.decider_calls = 0
+        # Set by a live daemon to count switches and decider steps as they happen.
+        self.on_switch: Callable[[str, str], None] | None = None
+        self.on_tune: Callable[[str, float], None] | None = None
 
     def use(self, policy: str) -> None:
         if policy != self.current:
             self.switches[policy] += 1
+            if self.on_switch is not None:
+                self.on_switch(self.current, policy)
             self.current = policy
             self.queue = self.queues[policy]
 
@@ -262,6 +268,8 @@ class DynP(SwitchingPolicy):
         spent = time.perf_counter() - began
         self.tuning_total += spent
         self.tuning_max = max(self.tuning_max, spent)
+        if self.on_tune is not None:
+            self.on_tune(case, spent)
 
     def report(self) -> dict[str, Any]:
         calls = self.decider_calls

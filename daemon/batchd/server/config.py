@@ -6,12 +6,21 @@ Every error names the file, the key and what is allowed.
 
 from __future__ import annotations
 
+import os
 import tomllib
+from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import Any, Literal
+from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from batchd.model.calendar import (
+    CalendarError,
+    PrimeCalendar,
+    load_holidays,
+    resolve_timezone,
+)
 from batchd.model.machine import Grid, Machine
 from batchd.server.schemas import positive_duration
 
@@ -29,6 +38,7 @@ class MachineConfig(BaseModel):
     nodes: int = Field(gt=0, le=1_000_000)
     description: str = ""
     node_prefix: str = Field("node", pattern=r"^[A-Za-z][A-Za-z0-9_-]*$", max_length=32)
+    cores_per_node: int | None = Field(None, gt=0, le=100_000)
 
     def node_names(self) -> list[str]:
         digits = max(3, len(str(self.nodes)))
@@ -77,6 +87,8 @@ class ServerConfig(BaseModel):
     default_queue: str | None = None
     node_fail: Literal["requeue", "kill"] = "requeue"
     max_body: int = Field(1 << 20, ge=1024, le=1 << 30)
+    calendar: str | None = None  # a PBS holidays file; relative to the config file
+    timezone: str | None = None  # IANA name; the host's local time zone when unset
 
     @field_validator("policy")
     @classmethod
@@ -96,6 +108,22 @@ class ServerConfig(BaseModel):
         }
 
 
+class MetricsConfig(BaseModel):
+    """What /metrics exports beyond the fixed set, and how the live figures are kept."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    per_user: bool = False
+    max_users: int = Field(100, gt=0, le=10_000)
+    utilization_window: int = 3600
+    plan_interval: float = Field(5.0, gt=0, le=3600)
+
+    @field_validator("utilization_window", mode="before")
+    @classmethod
+    def _window(cls, value: Any) -> Any:
+        return _duration(value, "utilization_window")
+
+
 class AuthConfig(BaseModel):
     """Roles: users act on their own jobs; operators on any job and on nodes; managers on all."""
 
@@ -112,6 +140,7 @@ class SiteConfig(BaseModel):
     machine: list[MachineConfig] = Field(min_length=1)
     server: ServerConfig = Field(default_factory=ServerConfig)
     auth: AuthConfig = Field(default_factory=AuthConfig)
+    metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     queue: list[QueueConfig] = Field(default_factory=list)
 
     @property
@@ -126,6 +155,13 @@ class SiteConfig(BaseModel):
     def default_queue(self) -> str:
         return self.server.default_queue or self.queues()[0].name
 
+    def calendar(self) -> PrimeCalendar:
+        """The prime-time calendar: the holidays file, or the default weekday slots."""
+        tz = resolve_timezone(self.server.timezone) if self.server.timezone else local_timezone()
+        if self.server.calendar:
+            return load_holidays(self.server.calendar, tz)
+        return PrimeCalendar.default(tz)
+
     def grid(self, nodes: int | None = None) -> Grid:
         """The machines as a grid; ``nodes`` overrides the size of a single machine."""
         machines = [Machine(m.name, m.nodes, m.description) for m in self.machine]
@@ -134,6 +170,21 @@ class SiteConfig(BaseModel):
                 raise ConfigError("--nodes only applies to a configuration with one machine")
             machines = [Machine(machines[0].name, nodes, machines[0].description)]
         return Grid(machines)
+
+
+def local_timezone() -> tzinfo:
+    """The host's time zone: $TZ, else /etc/localtime, else UTC."""
+    name = os.environ.get("TZ", "").lstrip(":")
+    if name:
+        try:
+            return resolve_timezone(name)
+        except CalendarError:
+            pass
+    try:
+        with open("/etc/localtime", "rb") as f:
+            return ZoneInfo.from_file(f, key="localtime")
+    except (OSError, ValueError):
+        return UTC
 
 
 def _where(loc: tuple[int | str, ...]) -> str:
@@ -169,6 +220,13 @@ def load_site(path: str | Path) -> SiteConfig:
             f"{path}: server.default_queue: {site.server.default_queue!r} is not a queue "
             f"(queues: {', '.join(queues)})"
         )
+    if site.server.calendar and not Path(site.server.calendar).is_absolute():
+        site.server.calendar = str(path.resolve().parent / site.server.calendar)
+    try:
+        site.calendar()
+    except CalendarError as exc:
+        key = "server.calendar" if site.server.calendar else "server.timezone"
+        raise ConfigError(f"{path}: {key}: {exc}") from None
     if site.server.policy_params:
         from batchd.sched.registry import PolicyError, get_spec, parse_params
 

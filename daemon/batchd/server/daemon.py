@@ -203,6 +203,7 @@ async def serve(opts: ServeOptions) -> int:
 async def _schedule_loop(svc: BatchService, wake: asyncio.Event, stop: asyncio.Event) -> bool:
     """Run until stopped; True if scheduling failed (logged with its traceback)."""
     clock = svc.clock
+    planned: float | None = None
     while not stop.is_set():
         nxt = svc.next_event_time()
         # Wake at least once a wall second, so the saved clock stays current.
@@ -210,6 +211,11 @@ async def _schedule_loop(svc: BatchService, wake: asyncio.Event, stop: asyncio.E
         await clock.sleep_until(beat if nxt is None else min(nxt, beat), wake)
         try:
             svc.tick()
+            # The planned-schedule gauges need a full plan: made here, at most once
+            # per interval, so that a scrape never plans.
+            if planned is None or time.monotonic() - planned >= svc.site.metrics.plan_interval:
+                svc.refresh_plan_gauges()
+                planned = time.monotonic()
         except Exception:
             log.exception("scheduling_failed")
             stop.set()

@@ -17,6 +17,8 @@ import structlog
 
 from batchd.engine.clock import Clock
 from batchd.engine.core import Engine, MachineState
+from batchd.metrics.live import LiveMetrics
+from batchd.model.calendar import PrimeCalendar
 from batchd.model.job import UNSET, Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.reservation import Reservation, ResvState
@@ -111,8 +113,17 @@ class BatchService:
         self.meta: dict[str, Any] = {}
         self.on_change: list[Callable[[], None]] = []
         self._exec_timers: dict[int, Any] = {}
-        self._plan_cache: tuple[int, dict[int, int]] | None = None
+        self._plan_cache: tuple[int, list[tuple[Job, int]]] | None = None
         self._version = 0
+        self.calendar: PrimeCalendar = site.calendar()
+        mconf = site.metrics
+        self.metrics = LiveMetrics(
+            queues=[q.name for q in site.queues()],
+            now=clock.now(),
+            window=mconf.utilization_window,
+            per_user=mconf.per_user,
+            max_users=mconf.max_users,
+        )
         self.engine = self._new_engine()
 
     # -- set-up -------------------------------------------------------------------
@@ -124,6 +135,7 @@ class BatchService:
             m.now = engine.now
         engine.on_start.append(self._started)
         engine.on_end.append(self._ended)
+        self.metrics.watch_policy(engine.machines[0].policy)
         return engine
 
     @property
@@ -209,6 +221,11 @@ class BatchService:
         for rec in overdue:
             self._ended(rec.job)
         engine.instant(now)
+        observe = self.metrics.tally.observe
+        for rec in records:
+            job = rec.job
+            observe(rec.seq, job.queue, rec.state.value, job.width * job.estimate, rec.owner)
+        self.metrics.busy.update(now, self.busy_nodes())
         log.info(
             "state_restored",
             jobs=len(records),
@@ -224,7 +241,7 @@ class BatchService:
         now = self.clock.now()
         nxt = self.engine.next_event_time()
         if now > self.engine.now or (nxt is not None and nxt <= now):
-            self.engine.advance_to(now)
+            self.metrics.timed(lambda: self.engine.advance_to(now))
             self._version += 1
 
     def next_event_time(self) -> int | None:
@@ -236,12 +253,13 @@ class BatchService:
 
     def settle(self) -> None:
         """After a change: a scheduling pass at now, then save."""
-        self.engine.schedule_pass()
+        self.metrics.timed(self.engine.schedule_pass)
         self._version += 1
         self.commit()
 
     def commit(self) -> None:
         store = self.store
+        self.flush_tally()
         if store is not None:
             for rec in self._dirty.values():
                 store.put_job(rec.to_row())
@@ -261,6 +279,23 @@ class BatchService:
 
     def _touch(self, rec: JobRecord) -> None:
         self._dirty[rec.seq] = rec
+
+    def flush_tally(self) -> None:
+        """Count the changed records by queue and state (again: it is idempotent)."""
+        observe = self.metrics.tally.observe
+        for rec in self._dirty.values():
+            job = rec.job
+            observe(rec.seq, job.queue, rec.state.value, job.width * job.estimate, rec.owner)
+
+    def busy_nodes(self) -> int:
+        """Nodes allocated to running jobs."""
+        return sum(len(h.nodes) for h in self.machine.holders() if isinstance(h, Job))
+
+    def refresh_plan_gauges(self) -> None:
+        """Recompute the planned-schedule gauges (the scheduling loop calls this)."""
+        self.sync()
+        m = self.machine
+        self.metrics.plan.compute(self.now, self.plan(), m.running_ends())
 
     def save_meta(self, **values: Any) -> None:
         self.meta.update(values)
@@ -346,6 +381,7 @@ class BatchService:
             raise forbidden(f"{caller.user} may not submit jobs as {owner}")
         rec = self._new_record(body, owner)
         self._accept(rec)
+        self.metrics.job_submitted(rec.job.queue, owner)
         self.settle()
         log.info(
             "job_submitted",
@@ -455,6 +491,7 @@ class BatchService:
         self.seq = new.id
         self.save_meta(seq=self.seq)
         self.records[new.id] = rec
+        self.metrics.job_submitted(new.queue, owner)
         self._to_queue(rec, arriving=True, now=False)
         self._touch(rec)
         return rec
@@ -512,6 +549,7 @@ class BatchService:
         self._touch(rec)
 
     def _started(self, job: Job) -> None:
+        self.metrics.job_started(job, self.engine.now, self.busy_nodes())
         rec = self.records.get(job.id)
         if rec is None:
             return
@@ -519,6 +557,7 @@ class BatchService:
         self._touch(rec)
 
     def _ended(self, job: Job) -> None:
+        self.metrics.job_ended(job, self.engine.now, self.busy_nodes())
         rec = self.records.get(job.id)
         if rec is None:
             return
@@ -572,6 +611,7 @@ class BatchService:
         job.outcome = outcome
         job.end = self.engine.now
         rec.comment = comment
+        self.metrics.job_left_unrun(job.queue, outcome)
         self._touch(rec)
         self._resolve_dependents(rec)
 
@@ -707,15 +747,19 @@ class BatchService:
             out.append(rec)
         return out
 
-    def planned_starts(self) -> dict[int, int]:
-        """Planned start of every waiting job in the full schedule (cached until a change)."""
+    def plan(self) -> list[tuple[Job, int]]:
+        """Every waiting job in the policy's order with its planned start (cached until a change)."""
         cached = self._plan_cache
         if cached is not None and cached[0] == self._version:
             return cached[1]
         m = self.machine
-        plan = {job.id: start for job, start in m.policy.planned_starts(m) if start != NEVER}
+        plan = m.policy.planned_starts(m)
         self._plan_cache = (self._version, plan)
         return plan
+
+    def planned_starts(self) -> dict[int, int]:
+        """Planned start of every waiting job that can start, by job id."""
+        return {job.id: start for job, start in self.plan() if start != NEVER}
 
     # -- nodes --------------------------------------------------------------------
     def node(self, name: str) -> int:
@@ -764,6 +808,7 @@ class BatchService:
             self.engine.terminate(job, "node_fail")
             return
         self.engine.requeue(job)
+        self.metrics.job_requeued(job.queue, "node_fail", self.engine.now, self.busy_nodes())
         if rec is not None:
             rec.comment = "Requeued: a node it ran on went down"
             rec.etime = self.engine.now
@@ -856,6 +901,9 @@ class BatchService:
             raise bad_request(str(exc)) from None
         old = (self.policy_name, dict(self.policy_params))
         self.engine.set_policy(0, policy)
+        self.metrics.watch_policy(policy)
+        if name != old[0]:
+            self.metrics.policy_switched(old[0], name)
         self.policy_name, self.policy_params = name, params
         entry = {
             "time": self.engine.now,
@@ -901,6 +949,9 @@ class BatchService:
         if site.server.max_body != self.site.server.max_body:
             log.warning("max_body_needs_restart", max_body=site.server.max_body)
         self.site = site
+        self.calendar = site.calendar()
+        for q in site.queues():
+            self.metrics.add_queue(q.name)
         for rec in sorted(self.parked.values(), key=lambda r: (r.job.submit, r.seq)):
             queue = self._queue_conf(rec.job.queue)
             if queue is None or queue.started:
@@ -920,19 +971,21 @@ class BatchService:
         log.info("config_reloaded", queues=[q.name for q in site.queues()])
 
     def counts(self) -> dict[str, int]:
-        out = dict.fromkeys("QHWREF", 0)
-        for rec in self.records.values():
-            out[rec.state.value] += 1
+        """Jobs by state letter, finished ones included."""
+        self.flush_tally()
+        tally = self.metrics.tally
+        out = {letter: tally.total(letter) for letter in "QHWRE"}
+        out["F"] = len(self.records) - sum(out.values())
         return out
 
     def counts_by_queue(self) -> dict[str, dict[str, int]]:
         """Unfinished jobs of each configured queue by state letter (Q R H W E)."""
-        out = {q.name: dict.fromkeys("QRHWE", 0) for q in self.site.queues()}
-        for rec in self.records.values():
-            letter = rec.state.value
-            if letter != "F" and rec.job.queue in out:
-                out[rec.job.queue][letter] += 1
-        return out
+        self.flush_tally()
+        tally = self.metrics.tally
+        return {
+            q.name: {letter: tally.count(q.name, letter) for letter in "QRHWE"}
+            for q in self.site.queues()
+        }
 
 
 def _dependency(kind: str, job: Job) -> bool:

@@ -1,0 +1,245 @@
+"""Every metric the daemon exports: name, type, labels and help text, in one place.
+
+The exporter takes its help texts from here, docs/monitoring.md lists the same
+set, and the tests check the dashboard and the alerting rules against it.
+Labels are bounded sets: pools, queues, states, policies, outcomes, Table 1
+cases; never job ids, and user names only behind the opt-in of ``[metrics]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["gauge", "counter", "histogram", "info"]
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    name: str
+    kind: Kind
+    labels: tuple[str, ...]
+    help: str
+    optional: bool = False  # only with a machine or config that has it
+
+
+# Batch jobs wait and run from seconds to days.
+TIME_BUCKETS = (
+    10.0, 60.0, 300.0, 900.0, 1800.0, 3600.0, 7200.0, 14400.0, 28800.0,
+    43200.0, 86400.0, 172800.0, 345600.0, 604800.0,
+)  # fmt: skip
+SLOWDOWN_BUCKETS = (1.0, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0, 1000.0)
+CYCLE_BUCKETS = (
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+)  # fmt: skip
+SLOWDOWN_BOUND = 60  # seconds: short jobs do not blow up the slowdown (as SLDwW60)
+
+JOB_STATES = ("queued", "held", "waiting", "running")
+NODE_STATES = ("idle", "allocated", "reserved", "offline", "down")
+OUTCOMES = ("ok", "walltime", "cancelled", "overflow", "node_fail", "dependency")
+WINDOWS = ("prime", "nonprime")
+
+METRICS: tuple[MetricDef, ...] = (
+    # -- the machine --------------------------------------------------------------
+    MetricDef("batchd_nodes", "gauge", ("pool", "state"), "Nodes by pool and state"),
+    MetricDef(
+        "batchd_cores",
+        "gauge",
+        ("pool", "state"),
+        "Cores by pool and state (machines configured with cores_per_node)",
+        optional=True,
+    ),
+    MetricDef(
+        "batchd_utilization_ratio",
+        "gauge",
+        ("pool",),
+        "Share of the pool's nodes allocated to jobs now",
+    ),
+    MetricDef(
+        "batchd_utilization_window_ratio",
+        "gauge",
+        ("pool",),
+        "Share of the pool's node-seconds allocated to jobs over the last "
+        "batchd_utilization_window_seconds of emulated time",
+    ),
+    MetricDef(
+        "batchd_utilization_window_seconds",
+        "gauge",
+        (),
+        "Length of the sliding emulated window of batchd_utilization_window_ratio",
+    ),
+    MetricDef(
+        "batchd_allocated_node_seconds_total",
+        "counter",
+        ("pool",),
+        "Emulated node-seconds allocated to jobs (rate over batchd_emulated_time_seconds "
+        "gives utilization over any window)",
+    ),
+    # -- the queues ---------------------------------------------------------------
+    MetricDef("batchd_jobs", "gauge", ("queue", "state"), "Unfinished jobs by queue and state"),
+    MetricDef("batchd_jobs_submitted_total", "counter", ("queue",), "Jobs accepted by queue"),
+    MetricDef(
+        "batchd_jobs_started_total",
+        "counter",
+        ("queue", "policy"),
+        "Job starts by queue and by the policy (or dynP order) in force",
+    ),
+    MetricDef(
+        "batchd_jobs_completed_total",
+        "counter",
+        ("queue", "outcome"),
+        "Jobs that left the system by queue and outcome (ok, walltime: killed at its "
+        "walltime, cancelled, overflow: killed at the end of its window, node_fail, "
+        "dependency: its dependency could never be met)",
+    ),
+    MetricDef(
+        "batchd_jobs_requeued_total",
+        "counter",
+        ("queue", "reason"),
+        "Running jobs put back in the queue, by reason (node_fail, overflow)",
+    ),
+    MetricDef(
+        "batchd_job_wait_seconds",
+        "histogram",
+        ("queue",),
+        "Emulated time from eligible to start, observed at start",
+    ),
+    MetricDef(
+        "batchd_job_response_seconds",
+        "histogram",
+        ("queue",),
+        "Emulated time from eligible to end, observed when a job that ran ends",
+    ),
+    MetricDef(
+        "batchd_job_slowdown",
+        "histogram",
+        ("queue",),
+        "Bounded slowdown max(response, 60 s) / max(run, 60 s), observed when a job ends",
+    ),
+    MetricDef(
+        "batchd_backlog_node_seconds",
+        "gauge",
+        ("queue",),
+        "Requested node-seconds (nodes x walltime) of the queued jobs",
+    ),
+    MetricDef(
+        "batchd_queue_head_planned_start_seconds",
+        "gauge",
+        ("pool",),
+        "Planned start of the first job in the policy's order, emulated seconds since the "
+        "epoch (NaN with an empty queue or a head that cannot start)",
+    ),
+    MetricDef(
+        "batchd_queue_head_wait_seconds",
+        "gauge",
+        ("pool",),
+        "How long the first job in the policy's order has waited so far (0 with an empty queue)",
+    ),
+    MetricDef(
+        "batchd_plan_makespan_seconds",
+        "gauge",
+        ("pool",),
+        "Emulated seconds from now until the current plan (running and queued jobs) ends",
+    ),
+    MetricDef(
+        "batchd_plan_age_seconds",
+        "gauge",
+        (),
+        "Wall seconds since the planned-schedule gauges were last computed",
+    ),
+    # -- the scheduler ------------------------------------------------------------
+    MetricDef(
+        "batchd_scheduler_policy",
+        "gauge",
+        ("policy",),
+        "1 for the scheduling policy in use, 0 for every other registered policy",
+    ),
+    MetricDef(
+        "batchd_scheduler_order",
+        "gauge",
+        ("order",),
+        "1 for the queue order in force (FCFS, SJF or LJF; dynP switches it), 0 otherwise",
+    ),
+    MetricDef(
+        "batchd_policy_switches_total",
+        "counter",
+        ("from", "to"),
+        "Policy switches: by a manager (policy names) and by dynP's self-tuning (orders)",
+    ),
+    MetricDef(
+        "batchd_dynp_decider_calls_total",
+        "counter",
+        ("case",),
+        "Self-tuning dynP decider calls by the case of Table 1 (seed 000)",
+    ),
+    MetricDef(
+        "batchd_dynp_tuning_seconds",
+        "histogram",
+        (),
+        "Wall time of one self-tuning step (three plans and the decider)",
+    ),
+    MetricDef(
+        "batchd_scheduler_cycle_seconds",
+        "histogram",
+        (),
+        "Wall time of one scheduling cycle: the events up to now and the passes they cause",
+    ),
+    # -- the clock ----------------------------------------------------------------
+    MetricDef(
+        "batchd_emulated_time_seconds", "gauge", (), "Emulated clock, seconds since the epoch"
+    ),
+    MetricDef("batchd_clock_speed", "gauge", (), "Emulated seconds per wall second"),
+    MetricDef(
+        "batchd_prime_time_window",
+        "gauge",
+        ("window",),
+        "1 for the calendar window in force now (prime or nonprime), 0 for the other",
+    ),
+    MetricDef(
+        "batchd_prime_time_next_change_seconds",
+        "gauge",
+        (),
+        "When the calendar window changes next, emulated seconds since the epoch",
+    ),
+    # -- per user, opt-in ---------------------------------------------------------
+    MetricDef(
+        "batchd_user_jobs",
+        "gauge",
+        ("user", "state"),
+        "Unfinished jobs by user and state (opt-in; users beyond the cap count as _other)",
+        optional=True,
+    ),
+    MetricDef(
+        "batchd_user_jobs_submitted_total",
+        "counter",
+        ("user",),
+        "Jobs accepted by user (opt-in; users beyond the cap count as _other)",
+        optional=True,
+    ),
+)
+
+BY_NAME = {m.name: m for m in METRICS}
+# prometheus-client's default collectors, registered beside the service's metrics.
+PROCESS_METRICS = (
+    "process_cpu_seconds_total",
+    "process_resident_memory_bytes",
+    "process_open_fds",
+    "process_start_time_seconds",
+    "python_gc_collections_total",
+    "python_info",
+)
+
+
+def series_names(m: MetricDef) -> tuple[str, ...]:
+    """The sample names a metric appears under in the exposition format."""
+    if m.kind == "histogram":
+        return (f"{m.name}_bucket", f"{m.name}_sum", f"{m.name}_count")
+    if m.kind == "info":
+        return (f"{m.name}_info",)
+    return (m.name,)
+
+
+def all_series_names() -> set[str]:
+    names = {s for m in METRICS for s in series_names(m)}
+    names.update(PROCESS_METRICS)
+    return names

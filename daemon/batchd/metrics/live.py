@@ -1,0 +1,184 @@
+"""The daemon's event-driven metrics: counters and histograms updated as jobs move.
+
+The service calls these hooks from its engine hooks and request handlers; a
+scrape only reads. Label children are bound once and kept (a dict lookup per
+event, not a label parse).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics
+
+from batchd.metrics.catalog import (
+    BY_NAME,
+    CYCLE_BUCKETS,
+    OUTCOMES,
+    SLOWDOWN_BOUND,
+    SLOWDOWN_BUCKETS,
+    TIME_BUCKETS,
+)
+from batchd.metrics.tally import JobTally
+from batchd.metrics.window import BusyIntegral
+from batchd.model.job import Job
+from batchd.sched.decider import CASES
+from batchd.sched.profile import NEVER
+
+REQUEUE_REASONS = ("node_fail", "overflow")
+
+# The _created series (wall time a label set first appeared) mean nothing on an
+# emulated clock and double the series count.
+disable_created_metrics()
+
+
+def _counter(name: str, registry: CollectorRegistry) -> Counter:
+    d = BY_NAME[name]
+    return Counter(name, d.help, d.labels, registry=registry)
+
+
+def _histogram(name: str, registry: CollectorRegistry, buckets: tuple[float, ...]) -> Histogram:
+    d = BY_NAME[name]
+    return Histogram(name, d.help, d.labels, registry=registry, buckets=buckets)
+
+
+class Children:
+    """Label children of one metric, bound on first use."""
+
+    def __init__(self, metric: Counter | Histogram) -> None:
+        self.metric = metric
+        self._bound: dict[tuple[str, ...], Any] = {}
+
+    def __call__(self, *labels: str) -> Any:
+        child = self._bound.get(labels)
+        if child is None:
+            child = self._bound[labels] = self.metric.labels(*labels)
+        return child
+
+
+class PlanGauges:
+    """Figures of the planned schedule, recomputed by the scheduling loop, not per scrape."""
+
+    def __init__(self) -> None:
+        self.head_start = math.nan
+        self.head_wait = 0.0
+        self.makespan = 0.0
+        self.at: float | None = None  # monotonic wall time of the last computation
+
+    def compute(self, now: int, plan: list[tuple[Job, int]], running_ends: list[int]) -> None:
+        end = running_ends[-1] if running_ends else now
+        for job, start in plan:
+            if start != NEVER and start + job.duration > end:
+                end = start + job.duration
+        if plan:
+            head, start = plan[0]
+            self.head_start = math.nan if start == NEVER else float(start)
+            self.head_wait = float(max(0, now - head.submit))
+        else:
+            self.head_start = math.nan
+            self.head_wait = 0.0
+        self.makespan = float(max(0, end - now))
+        self.at = time.monotonic()
+
+    def age(self) -> float:
+        return math.nan if self.at is None else time.monotonic() - self.at
+
+
+class LiveMetrics:
+    def __init__(
+        self,
+        *,
+        queues: list[str],
+        now: int,
+        window: int = 3600,
+        per_user: bool = False,
+        max_users: int = 100,
+    ) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.exported = False  # the scrape-time collectors are registered
+        reg = self.registry
+        self.tally = JobTally(per_user=per_user, max_users=max_users)
+        self.busy = BusyIntegral(window, now)
+        self.plan = PlanGauges()
+        self.submitted = Children(_counter("batchd_jobs_submitted_total", reg))
+        self.started = Children(_counter("batchd_jobs_started_total", reg))
+        self.completed = Children(_counter("batchd_jobs_completed_total", reg))
+        self.requeued = Children(_counter("batchd_jobs_requeued_total", reg))
+        self.switches = Children(_counter("batchd_policy_switches_total", reg))
+        self.cases = Children(_counter("batchd_dynp_decider_calls_total", reg))
+        self.wait = Children(_histogram("batchd_job_wait_seconds", reg, TIME_BUCKETS))
+        self.response = Children(_histogram("batchd_job_response_seconds", reg, TIME_BUCKETS))
+        self.slowdown = Children(_histogram("batchd_job_slowdown", reg, SLOWDOWN_BUCKETS))
+        self.cycle = _histogram("batchd_scheduler_cycle_seconds", reg, CYCLE_BUCKETS)
+        self.tuning = _histogram("batchd_dynp_tuning_seconds", reg, CYCLE_BUCKETS)
+        self.user_submitted: Children | None = None
+        for case in CASES:
+            self.cases(case)
+        if per_user:
+            self.user_submitted = Children(_counter("batchd_user_jobs_submitted_total", reg))
+        for q in queues:
+            self.add_queue(q)
+
+    def add_queue(self, queue: str) -> None:
+        """Every series of a queue exists from the start, at zero."""
+        self.submitted(queue)
+        for outcome in OUTCOMES:
+            self.completed(queue, outcome)
+        for reason in REQUEUE_REASONS:
+            self.requeued(queue, reason)
+        self.wait(queue)
+        self.response(queue)
+        self.slowdown(queue)
+
+    # -- job events -----------------------------------------------------------------
+    def job_submitted(self, queue: str, user: str) -> None:
+        self.submitted(queue).inc()
+        if self.user_submitted is not None:
+            self.user_submitted(self.tally.user_label(user)).inc()
+
+    def job_started(self, job: Job, now: int, busy: int) -> None:
+        self.started(job.queue, job.started_by).inc()
+        self.wait(job.queue).observe(max(0, job.start - job.submit))
+        self.busy.update(now, busy)
+
+    def job_ended(self, job: Job, now: int, busy: int) -> None:
+        self.completed(job.queue, job.outcome).inc()
+        if job.start >= 0:
+            response = max(0, job.end - job.submit)
+            run = max(0, job.end - job.start)
+            self.response(job.queue).observe(response)
+            self.slowdown(job.queue).observe(
+                max(response, SLOWDOWN_BOUND) / max(run, SLOWDOWN_BOUND)
+            )
+        self.busy.update(now, busy)
+
+    def job_left_unrun(self, queue: str, outcome: str) -> None:
+        self.completed(queue, outcome).inc()
+
+    def job_requeued(self, queue: str, reason: str, now: int, busy: int) -> None:
+        self.requeued(queue, reason).inc()
+        self.busy.update(now, busy)
+
+    # -- the scheduler --------------------------------------------------------------
+    def policy_switched(self, old: str, new: str) -> None:
+        self.switches(old, new).inc()
+
+    def watch_policy(self, policy: object) -> None:
+        """Let a self-tuning policy report its switches, decider cases and step times."""
+        if hasattr(policy, "on_switch"):
+            policy.on_switch = self.policy_switched  # type: ignore[attr-defined]
+        if hasattr(policy, "on_tune"):
+            policy.on_tune = self._tuned  # type: ignore[attr-defined]
+
+    def _tuned(self, case: str, seconds: float) -> None:
+        self.cases(case).inc()
+        self.tuning.observe(seconds)
+
+    def timed(self, fn: Callable[[], None]) -> None:
+        """Run one scheduling cycle and observe how long it took."""
+        began = time.perf_counter()
+        fn()
+        self.cycle.observe(time.perf_counter() - began)
