@@ -30,3 +30,12 @@ format: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# The live Prometheus test (tests/test_prometheus_live.py) needs the Prometheus
+# server: install it with apt-get when it is missing and we may (root or
+# passwordless sudo); otherwise say why in one line and go on (the test skips).
+.PHONY: prometheus
+prometheus:
+	@sh .ci/install-prometheus
+
+test: prometheus
