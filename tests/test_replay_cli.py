@@ -43,7 +43,7 @@ EXPECTED_KEYS = {
     "nodes",
     "wall_seconds",
 }
-NON_DYNP = [p for p in policy_names() if not p.startswith("dynp")]
+NON_DYNP = [p for p in policy_names() if not p.startswith("dynp") and p != "primetime"]
 
 
 def batchd_command() -> list[str]:
@@ -267,6 +267,23 @@ def test_summary_json_keys(tmp_path: Path, policy: str) -> None:
     assert set(SUMMARY_KEYS) == EXPECTED_KEYS
     assert summary["policy"] == policy
     assert summary["skipped"] == {"width<=0": 0, "runtime<0": 0, "wider_than_machine": 0}
+
+
+def test_summary_json_keys_primetime(tmp_path: Path) -> None:
+    summary = summary_of(
+        tmp_path, str(METRICS_SWF), "--policy", "primetime", "--param", "prime_nodes=50%",
+        "--nodes", "4",
+    )  # fmt: skip
+    assert set(summary) == EXPECTED_KEYS | {"windows", "primetime"}
+    assert set(summary["primetime"]) == {
+        "limits", "discipline", "overflow_mode", "prime", "nonprime", "all",
+        "success_rate", "overflow_rate", "overflow_share_all", "overflow_killed",
+        "overflow_requeued", "jobs",
+    }  # fmt: skip
+    for group in ("prime", "nonprime", "all"):
+        assert set(summary["primetime"][group]) == {
+            "jobs", "art", "awt", "slowdown", "bounded_slowdown", "utilization",
+        }  # fmt: skip
 
 
 def test_summary_printed_on_stdout(capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from batchd.engine.core import Engine
+from batchd.metrics.primetime import primetime_summary
 from batchd.metrics.schedule import schedule_metrics
 from batchd.model.job import Job
 from batchd.model.machine import Grid
+from batchd.sched.primetime import PrimeTime
 from batchd.sched.registry import make_policy
 from batchd.server.config import load_site
 from batchd.workload import (
@@ -119,6 +121,15 @@ def load_workload(opts: ReplayOptions, nodes: int) -> Workload:
     )
 
 
+def trace_clock(workload: Workload) -> tuple[int, str | None]:
+    """When the trace's time 0 was (UnixStartTime) and its time zone (TimeZoneString)."""
+    header = workload.header
+    start = header.value("UnixStartTime") if header is not None else None
+    zone = header.value("TimeZoneString") if header is not None else None
+    origin = int(start) if start is not None and start.strip().lstrip("-").isdigit() else 0
+    return origin, zone or None
+
+
 def run_replay(
     opts: ReplayOptions, progress: Callable[[int, int], None] | None = None
 ) -> ReplayResult:
@@ -127,6 +138,13 @@ def run_replay(
     grid = resolve_grid(opts)
     workload = load_workload(opts, grid.machines[0].nodes)
     began = time.perf_counter()
+    localize = getattr(policy, "localize", None)
+    if localize is not None:
+        origin, zone = trace_clock(workload)
+        localize(origin, zone)
+    set_machine = getattr(policy, "set_machine", None)
+    if set_machine is not None:
+        set_machine(grid.machines[0].nodes)
     engine = Engine(grid, [policy], kill=opts.kill)
     engine.load(workload.jobs)
     total = len(workload.jobs)
@@ -144,4 +162,6 @@ def run_replay(
         "wall_seconds": round(wall, 4),
     }
     summary.update(policy.report())
+    if isinstance(policy, PrimeTime):
+        summary["primetime"] = primetime_summary(jobs, nodes, policy)
     return ReplayResult(summary=summary, jobs=jobs, workload=workload, grid=grid)

@@ -175,6 +175,8 @@ class Engine:
         self.on_submit: list[JobHook] = []
         self.on_start: list[JobHook] = []
         self.on_end: list[JobHook] = []
+        self.on_requeue: list[JobHook] = []  # requeued by a policy at a wake-up
+        self._wakeups: list[Timer | None] = [None] * len(self.machines)
 
     # -- input ------------------------------------------------------------------
     def load(self, jobs: Iterable[Job]) -> None:
@@ -286,6 +288,30 @@ class Engine:
         for m in self.machines:
             for job in m.policy.schedule(m):
                 self._start(m, job)
+            if m.policy.wakes:
+                self._arm_wakeup(m)
+
+    def _arm_wakeup(self, m: MachineState) -> None:
+        """Keep one timer per machine at the time its policy asked to be woken."""
+        when = m.policy.next_wakeup(self.now)
+        current = self._wakeups[m.index]
+        if current is not None and not current.cancelled:
+            if current.when == when:
+                return
+            current.cancel()
+        self._wakeups[m.index] = None if when is None else self.call_at(when, lambda: self._wake(m))
+
+    def _wake(self, m: MachineState) -> None:
+        """The policy's own time: end the jobs it names; the pass of this second follows."""
+        self._wakeups[m.index] = None
+        for job, action in m.policy.expired(m):
+            if action == "requeue":
+                self.requeue(job)
+                for hook in self.on_requeue:
+                    hook(job)
+            else:
+                self._cancel_end(job)
+                self._finish(job, "overflow")
 
     # -- transitions --------------------------------------------------------------
     def _arrive(self, job: Job) -> None:

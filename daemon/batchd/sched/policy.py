@@ -48,6 +48,7 @@ class Policy(ABC):
 
     name: str = ""
     serves_in_order = False  # no job starts before the one ahead (FCFS without backfill)
+    wakes = False  # asks the engine to wake it at times of its own (next_wakeup)
     _forecaster: Forecaster | None = None
 
     @abstractmethod
@@ -86,6 +87,14 @@ class Policy(ABC):
         if self._forecaster is None:
             self._forecaster = Forecaster(in_order=self.serves_in_order)
         return list(zip(jobs, self._forecaster.plan(view, jobs), strict=True))
+
+    def next_wakeup(self, now: int) -> int | None:
+        """A time after ``now`` at which the policy must be asked again (``wakes`` only)."""
+        return None
+
+    def expired(self, view: MachineView) -> list[tuple[Job, str]]:
+        """Running jobs to end at a wake-up: (job, "kill" or "requeue")."""
+        return []
 
     def report(self) -> dict[str, Any]:
         """Policy-specific statistics for the replay summary."""

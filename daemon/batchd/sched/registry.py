@@ -164,5 +164,18 @@ def _builtin() -> None:
         )
     )
 
+    from batchd.sched.primetime import PrimeTime, PrimeTimeParams
+
+    register(
+        PolicySpec(
+            "primetime",
+            "prime/non-prime time (seed 001): jobs over the prime limits wait for non-prime "
+            "time (prime_nodes=N|P%, prime_runtime=HH:MM:SS|P%, discipline=fcfs|easy|POLICY, "
+            "overflow=kill|requeue, calendar=default|HOLIDAYS_FILE, timezone=ZONE, must_fit=true)",
+            PrimeTime,
+            PrimeTimeParams,
+        )
+    )
+
 
 _builtin()
