@@ -263,3 +263,19 @@ async def test_scrape_does_not_walk_the_jobs(api: Api) -> None:
     m = await scrape(api)
     assert value(m, "batchd_jobs", queue="workq", state="queued") == 2
     assert value(m, "batchd_jobs", queue="small", state="queued") == 0
+
+
+async def test_utilization_by_window(tmp_path: Path) -> None:
+    """T0 is Monday 13:46:40 UTC; prime time ends at 19:00 (MONDAY_19H)."""
+    async with serve(tmp_path, site()) as api:
+        await api.submit("alice", nodes=4, walltime=30_000)  # runs T0 .. T0 + 30,000
+        api.at(MONDAY_19H - T0 + 1000)
+        m = await scrape(api)
+    prime = MONDAY_19H - T0
+    assert value(m, "batchd_window_seconds_total", window="prime") == prime
+    assert value(m, "batchd_window_seconds_total", window="nonprime") == 1000
+    alloc = {
+        w: value(m, "batchd_window_allocated_node_seconds_total", pool="mini", window=w)
+        for w in ("prime", "nonprime")
+    }
+    assert alloc == {"prime": 4 * prime, "nonprime": 4 * 1000}

@@ -196,6 +196,19 @@ METRICS: tuple[MetricDef, ...] = (
         "1 for the calendar window in force now (prime or nonprime), 0 for the other",
     ),
     MetricDef(
+        "batchd_window_allocated_node_seconds_total",
+        "counter",
+        ("pool", "window"),
+        "Emulated node-seconds allocated to jobs during prime and during non-prime time",
+    ),
+    MetricDef(
+        "batchd_window_seconds_total",
+        "counter",
+        ("window",),
+        "Emulated seconds spent in prime and in non-prime time since the daemon started "
+        "(utilization by window: the node-seconds rate over this rate over the nodes)",
+    ),
+    MetricDef(
         "batchd_prime_time_next_change_seconds",
         "gauge",
         (),

@@ -31,6 +31,11 @@ def gauge(name: str) -> GaugeMetricFamily:
     return GaugeMetricFamily(name, d.help, labels=list(d.labels))
 
 
+def counter(name: str) -> CounterMetricFamily:
+    d = BY_NAME[name]
+    return CounterMetricFamily(name.removesuffix("_total"), d.help, labels=list(d.labels))
+
+
 def single(name: str, value: float) -> GaugeMetricFamily:
     return GaugeMetricFamily(name, BY_NAME[name].help, value=value)
 
@@ -90,6 +95,15 @@ class ServiceCollector(Collector):
         for w in WINDOWS:
             prime.add_metric([w], 1.0 if w == window else 0.0)
         yield prime
+        busy = live.busy
+        busy.update(now, busy.busy)
+        by_window = counter("batchd_window_allocated_node_seconds_total")
+        seconds = counter("batchd_window_seconds_total")
+        for w in WINDOWS:
+            by_window.add_metric([pool, w], busy.area_by_window.get(w, 0))
+            seconds.add_metric([w], busy.seconds_by_window.get(w, 0))
+        yield by_window
+        yield seconds
         change = calendar.next_change(now)
         yield single(
             "batchd_prime_time_next_change_seconds", float("nan") if change is None else change
@@ -133,10 +147,7 @@ class ServiceCollector(Collector):
         window.add_metric([pool], busy.window_ratio(now, total))
         yield window
         yield single("batchd_utilization_window_seconds", busy.window)
-        d = BY_NAME["batchd_allocated_node_seconds_total"]
-        node_seconds = CounterMetricFamily(
-            "batchd_allocated_node_seconds", d.help, labels=list(d.labels)
-        )
+        node_seconds = counter("batchd_allocated_node_seconds_total")
         node_seconds.add_metric([pool], busy.total(now))
         yield node_seconds
 
@@ -146,6 +157,12 @@ def make_registry(svc: BatchService) -> CollectorRegistry:
     if svc.metrics.exported:
         return registry
     svc.metrics.exported = True
+
+    def window_of(t: int) -> tuple[str, int | None]:
+        calendar = svc.calendar  # read at each call: a reload may replace it
+        return calendar.window_at(t), calendar.next_change(t)
+
+    svc.metrics.busy.window_of = window_of
     for c in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
         registry.register(c)
     registry.register(ServiceCollector(svc))

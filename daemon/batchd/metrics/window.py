@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
+from collections.abc import Callable
+
+WindowOf = Callable[[int], tuple[str, int | None]]  # t -> (window, when it ends)
 
 
 class BusyIntegral:
@@ -20,10 +23,16 @@ class BusyIntegral:
         self.busy = busy
         self.area = 0  # node-seconds from origin to t
         self._points: deque[tuple[int, int, int]] = deque([(now, 0, busy)])  # (t, area, busy after)
+        # With a calendar: node-seconds and seconds by prime/non-prime window.
+        self.window_of: WindowOf | None = None
+        self.area_by_window: Counter[str] = Counter()
+        self.seconds_by_window: Counter[str] = Counter()
 
     def update(self, now: int, busy: int) -> None:
         if now > self.t:
             self.area += self.busy * (now - self.t)
+            if self.window_of is not None:
+                self._split(self.t, now)
             self.t = now
         if busy != self.busy or now > self._points[-1][0]:
             if self._points[-1][0] == now:
@@ -31,6 +40,16 @@ class BusyIntegral:
             self._points.append((now, self.area, busy))
         self.busy = busy
         self._prune(now - self.window)
+
+    def _split(self, t: int, now: int) -> None:
+        """Share [t, now) at the current busy count among the calendar's windows."""
+        assert self.window_of is not None
+        while t < now:
+            window, end = self.window_of(t)
+            stop = now if end is None else min(now, end)
+            self.area_by_window[window] += self.busy * (stop - t)
+            self.seconds_by_window[window] += stop - t
+            t = stop
 
     def _prune(self, lo: int) -> None:
         points = self._points
