@@ -473,7 +473,7 @@ def test_qstat_queues_and_server(stub, capsys):
     assert qstat.main(["-Q"]) == 0
     assert out_err(capsys)[0].splitlines()[2] == (
         "workq" + " " * 15 + "96" + " " * 5 + "2 yes yes" + " " * 5 + "1" + " " * 5 + "1"
-        + (" " * 5 + "0") * 4 + " Exe*"
+        + (" " * 5 + "0") * 4 + " Exe*  yes any"
     )  # fmt: skip
     assert qstat.main(["-Q", "-F", "json"]) == 0
     assert json.loads(out_err(capsys)[0]) == QUEUES

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from batchclient import jobtable, nodes, qmgr_format
+from batchclient.timefmt import ctime
 
 pytestmark = pytest.mark.usefixtures("utc")
 
@@ -300,15 +301,29 @@ NIGHT = {
     "total": 0,
     "counts": {},
 }
+# A queue with a window, closed now, from a daemon that sends the window fields.
+NP = dict(
+    NIGHT,
+    name="np_100_10h",
+    enabled=True,
+    started=True,
+    window="Mon-Fri 19:00-06:00, Fri 19:00-Mon 06:00",
+    window_open=False,
+    window_next_change=NOW + 3600,
+)
 
 
 def test_queue_table():
-    assert jobtable.queue_table([WORKQ, NIGHT]) == [
-        "Queue              Max   Tot Ena Str   Que   Run   Hld   Wat   Trn   Ext Type",
-        "---------------- ----- ----- --- --- ----- ----- ----- ----- ----- ----- ----",
+    assert jobtable.queue_table([WORKQ, NIGHT, NP]) == [
+        "Queue              Max   Tot Ena Str   Que   Run   Hld   Wat   Trn   Ext Type Open Window",
+        "---------------- ----- ----- --- --- ----- ----- ----- ----- ----- ----- ---- ---- ------",
+        # WORKQ and NIGHT come from a daemon without queue windows: always open
         "workq" + " " * 15 + "96" + " " * 5 + "7 yes yes" + " " * 5 + "4" + " " * 5 + "3"
-        + (" " * 5 + "0") * 4 + " Exe*",
-        "night" + " " * 16 + "0" + " " * 5 + "0  no  no" + (" " * 5 + "0") * 6 + " Exe*",
+        + (" " * 5 + "0") * 4 + " Exe*  yes any",
+        "night" + " " * 16 + "0" + " " * 5 + "0  no  no" + (" " * 5 + "0") * 6 + " Exe*  yes any",
+        # the window is the last column, not cut
+        "np_100_10h" + " " * 11 + "0" + " " * 5 + "0 yes yes" + (" " * 5 + "0") * 6
+        + " Exe*   no Mon-Fri 19:00-06:00, Fri 19:00-Mon 06:00",
     ]  # fmt: skip
 
 
@@ -325,6 +340,24 @@ def test_full_queue():
         "    enabled = True",
         "    started = True",
         "",
+    ]
+
+
+def test_full_queue_with_a_window():
+    lines = jobtable.full_queues([NP])
+    assert lines[-6:] == [
+        "    enabled = True",
+        "    started = True",
+        "    window = Mon-Fri 19:00-06:00, Fri 19:00-Mon 06:00",
+        "    window_open = False",
+        f"    window_next_change = {ctime(NOW + 3600)}",
+        "",
+    ]
+    # qmgr's print: the window can be set, whether it is open now cannot.
+    assert qmgr_format.print_queue(NP)[-3:] == [
+        "set queue np_100_10h enabled = True",
+        "set queue np_100_10h started = True",
+        'set queue np_100_10h window = "Mon-Fri 19:00-06:00, Fri 19:00-Mon 06:00"',
     ]
 
 

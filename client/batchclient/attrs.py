@@ -90,6 +90,10 @@ def queue_attrs(queue: Mapping[str, Any]) -> Attrs:
     if queue.get("default_walltime") is not None:
         out.append(("resources_default.walltime", hms(queue["default_walltime"])))
     out += [("enabled", pbs_bool(queue["enabled"])), ("started", pbs_bool(queue["started"]))]
+    if queue.get("window") is not None:  # daemons before queue windows do not send it
+        out += [("window", queue["window"]), ("window_open", pbs_bool(queue["window_open"]))]
+        if queue.get("window_next_change") is not None:
+            out.append(("window_next_change", ctime(queue["window_next_change"])))
     return out
 
 
@@ -124,6 +128,10 @@ def server_attrs(server: Mapping[str, Any]) -> Attrs:
         ("default_queue", server["default_queue"]),
         ("scheduler_policy", server["policy"]),
         ("node_fail_requeue", pbs_bool(server.get("node_fail") == "requeue")),
+    ]
+    if server.get("overflow") is not None:
+        out.append(("window_overflow", server["overflow"]))
+    out += [
         ("total_jobs", str(sum(int(v) for v in counts.values()))),
         ("state_count", state_count(counts)),
         ("resources_available.nodect", str(server["nodes"])),

@@ -197,9 +197,11 @@ def full_jobs(jobs: Sequence[Obj]) -> list[str]:
 
 # -- qstat -Q / -Qf / -B / -Bf --------------------------------------------------------
 
+# PBS's columns, then the queue's window: Open (open now?) and Window ("any", "prime",
+# "nonprime" or the spans), which is last and not cut.
 QUEUE_HEADER = [
-    "Queue              Max   Tot Ena Str   Que   Run   Hld   Wat   Trn   Ext Type",
-    "---------------- ----- ----- --- --- ----- ----- ----- ----- ----- ----- ----",
+    "Queue              Max   Tot Ena Str   Que   Run   Hld   Wat   Trn   Ext Type Open Window",
+    "---------------- ----- ----- --- --- ----- ----- ----- ----- ----- ----- ---- ---- ------",
 ]
 
 
@@ -215,6 +217,7 @@ def queue_row(q: Obj) -> str:
         f"{fit(q.get('total', 0), 5):>5} {_yes(q['enabled']):>3} {_yes(q['started']):>3} "
         + " ".join(f"{fit(n, 5):>5}" for n in nums)
         + f" {fit(q.get('queue_type') or 'Execution', 4):<4}"
+        + f" {_yes(q.get('window_open', True)):>4} {q.get('window') or 'any'}"
     )
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from .attrs import Attrs, node_attrs, pbs_bool, queue_attrs, sched_attrs, server_attrs
 
 Obj = Mapping[str, Any]
-READ_ONLY_QUEUE = ("total_jobs", "state_count")
+READ_ONLY_QUEUE = ("total_jobs", "state_count", "window_open", "window_next_change")
 
 
 def list_block(kind: str, name: str, attrs: Attrs) -> list[str]:

@@ -17,6 +17,7 @@ from 0, and its header says when that was (UnixStartTime).
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any, Literal
 
 from batchd.model.calendar import PrimeCalendar, Window
@@ -114,9 +115,14 @@ class WindowGate(Policy):
             return None
         win, end = self.window(now)
         if win == cls and end is not None:
-            return f"its estimate does not fit before {cls} time ends at {end + self.origin}"
+            return f"its walltime does not fit before {cls} time ends at {self._stamp(end)}"
         opening = self._next_opening(cls, now)
-        return f"it runs in {cls} time, which opens at {opening}"
+        when = "never" if opening is None else f"at {self._stamp(opening)}"
+        return f"it runs in {cls} time, which opens {when}"
+
+    def _stamp(self, t: int) -> str:
+        local = datetime.fromtimestamp(t + self.origin, self.calendar.tz)
+        return local.strftime("%Y-%m-%d %H:%M:%S %Z")
 
     # -- the policy -------------------------------------------------------------------
     def job_submitted(self, view: MachineView, job: Job) -> None:

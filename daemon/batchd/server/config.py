@@ -23,6 +23,7 @@ from batchd.model.calendar import (
 )
 from batchd.model.machine import Grid, Machine
 from batchd.server.schemas import positive_duration
+from batchd.server.windows import WindowError, describe, parse_window
 
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
@@ -63,11 +64,31 @@ class QueueConfig(BaseModel):
     default_walltime: int = 3600
     enabled: bool = True
     started: bool = True
+    # "any", "prime", "nonprime", or weekly spans such as ["Mon-Fri 07:00-19:30"]
+    # (batchd.server.windows); kept in canonical form.
+    window: str | list[str] = "any"
 
     @field_validator("max_walltime", "default_walltime", mode="before")
     @classmethod
     def _walltimes(cls, value: Any) -> Any:
         return _duration(value, "walltime")
+
+    @field_validator("window", mode="before")
+    @classmethod
+    def _window(cls, value: Any) -> Any:
+        try:
+            return parse_window(value)
+        except WindowError as exc:
+            raise ValueError(str(exc)) from None
+
+    @property
+    def windowed(self) -> bool:
+        """Whether the queue has a window (anything but "any")."""
+        return self.window != "any"
+
+    def window_text(self) -> str:
+        """The window as qstat -Q shows it."""
+        return describe(self.window)
 
     @model_validator(mode="after")
     def _default_within_max(self) -> QueueConfig:
@@ -86,6 +107,11 @@ class ServerConfig(BaseModel):
     policy_params: dict[str, str | int | float | bool] = Field(default_factory=dict)
     default_queue: str | None = None
     node_fail: Literal["requeue", "kill"] = "requeue"
+    # What a job of a windowed queue still running when its window closes gets: killed
+    # (outcome "overflow", the paper's assumption) or put back in its queue.
+    overflow: Literal["kill", "requeue"] = "kill"
+    # A job of a windowed queue starts only if its walltime ends before the window closes.
+    window_must_fit: bool = True
     max_body: int = Field(1 << 20, ge=1024, le=1 << 30)
     calendar: str | None = None  # a PBS holidays file; relative to the config file
     timezone: str | None = None  # IANA name; the host's local time zone when unset

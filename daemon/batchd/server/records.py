@@ -15,7 +15,8 @@ HOLD_ORDER = "uos"
 
 # Exit statuses as PBS reports them: 0 for success, negative for what the
 # server did (JOB_EXEC_KILL_WALLTIME is -29), 256 + signal for a kill.
-EXIT_STATUS = {"ok": 0, "walltime": -29, "cancelled": 271, "node_fail": -2}
+# Killed by the server (qdel, or its window closed): 256 + SIGTERM, as PBS reports it.
+EXIT_STATUS = {"ok": 0, "walltime": -29, "cancelled": 271, "node_fail": -2, "overflow": 271}
 
 _ID = re.compile(r"^(\d+)(?:\.([A-Za-z0-9_.-]+))?$")
 

@@ -131,7 +131,8 @@ class JobOut(BaseModel):
     exec_host: list[str] = Field(description="node names it runs (or ran) on")
     exit_status: int | None
     outcome: str | None = Field(
-        description="ok | walltime | cancelled | node_fail | dependency | requeued"
+        description="ok | walltime | cancelled | node_fail | overflow (killed at its queue "
+        "window's close) | dependency | requeued"
     )
     comment: str | None = Field(description="why it is not running, or how it ended")
     started_by: str | None = Field(description="policy in force when it started")
@@ -182,6 +183,15 @@ class QueueOut(BaseModel):
     default_walltime: int
     total: int
     counts: dict[str, int] = Field(description="jobs by state letter: Q R H W E")
+    window: str = Field(
+        "any",
+        description='when the queue runs jobs: "any", "prime", "nonprime", or weekly spans '
+        'in local time such as "Mon-Fri 07:00-19:30, Fri 20:00-Mon 07:00"',
+    )
+    window_open: bool = Field(True, description="whether the window is open now")
+    window_next_change: int | None = Field(
+        None, description="when the window next opens or closes; null: never (or no window)"
+    )
 
 
 class QueueList(BaseModel):
@@ -261,6 +271,9 @@ class ServerOut(BaseModel):
     default_queue: str
     policy: str
     node_fail: Literal["requeue", "kill"]
+    overflow: Literal["kill", "requeue"] = Field(
+        "kill", description="what a job still running when its queue's window closes gets"
+    )
     jobs: dict[str, int] = Field(description="jobs by state letter")
     replay: dict[str, Any] | None = Field(description="the trace being injected, if any")
 

@@ -8,6 +8,8 @@ Permission checks live here too, next to the state they protect.
 
 from __future__ import annotations
 
+import datetime as dt
+import heapq
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,7 +18,7 @@ from typing import Any, Literal
 import structlog
 
 from batchd.engine.clock import Clock
-from batchd.engine.core import Engine, MachineState
+from batchd.engine.core import Engine, MachineState, Timer
 from batchd.metrics.live import LiveMetrics
 from batchd.model.calendar import PrimeCalendar
 from batchd.model.job import UNSET, Job
@@ -24,6 +26,8 @@ from batchd.model.machine import Grid, Machine
 from batchd.model.reservation import Reservation, ResvState
 from batchd.model.states import JobState, change_state
 from batchd.sched.forecast import running_profile
+from batchd.sched.policy import Policy
+from batchd.sched.primetime import PrimeTime
 from batchd.sched.profile import NEVER
 from batchd.sched.registry import (
     PolicyError,
@@ -53,11 +57,21 @@ from batchd.server.schemas import (
     parse_duration,
 )
 from batchd.server.store import Saved, Store
+from batchd.server.windows import (
+    DAY,
+    HORIZON,
+    QueueWindow,
+    longest_opening,
+    make_window,
+    next_fit,
+)
 
 Role = Literal["user", "operator", "manager"]
 RANK = {"user": 0, "operator": 1, "manager": 2}
 RUNTIME_VAR = "BATCHD_RUNTIME"
 HOLD_NEEDS: dict[str, Role] = {"u": "user", "o": "operator", "s": "manager"}
+# Exit status of a job killed at its queue window's close: 256 + SIGTERM, as for a
+# running job that qdel ends (records.EXIT_STATUS has no entry for "overflow").
 
 log = structlog.get_logger("batchd")
 
@@ -116,6 +130,13 @@ class BatchService:
         self._plan_cache: tuple[int, list[tuple[Job, int]]] | None = None
         self._version = 0
         self.calendar: PrimeCalendar = site.calendar()
+        # Queue windows (docs/operations.md): the windowed queues' windows, one engine
+        # timer per windowed queue at its next change or job deadline, and per queue
+        # the (deadline, seq) of its jobs in the scheduler that must end by the close.
+        self.windows: dict[str, QueueWindow] = {}
+        self._wtimers: dict[str, Timer] = {}
+        self._deadlines: dict[str, list[tuple[int, int]]] = {}
+        self._wnext: dict[str, int | None] = {}  # each windowed queue's next change
         mconf = site.metrics
         self.metrics = LiveMetrics(
             queues=[q.name for q in site.queues()],
@@ -125,6 +146,8 @@ class BatchService:
             max_users=mconf.max_users,
         )
         self.engine = self._new_engine()
+        self._build_windows()
+        self._window_all()
 
     # -- set-up -------------------------------------------------------------------
     def _new_engine(self) -> Engine:
@@ -135,7 +158,11 @@ class BatchService:
             m.now = engine.now
         engine.on_start.append(self._started)
         engine.on_end.append(self._ended)
-        self.metrics.watch_policy(engine.machines[0].policy)
+        engine.on_requeue.append(self._overflow_requeued)
+        self._prepare_policy(engine.machines[0].policy)
+        self._wtimers = {}  # the timers of an older engine are gone with it
+        self._deadlines = {}
+        self._wnext = {}
         return engine
 
     @property
@@ -181,11 +208,29 @@ class BatchService:
             self._index_depend(rec)
         running = [r for r in records if r.state is JobState.RUNNING]
         overdue: list[JobRecord] = []
+        requeued: list[JobRecord] = []
         for rec in running:
             job = rec.job
             killed = job.runtime > job.estimate
             end = job.start + (job.estimate if killed else max(job.runtime, 0))
-            if end <= now:
+            close = self._close_after_start(job)
+            if close is not None and close < end and close <= now:
+                # Its queue's window closed while the daemon was down: overflow then.
+                if self.site.server.overflow == "kill":
+                    job.end = close
+                    job.outcome = "overflow"
+                    change_state(job, JobState.FINISHED)
+                    overdue.append(rec)
+                else:
+                    change_state(job, JobState.QUEUED)
+                    job.start = job.end = UNSET
+                    job.nodes = []
+                    job.killed = False
+                    job.started_by = ""
+                    rec.etime = close
+                    requeued.append(rec)
+                self._touch(rec)
+            elif end <= now:
                 job.killed = killed
                 job.end = end
                 job.outcome = "walltime" if killed else "ok"
@@ -220,6 +265,9 @@ class BatchService:
                 self._arm_exec(rec)
         for rec in overdue:
             self._ended(rec.job)
+        for rec in requeued:
+            self.metrics.job_requeued(rec.job.queue, "overflow", now, self.busy_nodes())
+        self._window_all()
         engine.instant(now)
         observe = self.metrics.tally.observe
         for rec in records:
@@ -231,6 +279,7 @@ class BatchService:
             jobs=len(records),
             running=len(running),
             queued=len(waiting),
+            overflow=len(requeued) + sum(r.job.outcome == "overflow" for r in overdue),
             now=engine.now,
         )
         self.commit()
@@ -362,16 +411,51 @@ class BatchService:
         if queue.max_nodes is not None and nodes > queue.max_nodes:
             raise bad_request(
                 f"nodes: {nodes} nodes exceed the limit of queue {qname} "
-                f"(resources_max.nodect = {queue.max_nodes})"
+                f"(resources_max.nodect = {queue.max_nodes}){self._takers(nodes, walltime)}"
             )
+        asked = walltime
         if walltime is None:
             walltime = queue.default_walltime
         if queue.max_walltime is not None and walltime > queue.max_walltime:
             raise bad_request(
                 f"walltime: {_hms(walltime)} exceeds the limit of queue {qname} "
                 f"(resources_max.walltime = {_hms(queue.max_walltime)})"
+                f"{self._takers(nodes, asked)}"
             )
+        win = self.windows.get(qname)
+        if win is not None and self.site.server.window_must_fit:
+            now = self.engine.now
+            if next_fit(win, now, walltime) is None:
+                longest = longest_opening(win, now) or 0
+                days = HORIZON // DAY
+                if longest == 0:
+                    raise bad_request(
+                        f"queue {qname} is closed ({win.text}) and does not open in the "
+                        f"next {days} days: use another queue"
+                    )
+                raise bad_request(
+                    f"walltime: {_hms(walltime)} does not fit in any opening of queue "
+                    f"{qname}'s window ({win.text}) in the next {days} days (the longest "
+                    f"is {_hms(longest)}): ask for less walltime or use another queue"
+                    f"{self._takers(nodes, walltime)}"
+                )
         return queue, walltime
+
+    def _takers(self, nodes: int, walltime: int | None) -> str:
+        """A hint for a refused job: the queues whose limits (and window) would take it."""
+        must_fit = self.site.server.window_must_fit
+        names = []
+        for q in self.site.queues():
+            if not q.enabled or (q.max_nodes is not None and nodes > q.max_nodes):
+                continue
+            if walltime is not None:
+                if q.max_walltime is not None and walltime > q.max_walltime:
+                    continue
+                win = self.windows.get(q.name)
+                if must_fit and win is not None and next_fit(win, self.now, walltime) is None:
+                    continue
+            names.append(q.name)
+        return f"; queues that take it: {', '.join(names)}" if names else ""
 
     # -- jobs ---------------------------------------------------------------------
     def submit(self, caller: Caller, body: JobSubmit) -> JobRecord:
@@ -507,6 +591,15 @@ class BatchService:
             self.parked[rec.seq] = rec
             rec.comment = f"Not Running: queue {queue.name} is stopped"
             return
+        if queue is not None and queue.name in self.windows:
+            reason = self._window_reason(queue.name, rec.job)
+            if reason is not None:
+                self.parked[rec.seq] = rec
+                rec.comment = reason
+                return
+            if rec.comment is not None and rec.comment.startswith("Not Running:"):
+                rec.comment = None
+            self._note_deadline(queue.name, rec.job)
         if not arriving:
             self.engine.enqueue(rec.job)
             return
@@ -550,6 +643,9 @@ class BatchService:
 
     def _started(self, job: Job) -> None:
         self.metrics.job_started(job, self.engine.now, self.busy_nodes())
+        heap = self._deadlines.get(job.queue)
+        if heap and heap[0][1] == job.id:
+            self._rearm(job.queue)  # its deadline need not wake the daemon
         rec = self.records.get(job.id)
         if rec is None:
             return
@@ -567,6 +663,8 @@ class BatchService:
             "walltime": "Job killed at its walltime",
             "cancelled": "Job deleted while running",
             "node_fail": "Job killed: a node it ran on went down",
+            "overflow": f"Job killed: {self._closed_what(job)} at {self._wstamp(job.end)} "
+            "while it ran (overflow)",
         }.get(job.outcome, f"Job ended: {job.outcome}")
         self._touch(rec)
         self._resolve_dependents(rec)
@@ -802,6 +900,26 @@ class BatchService:
         log.info("node_state", node=name, state=change.state, by=caller.user)
         return index
 
+    def _prepare_policy(self, policy: Policy) -> None:
+        """Metrics hooks, and the site's time zone for a policy with a calendar."""
+        self.metrics.watch_policy(policy)
+        if isinstance(policy, PrimeTime) and policy.params.timezone is None:
+            policy.calendar = policy.calendar.with_tz(self.calendar.tz)
+
+    def _closed_what(self, job: Job) -> str:
+        if job.queue in self.windows:
+            return f"queue {job.queue} closed"
+        return "non-prime time ended"
+
+    def _overflow_requeued(self, job: Job) -> None:
+        """The policy put a job back at the end of its window (primetime, overflow=requeue)."""
+        self.metrics.job_requeued(job.queue, "overflow", self.engine.now, self.busy_nodes())
+        rec = self.records.get(job.id)
+        if rec is not None:
+            rec.comment = f"Requeued: {self._closed_what(job)} while it ran (overflow)"
+            rec.etime = self.engine.now
+            self._touch(rec)
+
     def _node_failed(self, job: Job) -> None:
         rec = self.records.get(job.id)
         if self.site.server.node_fail == "kill":
@@ -813,6 +931,14 @@ class BatchService:
             rec.comment = "Requeued: a node it ran on went down"
             rec.etime = self.engine.now
             self._touch(rec)
+            self._check_requeued(rec)
+
+    def _check_requeued(self, rec: JobRecord) -> None:
+        """A requeued job of a stopped or windowed queue waits as a queued one would."""
+        queue = self._queue_conf(rec.job.queue)
+        if queue is not None and (not queue.started or queue.name in self.windows):
+            self.engine.withdraw(rec.job)
+            self._to_queue(rec, arriving=False)
 
     # -- reservations -------------------------------------------------------------
     def create_reservation(self, caller: Caller, body: ReservationCreate) -> Reservation:
@@ -901,7 +1027,7 @@ class BatchService:
             raise bad_request(str(exc)) from None
         old = (self.policy_name, dict(self.policy_params))
         self.engine.set_policy(0, policy)
-        self.metrics.watch_policy(policy)
+        self._prepare_policy(policy)
         if name != old[0]:
             self.metrics.policy_switched(old[0], name)
         self.policy_name, self.policy_params = name, params
@@ -950,6 +1076,12 @@ class BatchService:
             log.warning("max_body_needs_restart", max_body=site.server.max_body)
         self.site = site
         self.calendar = site.calendar()
+        for timer in self._wtimers.values():
+            timer.cancel()
+        self._wtimers.clear()
+        self._deadlines.clear()
+        self._wnext.clear()
+        self._build_windows()
         for q in site.queues():
             self.metrics.add_queue(q.name)
         for rec in sorted(self.parked.values(), key=lambda r: (r.job.submit, r.seq)):
@@ -958,7 +1090,7 @@ class BatchService:
                 del self.parked[rec.seq]
                 rec.comment = None
                 self._touch(rec)
-                self.engine.enqueue(rec.job)
+                self._to_queue(rec, arriving=False)  # parks it again if its window is shut
         stopped = {q.name for q in site.queues() if not q.started}
         if stopped:
             for job in list(self.machine.policy.waiting()):
@@ -967,8 +1099,206 @@ class BatchService:
                     self.engine.withdraw(job)
                     self._to_queue(rec, arriving=False)
                     self._touch(rec)
+        self._window_all()
         self.settle()
-        log.info("config_reloaded", queues=[q.name for q in site.queues()])
+        log.info(
+            "config_reloaded",
+            queues=[q.name for q in site.queues()],
+            windows={name: w.text for name, w in self.windows.items()},
+        )
+
+    # -- queue windows ------------------------------------------------------------
+    # A windowed queue's jobs go to the scheduler only while its window is open and,
+    # with [server] window_must_fit, only if their walltime ends by the close; the
+    # others wait in self.parked with a comment that says why. One engine timer per
+    # windowed queue fires at its next change (opening: parked jobs that fit go to the
+    # scheduler in submit order; close: running jobs overflow, queued ones are parked)
+    # or earlier, at the first deadline (close - walltime + 1) of its jobs in the
+    # scheduler, when a job that no longer fits is taken back. The window arithmetic
+    # is in batchd.server.windows.
+
+    def _build_windows(self) -> None:
+        self.windows = {
+            q.name: make_window(q.window, self.calendar) for q in self.site.queues() if q.windowed
+        }
+
+    def window_state(self, name: str) -> tuple[bool, int | None]:
+        """Whether queue ``name`` is open now and when that changes (None: never)."""
+        win = self.windows.get(name)
+        if win is None:
+            return True, None
+        now = self.engine.now
+        return win.is_open(now), win.next_change(now)
+
+    def _wstamp(self, t: int) -> str:
+        """A time as the windows are written: local time of the calendar's zone."""
+        return dt.datetime.fromtimestamp(t, self.calendar.tz).strftime("%Y-%m-%d %H:%M:%S")
+
+    def _closed_comment(self, name: str, win: QueueWindow, opens: int | None) -> str:
+        if opens is None:
+            return f"Not Running: queue {name} is closed ({win.text}) and does not open"
+        return f"Not Running: queue {name} is closed ({win.text}), opens at {self._wstamp(opens)}"
+
+    def _unfit_comment(self, name: str, job: Job, close: int) -> str:
+        return (
+            f"Not Running: walltime {_hms(job.estimate)} does not fit before queue {name} "
+            f"closes at {self._wstamp(close)}"
+        )
+
+    def _window_reason(self, name: str, job: Job) -> str | None:
+        """Why a queued job of a windowed queue cannot go to the scheduler now, or None."""
+        win = self.windows[name]
+        now = self.engine.now
+        change = win.next_change(now)
+        if not win.is_open(now):
+            return self._closed_comment(name, win, change)
+        if self.site.server.window_must_fit and change is not None and now + job.estimate > change:
+            return self._unfit_comment(name, job, change)
+        return None
+
+    def _close_after_start(self, job: Job) -> int | None:
+        """When the window a running job started in closes (None: no window, no close)."""
+        win = self.windows.get(job.queue)
+        if win is None or not win.is_open(job.start):
+            return None
+        return win.next_change(job.start)
+
+    def _note_deadline(self, name: str, job: Job) -> None:
+        """A job goes to the scheduler in an open window: take it back once it cannot fit."""
+        if not self.site.server.window_must_fit:
+            return
+        close = self.windows[name].next_change(self.engine.now)
+        if close is None:
+            return
+        deadline = close - job.estimate + 1
+        heapq.heappush(self._deadlines.setdefault(name, []), (deadline, job.id))
+        timer = self._wtimers.get(name)
+        if timer is None or timer.when > deadline:
+            self._rearm(name)
+
+    def _in_scheduler(self, seq: int, name: str) -> bool:
+        """Whether job ``seq`` still waits in the scheduler as a job of queue ``name``."""
+        rec = self.records.get(seq)
+        return (
+            rec is not None
+            and seq not in self.parked
+            and rec.state is JobState.QUEUED
+            and rec.job.queue == name
+        )
+
+    def _rearm(self, name: str) -> None:
+        """Set queue ``name``'s timer at its next change or first live deadline."""
+        heap = self._deadlines.get(name)
+        while heap and not self._in_scheduler(heap[0][1], name):
+            heapq.heappop(heap)  # started, left, parked or moved since
+        times = [t for t in (self._wnext.get(name), heap[0][0] if heap else None) if t is not None]
+        when = min(times) if times else None
+        timer = self._wtimers.get(name)
+        if timer is not None:
+            if timer.when == when and not timer.cancelled:
+                return
+            timer.cancel()
+            del self._wtimers[name]
+        if when is not None:
+            self._wtimers[name] = self.engine.call_at(when, lambda: self._window_tick(name))
+
+    def _window_tick(self, name: str) -> None:
+        self._wtimers.pop(name, None)
+        self._window_check(name)
+
+    def _window_all(self) -> None:
+        """Bring every windowed queue in line with its window now, and arm its timer."""
+        for name in self.windows:
+            self._window_check(name, rescan=True)
+
+    def _queued_in_scheduler(self, name: str) -> list[Job]:
+        return [j for j in self.machine.policy.waiting() if j.queue == name]
+
+    def _park(self, job: Job, comment: str) -> None:
+        rec = self.records.get(job.id)
+        if rec is None:
+            return
+        self.engine.withdraw(job)
+        self.parked[rec.seq] = rec
+        rec.comment = comment
+        self._touch(rec)
+
+    def _window_check(self, name: str, *, rescan: bool = False) -> None:
+        """At a change or a deadline of queue ``name``'s window (``rescan``: at any time)."""
+        win = self.windows.get(name)
+        queue = self._queue_conf(name)
+        if win is None or queue is None:
+            return
+        now = self.engine.now
+        is_open = win.is_open(now)
+        change = win.next_change(now)
+        self._wnext[name] = change
+        if not is_open:
+            self._deadlines.pop(name, None)
+            if win.is_open(now - 1):  # it closes now
+                for job in self._running_in(name):
+                    self._overflow(job)
+            if queue.started:
+                comment = self._closed_comment(name, win, change)
+                for job in self._queued_in_scheduler(name):
+                    self._park(job, comment)
+                for rec in self.parked.values():
+                    if rec.job.queue == name and rec.comment != comment:
+                        rec.comment = comment
+                        self._touch(rec)
+            self._rearm(name)
+            return
+        close = change if self.site.server.window_must_fit else None  # jobs must end by it
+        if queue.started:
+            if rescan:
+                self._deadlines.pop(name, None)
+                for job in self._queued_in_scheduler(name):
+                    if close is not None and now + job.estimate > close:
+                        self._park(job, self._unfit_comment(name, job, close))
+                    else:
+                        self._note_deadline(name, job)
+            else:
+                heap = self._deadlines.get(name)
+                while heap and heap[0][0] <= now:
+                    seq = heapq.heappop(heap)[1]
+                    if not self._in_scheduler(seq, name):
+                        continue  # started, left, or moved since
+                    job = self.records[seq].job
+                    if close is not None and now + job.estimate > close:
+                        self._park(job, self._unfit_comment(name, job, close))
+            if rescan or not win.is_open(now - 1):  # it opens now: let in what fits
+                mine = [r for r in self.parked.values() if r.job.queue == name]
+                for rec in sorted(mine, key=lambda r: (r.job.submit, r.seq)):
+                    reason = self._window_reason(name, rec.job)
+                    if reason is None:
+                        del self.parked[rec.seq]
+                        rec.comment = None
+                        self.engine.enqueue(rec.job)
+                        self._note_deadline(name, rec.job)
+                    else:
+                        rec.comment = reason
+                    self._touch(rec)
+        self._rearm(name)
+
+    def _running_in(self, name: str) -> list[Job]:
+        jobs = [h for h in self.machine.holders() if isinstance(h, Job) and h.queue == name]
+        return sorted(jobs, key=lambda j: (j.start, j.id))
+
+    def _overflow(self, job: Job) -> None:
+        """A job still running when its queue's window closes: killed or requeued."""
+        action = self.site.server.overflow
+        log.info("job_overflow", job=self.job_id(job.id), queue=job.queue, action=action)
+        if action == "kill":
+            self.engine.terminate(job, "overflow")  # counted and commented by _ended
+            return
+        now = self.engine.now
+        self.engine.requeue(job)
+        self.metrics.job_requeued(job.queue, "overflow", now, self.busy_nodes())
+        rec = self.records.get(job.id)
+        if rec is not None:
+            rec.etime = now
+            self._touch(rec)
+            self._check_requeued(rec)
 
     def counts(self) -> dict[str, int]:
         """Jobs by state letter, finished ones included."""

@@ -12,6 +12,7 @@ from batchd import __version__
 from batchd.model.job import Job
 from batchd.model.reservation import Reservation
 from batchd.model.states import JobState
+from batchd.server.config import QueueConfig
 from batchd.server.records import JobRecord
 from batchd.server.service import BatchService
 
@@ -59,16 +60,20 @@ def job_out(svc: BatchService, rec: JobRecord, plan: dict[int, int]) -> dict[str
         "exec_host": [names[n] for n in job.nodes],
         "exit_status": rec.exit_status,
         "outcome": job.outcome or None,
-        "comment": rec.comment or _waiting_reason(job, est, now),
+        "comment": rec.comment or _waiting_reason(svc, job, est, now),
         "started_by": job.started_by or None,
         "variables": rec.variables,
     }
 
 
-def _waiting_reason(job: Job, est: int | None, now: int) -> str | None:
+def _waiting_reason(svc: BatchService, job: Job, est: int | None, now: int) -> str | None:
     """Why a queued job is not running, in the words PBS uses."""
     if job.state is not JobState.QUEUED:
         return None
+    gate = getattr(svc.machine.policy, "reason", None)
+    why = gate(job, now) if gate is not None else None
+    if why:
+        return f"Not Running: {why}"
     if est is None:
         return "Not Running: more nodes requested than are in service"
     return "Not Running: Insufficient amount of resource: nodes"
@@ -119,27 +124,31 @@ def node_list(svc: BatchService) -> dict[str, Any]:
     }
 
 
+def queue_out(svc: BatchService, q: QueueConfig, counts: dict[str, int]) -> dict[str, Any]:
+    is_open, change = svc.window_state(q.name)
+    return {
+        "name": q.name,
+        "queue_type": "Execution",
+        "enabled": q.enabled,
+        "started": q.started,
+        "default": q.name == svc.site.default_queue,
+        "max_nodes": q.max_nodes,
+        "max_walltime": q.max_walltime,
+        "default_walltime": q.default_walltime,
+        "total": sum(counts.values()),
+        "counts": counts,
+        "window": q.window_text(),
+        "window_open": is_open,
+        "window_next_change": change,
+    }
+
+
 def queue_list(svc: BatchService) -> dict[str, Any]:
     counts = svc.counts_by_queue()
-    default = svc.site.default_queue
     return {
         "server": svc.server,
         "now": svc.now,
-        "queues": [
-            {
-                "name": q.name,
-                "queue_type": "Execution",
-                "enabled": q.enabled,
-                "started": q.started,
-                "default": q.name == default,
-                "max_nodes": q.max_nodes,
-                "max_walltime": q.max_walltime,
-                "default_walltime": q.default_walltime,
-                "total": sum(counts[q.name].values()),
-                "counts": counts[q.name],
-            }
-            for q in svc.site.queues()
-        ],
+        "queues": [queue_out(svc, q, counts[q.name]) for q in svc.site.queues()],
     }
 
 
@@ -189,6 +198,7 @@ def server_out(svc: BatchService) -> dict[str, Any]:
         "default_queue": svc.site.default_queue,
         "policy": svc.policy_name,
         "node_fail": svc.site.server.node_fail,
+        "overflow": svc.site.server.overflow,
         "jobs": svc.counts(),
         "replay": replay,
     }
