@@ -16,6 +16,7 @@ from 0, and its header says when that was (UnixStartTime).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Literal
@@ -56,7 +57,11 @@ class WindowGate(Policy):
         self.running: dict[int, Job] = {}  # running in a window class
         self.classes: dict[int, Window | None] = {}
         self._longest: dict[Window, int] = {}
-        self._check_at = NEVER_CHECK  # the next time the offered set can change
+        # Until the window in force ends, only the deadlines of offered jobs (the last
+        # start that still fits) change what is offered: a heap of them, so a pass
+        # does not re-check the whole backlog.
+        self._regated_until = -1
+        self._deadlines: list[tuple[int, int, Job]] = []
         self.overflow_killed = 0
         self.overflow_requeued = 0
         self.requeues: dict[int, int] = {}  # job id -> times requeued at a window's end
@@ -133,12 +138,15 @@ class WindowGate(Policy):
         elif self.eligible(job, view.now):
             self.offered[job.id] = job
             self.inner.job_submitted(view, job)
-            self._check_at = min(self._check_at, self._deadline(job, view.now))
+            self._push_deadline(job, view.now)
         else:
             self.held[job.id] = job
-            _, end = self.window(view.now)
-            if end is not None:
-                self._check_at = min(self._check_at, end)
+
+    def _push_deadline(self, job: Job, now: int) -> None:
+        deadline = self._deadline(job, now)
+        _, end = self.window(now)
+        if end is not None and deadline < end:  # at the window's end the full check runs
+            heapq.heappush(self._deadlines, (deadline, job.id, job))
 
     def _deadline(self, job: Job, now: int) -> int:
         """The first time an offered job stops being eligible."""
@@ -150,13 +158,16 @@ class WindowGate(Policy):
             return max(now + 1, end - job.duration + 1)
         return end
 
+    def _take_back(self, view: MachineView, job: Job) -> None:
+        del self.offered[job.id]
+        self.inner.withdraw(view, job)
+        self.held[job.id] = job
+
     def _regate(self, view: MachineView) -> None:
-        """Offer the held jobs that became eligible; take back those that stopped being."""
+        """A new window: offer the held jobs it admits, take back those it does not."""
         now = view.now
         for job in [j for j in self.offered.values() if not self.eligible(j, now)]:
-            del self.offered[job.id]
-            self.inner.withdraw(view, job)
-            self.held[job.id] = job
+            self._take_back(view, job)
         for job in sorted(
             (j for j in self.held.values() if self.eligible(j, now)), key=lambda j: (j.submit, j.id)
         ):
@@ -164,14 +175,26 @@ class WindowGate(Policy):
             self.offered[job.id] = job
             self.inner.job_submitted(view, job)
         _, end = self.window(now)
-        check = NEVER_CHECK if end is None else end
+        self._regated_until = NEVER_CHECK if end is None else end
+        self._deadlines = []
         for job in self.offered.values():
-            check = min(check, self._deadline(job, now))
-        self._check_at = check
+            self._push_deadline(job, now)
+
+    def _expire_deadlines(self, view: MachineView) -> None:
+        """Take back the offered jobs whose estimate no longer fits in the window."""
+        heap = self._deadlines
+        now = view.now
+        while heap and heap[0][0] <= now:
+            _, jid, job = heapq.heappop(heap)
+            if self.offered.get(jid) is job and not self.eligible(job, now):
+                self._take_back(view, job)
 
     def schedule(self, view: MachineView) -> list[Job]:
-        if view.now >= self._check_at and (self.held or self.offered):
-            self._regate(view)
+        if self.held or self.offered:
+            if view.now >= self._regated_until:
+                self._regate(view)
+            else:
+                self._expire_deadlines(view)
         due = self.inner.schedule(view)
         for job in due:
             if self.offered.pop(job.id, None) is not None:
@@ -213,12 +236,12 @@ class WindowGate(Policy):
         """When the gate must look again: a window change or a job's deadline."""
         if not (self.held or self.offered or self.running):
             return None
-        _, end = self.window(now)
-        wake = self._check_at if now < self._check_at < NEVER_CHECK else None
-        if self.running and end is not None:
-            wake = end if wake is None else min(wake, end)
-        if self.held and end is not None:
-            wake = end if wake is None else min(wake, end)
+        _, wake = self.window(now)
+        heap = self._deadlines
+        while heap and self.offered.get(heap[0][1]) is not heap[0][2]:
+            heapq.heappop(heap)  # started or withdrawn since
+        if heap and heap[0][0] > now and (wake is None or heap[0][0] < wake):
+            wake = heap[0][0]
         return wake
 
     def expired(self, view: MachineView) -> list[tuple[Job, str]]:
