@@ -1,4 +1,5 @@
-"""Study reports built on trace replay: ``batchd report dynp`` (seed 000, sec. 5).
+"""Study reports built on trace replay: ``batchd report dynp`` (seed 000, sec. 5) and
+``batchd report primetime`` (seed 001, sec. 4-5).
 
 ``add_report_command`` registers the ``report`` command on the CLI's subparsers;
 the heavy modules (replay, numpy, matplotlib) load only when a report runs.
@@ -12,12 +13,14 @@ __all__ = ["add_report_command"]
 
 
 def add_report_command(sub: Any) -> None:
-    """Add ``report`` with its ``dynp`` study to an argparse subparsers object."""
+    """Add ``report`` with its ``dynp`` and ``primetime`` studies to argparse subparsers."""
     from batchd.report.dynp_study import add_arguments
+    from batchd.report.primetime_study import add_arguments as add_primetime_arguments
 
     report = sub.add_parser(
         "report",
-        help="study reports built on replay (dynp: the self-tuning dynP evaluation)",
+        help="study reports built on replay (dynp: the self-tuning dynP evaluation; "
+        "primetime: prime/non-prime time limits)",
         description="Study reports built on trace replay.",
     )
     kinds = report.add_subparsers(dest="report", required=True, metavar="REPORT")
@@ -32,3 +35,15 @@ def add_report_command(sub: Any) -> None:
         ),
     )
     add_arguments(dynp)
+    primetime = kinds.add_parser(
+        "primetime",
+        help="prime/non-prime time queues over runtime x jobsize limits, FCFS and EASY",
+        description=(
+            "Replay a trace with the primetime policy for every pair of prime-time limits "
+            "(runtime in %% of the prime slot x jobsize in %% of the machine, 10..100), for "
+            "FCFS and EASY and each machine size, in parallel worker processes; write "
+            "OUT/results.json and OUT/report.md with the paper's figures, Table 3 and a check "
+            "of its rules of thumb."
+        ),
+    )
+    add_primetime_arguments(primetime)
