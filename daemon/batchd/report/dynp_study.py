@@ -20,14 +20,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import multiprocessing
 import os
 import platform
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +33,7 @@ from typing import Any
 
 from batchd.argtypes import positive_int
 from batchd.report import tables
+from batchd.report.pool import run_parallel
 
 SYNTHETIC_PREFIX = "synthetic-from:"
 DEFAULT_JOBS = 10_000
@@ -332,40 +331,6 @@ def save_results(path: Path, entries: Sequence[Entry]) -> None:
     tmp.replace(path)
 
 
-Done = Callable[[Task, Entry | None, BaseException | None], None]
-
-
-def _progress(total: int) -> Any:
-    """A tqdm bar over finished runs on a terminal; None in a pipe."""
-    if total == 0 or not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc="dynp study", unit="run", file=sys.stderr)
-
-
-def run_tasks(tasks: Sequence[Task], workers: int, on_done: Done) -> None:
-    """Run ``tasks`` in spawned worker processes, in order; ``on_done`` per finished run."""
-    if not tasks:
-        return
-    bar = _progress(len(tasks))
-    context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=context)
-    try:
-        futures = {pool.submit(run_task, task): task for task in tasks}
-        for future in as_completed(futures):
-            task = futures[future]
-            error = future.exception()
-            on_done(task, None if error else future.result(), error)
-            if bar is not None:
-                bar.set_postfix_str(f"{task.trace} {task.shrink:.2f} {task.config.name}")
-                bar.update(1)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        if bar is not None:
-            bar.close()
-
-
 # --------------------------------------------------------------------------- the study
 
 
@@ -435,7 +400,14 @@ def run_study(opts: StudyOptions) -> StudyOutcome:
 
     save_results(results_path, _order(kept.values(), names, config_names))
     workers = opts.workers or os.cpu_count() or 1
-    run_tasks(todo, workers, on_done)
+    run_parallel(
+        todo,
+        run_task,
+        workers,
+        on_done,
+        desc="dynp study",
+        label=lambda t: f"{t.trace} {t.shrink:.2f} {t.config.name}",
+    )
     results = _order(done.values(), names, config_names)
     meta = study_meta(opts, workers, len(todo) - len(failures), len(tasks) - len(todo))
     meta["seconds"] = time.perf_counter() - began

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import platform
 import shlex
@@ -27,7 +26,6 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +34,7 @@ from typing import Any
 from batchd.argtypes import positive_int
 from batchd.report import tables
 from batchd.report.dynp_study import StudyError, file_digest, invoked_command, trace_base_name
+from batchd.report.pool import run_parallel
 
 DEFAULT_OUT = "primetime-study"
 DEFAULT_LIMITS = tuple(range(10, 101, 10))
@@ -373,54 +372,6 @@ def save_results(path: Path, entries: Iterable[Entry]) -> None:
     tmp.replace(path)
 
 
-Done = Callable[[Run, Entry | None, BaseException | None], None]
-
-
-def _progress(total: int) -> Any:
-    """A tqdm bar over finished runs on a terminal; None in a pipe."""
-    if total == 0 or not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc="primetime study", unit="run", file=sys.stderr)
-
-
-def run_all(runs: Sequence[Run], workers: int, on_done: Done) -> None:
-    """Run in spawned worker processes (in this process with one worker)."""
-    if not runs:
-        return
-    bar = _progress(len(runs))
-
-    def finished(run: Run, entry: Entry | None, error: BaseException | None) -> None:
-        on_done(run, entry, error)
-        if bar is not None:
-            bar.set_postfix_str(run.label())
-            bar.update(1)
-
-    try:
-        if workers <= 1:
-            for run in runs:
-                try:
-                    entry = run_task(run)
-                except Exception as exc:  # noqa: BLE001 - reported as a failed run
-                    finished(run, None, exc)
-                else:
-                    finished(run, entry, None)
-            return
-        context = multiprocessing.get_context("spawn")
-        pool = ProcessPoolExecutor(max_workers=min(workers, len(runs)), mp_context=context)
-        try:
-            futures = {pool.submit(run_task, run): run for run in runs}
-            for future in as_completed(futures):
-                error = future.exception()
-                finished(futures[future], None if error else future.result(), error)
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-    finally:
-        if bar is not None:
-            bar.close()
-
-
 # --------------------------------------------------------------------------- the study
 
 
@@ -478,7 +429,9 @@ def run_study(opts: StudyOptions) -> StudyOutcome:
         save_results(results_path, cache.values())
 
     workers = opts.workers or os.cpu_count() or 1
-    run_all(todo, workers, on_done)
+    run_parallel(
+        todo, run_task, workers, on_done, desc="primetime study", label=lambda r: r.label()
+    )
     results = [cache[r.key] for r in runs if r.key in cache]
     new = len(todo) - len(failures)
     meta = study_meta(opts, workers, new, len(runs) - len(todo))
