@@ -453,15 +453,15 @@ def list_ids(sock: str) -> list[str]:
     return [j["id"] for j in data["jobs"]]
 
 
-def time_raw_get(sock: str) -> tuple[float, int]:
-    """GET /jobs on a new connection, the body read but not decoded: (seconds, bytes)."""
+def time_raw_get(sock: str, path: str = "/jobs") -> tuple[float, int]:
+    """GET ``path`` on a new connection, the body read but not decoded: (seconds, bytes)."""
     began = time.perf_counter()
     conn = UnixConnection(sock)
-    status, raw = call(conn, "GET", "/jobs")
+    status, raw = call(conn, "GET", path)
     conn.close()
     spent = time.perf_counter() - began
     if status != 200:
-        raise BenchError(f"GET /jobs answered {status}")
+        raise BenchError(f"GET {path} answered {status}")
     return spent, len(raw)
 
 

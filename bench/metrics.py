@@ -32,26 +32,14 @@ from api import (
     ROOT,
     VENV_BIN,
     Daemon,
-    UnixConnection,
-    call,
     call_json,
     job_bodies,
     site_config,
     submit,
+    time_raw_get,
 )
 
 TARGET_MS = 50.0
-
-
-def time_scrape(sock: str) -> tuple[float, int]:
-    began = time.perf_counter()
-    conn = UnixConnection(sock)
-    status, raw = call(conn, "GET", "/metrics")
-    conn.close()
-    spent = time.perf_counter() - began
-    if status != 200:
-        raise RuntimeError(f"GET /metrics answered {status}")
-    return spent, len(raw)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -71,11 +59,11 @@ def daemon_case(policy: str, jobs: int, scrapes: int) -> dict[str, float]:
             assert status == 201
             bodies = job_bodies(jobs + 1000, seed=7)
             submit(daemon, bodies[:jobs], clients=4)
-            idle = [time_scrape(daemon.sock) for _ in range(scrapes)]
+            idle = [time_raw_get(daemon.sock, "/metrics") for _ in range(scrapes)]
             after = []
             for i in range(10):
                 submit(daemon, bodies[jobs + 100 * i : jobs + 100 * (i + 1)], clients=4)
-                after.append(time_scrape(daemon.sock))
+                after.append(time_raw_get(daemon.sock, "/metrics"))
             status, data = call_json(daemon.sock, "GET", "/server")
             queued = data["jobs"]["Q"] if status == 200 else -1
         finally:

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
 from batchd.engine.core import Engine
 from batchd.metrics.primetime import primetime_summary
 from batchd.metrics.schedule import schedule_metrics
+from batchd.model.calendar import CalendarError, resolve_timezone
 from batchd.model.job import Job
 from batchd.model.machine import Grid
+from batchd.sched.policy import Policy
 from batchd.sched.primetime import PrimeTime
 from batchd.sched.registry import make_policy
 from batchd.server.config import load_site
@@ -53,6 +57,7 @@ class ReplayResult:
     jobs: list[Job]
     workload: Workload
     grid: Grid
+    policy: Policy
 
 
 def _synthetic_count(trace: str) -> int | None:
@@ -121,13 +126,20 @@ def load_workload(opts: ReplayOptions, nodes: int) -> Workload:
     )
 
 
-def trace_clock(workload: Workload) -> tuple[int, str | None]:
-    """When the trace's time 0 was (UnixStartTime) and its time zone (TimeZoneString)."""
+def trace_clock(workload: Workload) -> tuple[int, tzinfo | None]:
+    """When the trace's time 0 was (UnixStartTime) and its time zone (TimeZoneString).
+
+    A zone the header names but this system does not know counts as none.
+    """
     header = workload.header
     start = header.value("UnixStartTime") if header is not None else None
     zone = header.value("TimeZoneString") if header is not None else None
     origin = int(start) if start is not None and start.strip().lstrip("-").isdigit() else 0
-    return origin, zone or None
+    tz = None
+    if zone:
+        with contextlib.suppress(CalendarError):
+            tz = resolve_timezone(zone)
+    return origin, tz
 
 
 def run_replay(
@@ -164,4 +176,4 @@ def run_replay(
     summary.update(policy.report())
     if isinstance(policy, PrimeTime):
         summary["primetime"] = primetime_summary(jobs, nodes, policy)
-    return ReplayResult(summary=summary, jobs=jobs, workload=workload, grid=grid)
+    return ReplayResult(summary=summary, jobs=jobs, workload=workload, grid=grid, policy=policy)

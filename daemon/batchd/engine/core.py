@@ -310,8 +310,7 @@ class Engine:
                 for hook in self.on_requeue:
                     hook(job)
             else:
-                self._cancel_end(job)
-                self._finish(job, "overflow")
+                self.terminate(job, "overflow")
 
     # -- transitions --------------------------------------------------------------
     def _arrive(self, job: Job) -> None:

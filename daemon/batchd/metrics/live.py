@@ -139,12 +139,16 @@ class LiveMetrics:
         if self.user_submitted is not None:
             self.user_submitted(self.tally.user_label(user)).inc()
 
-    def job_started(self, job: Job, now: int, busy: int) -> None:
+    def set_allocated(self, now: int, nodes: int) -> None:
+        """The nodes held by jobs, counted afresh (after a restart)."""
+        self.busy.update(now, nodes)
+
+    def job_started(self, job: Job, now: int) -> None:
         self.started(job.queue, job.started_by).inc()
         self.wait(job.queue).observe(max(0, job.start - job.submit))
-        self.busy.update(now, busy)
+        self.busy.update(now, self.busy.busy + job.width)
 
-    def job_ended(self, job: Job, now: int, busy: int) -> None:
+    def job_ended(self, job: Job, now: int) -> None:
         self.completed(job.queue, job.outcome).inc()
         if job.start >= 0:
             response = max(0, job.end - job.submit)
@@ -153,14 +157,15 @@ class LiveMetrics:
             self.slowdown(job.queue).observe(
                 max(response, SLOWDOWN_BOUND) / max(run, SLOWDOWN_BOUND)
             )
-        self.busy.update(now, busy)
+            self.busy.update(now, self.busy.busy - job.width)
 
     def job_left_unrun(self, queue: str, outcome: str) -> None:
         self.completed(queue, outcome).inc()
 
-    def job_requeued(self, queue: str, reason: str, now: int, busy: int) -> None:
+    def job_requeued(self, queue: str, reason: str, now: int, width: int) -> None:
+        """A running job of ``width`` nodes went back to the queue."""
         self.requeued(queue, reason).inc()
-        self.busy.update(now, busy)
+        self.busy.update(now, self.busy.busy - width)
 
     # -- the scheduler --------------------------------------------------------------
     def policy_switched(self, old: str, new: str) -> None:

@@ -53,20 +53,24 @@ def _class_stats(jobs: Sequence[Job]) -> dict[str, float | int]:
     }
 
 
-def _utilization(
+def window_utilization(
     jobs: Sequence[Job], nodes: int, spans: list[tuple[int, int, str]]
 ) -> dict[str, float]:
+    """Node-time used in each window's hours over what they offer, within ``spans`` only."""
     starts = [a for a, _, _ in spans]
     busy = dict.fromkeys(CLASSES, 0)
     length = dict.fromkeys(CLASSES, 0)
     for a, b, win in spans:
         length[win] += b - a
+    if not spans:
+        return {**dict.fromkeys(CLASSES, 0.0), "all": 0.0}
+    lo, hi = spans[0][0], spans[-1][1]
     for job in jobs:
-        i = max(0, bisect_right(starts, job.start) - 1)
-        t = job.start
-        while t < job.end and i < len(spans):
-            a, b, win = spans[i]
-            stop = min(b, job.end)
+        t, end = max(job.start, lo), min(job.end, hi)
+        i = max(0, bisect_right(starts, t) - 1)
+        while t < end and i < len(spans):
+            _, b, win = spans[i]
+            stop = min(b, end)
             if stop > t:
                 busy[win] += job.width * (stop - t)
                 t = stop
@@ -103,7 +107,7 @@ def primetime_summary(jobs: Sequence[Job], nodes: int, gate: PrimeTime) -> dict[
     t0 = min(j.submit for j in ran)
     t1 = max(j.end for j in ran)
     spans = windows_between(gate, t0, max(t1, t0 + 1))
-    util = _utilization(ran, nodes, spans)
+    util = window_utilization(ran, nodes, spans)
     for cls in CLASSES:
         out[cls] = {**_class_stats(by_class[cls]), "utilization": util[cls]}
     out["all"] = {**_class_stats(ran), "utilization": util["all"]}

@@ -259,7 +259,8 @@ def plan_tasks(
     return sorted(tasks, key=lambda t: t.cost, reverse=True)
 
 
-def _plain_json(value: Any) -> Any:
+def plain_json(value: Any) -> Any:
+    """``json.dumps`` default for replay summaries: numpy scalars, sets and tuples."""
     if hasattr(value, "item"):  # numpy scalars
         return value.item()
     if isinstance(value, set | tuple):
@@ -280,7 +281,7 @@ def run_task(task: Task) -> Entry:
         shrink=task.shrink,
         perfect_estimates=task.perfect_estimates,
     )
-    summary = json.loads(json.dumps(run_replay(opts).summary, default=_plain_json))
+    summary = json.loads(json.dumps(run_replay(opts).summary, default=plain_json))
     return {
         "trace": task.trace,
         "shrink": task.shrink,

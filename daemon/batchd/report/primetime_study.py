@@ -33,7 +33,13 @@ from typing import Any
 
 from batchd.argtypes import positive_int
 from batchd.report import tables
-from batchd.report.dynp_study import StudyError, file_digest, invoked_command, trace_base_name
+from batchd.report.dynp_study import (
+    StudyError,
+    file_digest,
+    invoked_command,
+    plain_json,
+    trace_base_name,
+)
 from batchd.report.pool import run_parallel
 
 DEFAULT_OUT = "primetime-study"
@@ -230,14 +236,6 @@ def plan_runs(
     return sorted(runs, key=lambda r: r.cost, reverse=True)
 
 
-def _plain_json(value: Any) -> Any:
-    if hasattr(value, "item"):  # numpy scalars
-        return value.item()
-    if isinstance(value, set | tuple):
-        return list(value)
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
-
-
 def run_task(run: Run) -> Entry:
     """Replay one run (in a worker process) and return its results entry."""
     from batchd.replay import ReplayOptions, run_replay
@@ -247,8 +245,8 @@ def run_task(run: Run) -> Entry:
         trace=run.path, policy="primetime", params=run.params, nodes=run.nodes, first=run.first
     )
     result = run_replay(opts)
-    summary = json.loads(json.dumps(result.summary, default=_plain_json))
-    extra = span_metrics(result.jobs, result.workload, run.params, run.nodes)
+    summary = json.loads(json.dumps(result.summary, default=plain_json))
+    extra = span_metrics(result.jobs, result.policy, run.nodes)
     return {
         "trace": run.trace,
         "nodes": run.nodes,
@@ -278,43 +276,25 @@ def _gate(params: Mapping[str, str], workload: Any, nodes: int) -> Any:
     return gate
 
 
-def span_metrics(
-    jobs: Sequence[Any], workload: Any, params: Mapping[str, str], nodes: int
-) -> dict[str, Any]:
+def span_metrics(jobs: Sequence[Any], gate: Any, nodes: int) -> dict[str, Any]:
     """What the summary's whole-schedule view hides when a queue does not keep up.
 
     The summary measures from the first submission to the last end. When large jobs
     pile up, the schedule runs on long after the last submission (the drain), with
     prime hours idle. Here: the offered load, the backlog at the last submission, the
     drain, and the prime/non-prime utilization over the submission span only.
+    ``gate`` is the replay's ``primetime`` policy (its calendar on the trace's clock).
     """
-    from batchd.metrics.primetime import windows_between
+    from batchd.metrics.primetime import window_utilization, windows_between
 
     if not jobs:
         return {}
-    gate = _gate(params, workload, nodes)
     t0 = min(j.submit for j in jobs)
     t1 = max(j.submit for j in jobs)
     ran = [j for j in jobs if j.start >= 0 and j.end >= j.start]
     last_end = max((j.end for j in ran), default=t1)
-    spans = windows_between(gate, t0, max(t1, t0 + 1))
-    length = {"prime": 0, "nonprime": 0}
-    busy = {"prime": 0, "nonprime": 0}
-    for a, b, win in spans:
-        length[win] += b - a
-    for job in ran:
-        lo, hi = max(job.start, t0), min(job.end, t1)
-        if hi <= lo:
-            continue
-        for a, b, win in spans:
-            if b <= lo:
-                continue
-            if a >= hi:
-                break
-            busy[win] += job.width * (min(b, hi) - max(a, lo))
     span = max(1, t1 - t0)
-    util = {w: busy[w] / (nodes * length[w]) if length[w] else 0.0 for w in busy}
-    util["all"] = sum(busy.values()) / (nodes * span)
+    util = window_utilization(ran, nodes, windows_between(gate, t0, t0 + span))
     by_window: dict[str, list[Any]] = {"prime": [], "nonprime": []}
     for job in ran:
         by_window[gate.window(job.submit)[0]].append(job)

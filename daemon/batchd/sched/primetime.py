@@ -14,8 +14,8 @@ overflow: killed (the paper's assumption) or requeued.
 
 from __future__ import annotations
 
-import contextlib
 import re
+from datetime import tzinfo
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
@@ -145,13 +145,14 @@ class PrimeTime(WindowGate):
         self.max_runtime = 0
         self.exempt_nodes = 0
 
-    def localize(self, origin: int, timezone: str | None) -> None:
-        """A trace's clock: its time 0 is ``origin`` (epoch), in ``timezone`` unless set."""
+    def localize(self, origin: int, tz: tzinfo | None) -> None:
+        """The clock it runs on: time 0 is ``origin`` (epoch), local time in ``tz``.
+
+        A ``timezone`` parameter wins over ``tz``; ``None`` keeps the calendar's own.
+        """
         self.origin = origin
-        if timezone and self.params.timezone is None:
-            # An unknown zone in a header: the calendar's own (UTC) stays.
-            with contextlib.suppress(CalendarError):
-                self.calendar = self.calendar.with_tz(resolve_timezone(timezone))
+        if tz is not None and self.params.timezone is None:
+            self.calendar = self.calendar.with_tz(tz)
         self._longest.clear()
 
     def set_machine(self, nodes: int) -> None:

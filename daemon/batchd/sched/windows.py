@@ -100,11 +100,14 @@ class WindowGate(Policy):
             self._longest[cls] = best
         return self._longest[cls]
 
-    def eligible(self, job: Job, now: int) -> bool:
+    def eligible(
+        self, job: Job, now: int, current: tuple[Window, int | None] | None = None
+    ) -> bool:
+        """Whether the job may start at ``now``; ``current`` is ``window(now)`` if known."""
         cls = self.classes.get(job.id)
         if cls is None:
             return True
-        win, end = self.window(now)
+        win, end = current or self.window(now)
         if win != cls:
             return False
         if not self.must_fit or end is None:
@@ -138,25 +141,19 @@ class WindowGate(Policy):
         elif self.eligible(job, view.now):
             self.offered[job.id] = job
             self.inner.job_submitted(view, job)
-            self._push_deadline(job, view.now)
+            self._push_deadline(job, view.now, self.window(view.now)[1])
         else:
             self.held[job.id] = job
 
-    def _push_deadline(self, job: Job, now: int) -> None:
-        deadline = self._deadline(job, now)
-        _, end = self.window(now)
-        if end is not None and deadline < end:  # at the window's end the full check runs
-            heapq.heappush(self._deadlines, (deadline, job.id, job))
-
-    def _deadline(self, job: Job, now: int) -> int:
-        """The first time an offered job stops being eligible."""
-        _, end = self.window(now)
-        if end is None:
-            return NEVER_CHECK
+    def _push_deadline(self, job: Job, now: int, end: int | None) -> None:
+        """Remember when an offered job stops fitting before ``end``, its window's end."""
+        if end is None or not self.must_fit:
+            return  # it stays eligible until the window ends, when the full check runs
         cls = self.classes[job.id]
-        if self.must_fit and cls is not None and job.duration <= self.longest(cls, now):
-            return max(now + 1, end - job.duration + 1)
-        return end
+        if cls is not None and job.duration <= self.longest(cls, now):
+            deadline = max(now + 1, end - job.duration + 1)
+            if deadline < end:
+                heapq.heappush(self._deadlines, (deadline, job.id, job))
 
     def _take_back(self, view: MachineView, job: Job) -> None:
         del self.offered[job.id]
@@ -166,19 +163,19 @@ class WindowGate(Policy):
     def _regate(self, view: MachineView) -> None:
         """A new window: offer the held jobs it admits, take back those it does not."""
         now = view.now
-        for job in [j for j in self.offered.values() if not self.eligible(j, now)]:
+        current = self.window(now)
+        for job in [j for j in self.offered.values() if not self.eligible(j, now, current)]:
             self._take_back(view, job)
-        for job in sorted(
-            (j for j in self.held.values() if self.eligible(j, now)), key=lambda j: (j.submit, j.id)
-        ):
+        admitted = [j for j in self.held.values() if self.eligible(j, now, current)]
+        for job in sorted(admitted, key=lambda j: (j.submit, j.id)):
             del self.held[job.id]
             self.offered[job.id] = job
             self.inner.job_submitted(view, job)
-        _, end = self.window(now)
+        end = current[1]
         self._regated_until = NEVER_CHECK if end is None else end
         self._deadlines = []
         for job in self.offered.values():
-            self._push_deadline(job, now)
+            self._push_deadline(job, now, end)
 
     def _expire_deadlines(self, view: MachineView) -> None:
         """Take back the offered jobs whose estimate no longer fits in the window."""

@@ -27,7 +27,6 @@ from batchd.model.reservation import Reservation, ResvState
 from batchd.model.states import JobState, change_state
 from batchd.sched.forecast import running_profile
 from batchd.sched.policy import Policy
-from batchd.sched.primetime import PrimeTime
 from batchd.sched.profile import NEVER
 from batchd.sched.registry import (
     PolicyError,
@@ -266,14 +265,14 @@ class BatchService:
         for rec in overdue:
             self._ended(rec.job)
         for rec in requeued:
-            self.metrics.job_requeued(rec.job.queue, "overflow", now, self.busy_nodes())
+            self.metrics.job_requeued(rec.job.queue, "overflow", now, rec.job.width)
         self._window_all()
         engine.instant(now)
         observe = self.metrics.tally.observe
         for rec in records:
             job = rec.job
             observe(rec.seq, job.queue, rec.state.value, job.width * job.estimate, rec.owner)
-        self.metrics.busy.update(now, self.busy_nodes())
+        self.metrics.set_allocated(now, self.busy_nodes())
         log.info(
             "state_restored",
             jobs=len(records),
@@ -337,7 +336,7 @@ class BatchService:
             observe(rec.seq, job.queue, rec.state.value, job.width * job.estimate, rec.owner)
 
     def busy_nodes(self) -> int:
-        """Nodes allocated to running jobs."""
+        """Nodes allocated to running jobs, counted on the machine (events keep it after)."""
         return sum(len(h.nodes) for h in self.machine.holders() if isinstance(h, Job))
 
     def refresh_plan_gauges(self) -> None:
@@ -642,7 +641,7 @@ class BatchService:
         self._touch(rec)
 
     def _started(self, job: Job) -> None:
-        self.metrics.job_started(job, self.engine.now, self.busy_nodes())
+        self.metrics.job_started(job, self.engine.now)
         heap = self._deadlines.get(job.queue)
         if heap and heap[0][1] == job.id:
             self._rearm(job.queue)  # its deadline need not wake the daemon
@@ -653,7 +652,7 @@ class BatchService:
         self._touch(rec)
 
     def _ended(self, job: Job) -> None:
-        self.metrics.job_ended(job, self.engine.now, self.busy_nodes())
+        self.metrics.job_ended(job, self.engine.now)
         rec = self.records.get(job.id)
         if rec is None:
             return
@@ -901,10 +900,11 @@ class BatchService:
         return index
 
     def _prepare_policy(self, policy: Policy) -> None:
-        """Metrics hooks, and the site's time zone for a policy with a calendar."""
+        """Metrics hooks, and the site's clock for a policy with a calendar."""
         self.metrics.watch_policy(policy)
-        if isinstance(policy, PrimeTime) and policy.params.timezone is None:
-            policy.calendar = policy.calendar.with_tz(self.calendar.tz)
+        localize = getattr(policy, "localize", None)
+        if localize is not None:
+            localize(0, self.calendar.tz)  # the emulated clock counts from the epoch
 
     def _closed_what(self, job: Job) -> str:
         if job.queue in self.windows:
@@ -913,22 +913,21 @@ class BatchService:
 
     def _overflow_requeued(self, job: Job) -> None:
         """The policy put a job back at the end of its window (primetime, overflow=requeue)."""
-        self.metrics.job_requeued(job.queue, "overflow", self.engine.now, self.busy_nodes())
-        rec = self.records.get(job.id)
-        if rec is not None:
-            rec.comment = f"Requeued: {self._closed_what(job)} while it ran (overflow)"
-            rec.etime = self.engine.now
-            self._touch(rec)
+        self._requeued(job, "overflow", f"{self._closed_what(job)} while it ran (overflow)")
 
     def _node_failed(self, job: Job) -> None:
-        rec = self.records.get(job.id)
         if self.site.server.node_fail == "kill":
             self.engine.terminate(job, "node_fail")
             return
         self.engine.requeue(job)
-        self.metrics.job_requeued(job.queue, "node_fail", self.engine.now, self.busy_nodes())
+        self._requeued(job, "node_fail", "a node it ran on went down")
+
+    def _requeued(self, job: Job, reason: str, why: str) -> None:
+        """After the engine put a running job back: counted, commented, saved."""
+        self.metrics.job_requeued(job.queue, reason, self.engine.now, job.width)
+        rec = self.records.get(job.id)
         if rec is not None:
-            rec.comment = "Requeued: a node it ran on went down"
+            rec.comment = f"Requeued: {why}"
             rec.etime = self.engine.now
             self._touch(rec)
             self._check_requeued(rec)
@@ -1291,14 +1290,8 @@ class BatchService:
         if action == "kill":
             self.engine.terminate(job, "overflow")  # counted and commented by _ended
             return
-        now = self.engine.now
         self.engine.requeue(job)
-        self.metrics.job_requeued(job.queue, "overflow", now, self.busy_nodes())
-        rec = self.records.get(job.id)
-        if rec is not None:
-            rec.etime = now
-            self._touch(rec)
-            self._check_requeued(rec)
+        self._requeued(job, "overflow", f"{self._closed_what(job)} while it ran (overflow)")
 
     def counts(self) -> dict[str, int]:
         """Jobs by state letter, finished ones included."""
