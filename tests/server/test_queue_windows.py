@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from tests.daemon_proc import Daemon
+from test_ops import documented_config, flat_keys
 
 from api_helpers import T0, Api, new_service, serve, start_api
 from batchclient import jobtable
@@ -48,9 +48,9 @@ from batchd.server.windows import (
     spans_of,
     week_intervals,
 )
-from test_ops import documented_config, flat_keys
+from daemon_proc import Daemon
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 H = 3600
 MON_19, MON_20, MON_22 = 18_800, 22_400, 29_600
 TUE_06, TUE_19 = 58_400, 105_200

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -12,8 +11,9 @@ from api_helpers import T0, Api
 from batchd import __version__
 from batchd.server.app import create_app
 from batchd.server.schemas import Health, QueueList, QueueOut, ServerOut
+from paths import ROOT
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "api.md"
+DOCS = ROOT / "docs" / "api.md"
 
 
 async def test_healthz_needs_no_token(api: Api) -> None:

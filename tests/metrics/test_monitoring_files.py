@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from batchd.metrics.catalog import METRICS, all_series_names
+from paths import ROOT
 from promql_names import dashboard_exprs, metric_names, rule_exprs
 
-ROOT = Path(__file__).resolve().parent.parent
 DASHBOARD = ROOT / "conf" / "grafana" / "batchd-dashboard.json"
 RULES = ROOT / "conf" / "prometheus-rules.yml"
 RULES_TEST = ROOT / "tests" / "data" / "prometheus-rules-test.yml"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 
@@ -18,10 +17,9 @@ from batchd.workload import (
     synthetic_jobs,
 )
 from batchd.workload.synthetic import ROUND_ESTIMATES
+from paths import DATA, TRACES
 
-DATA = Path(__file__).resolve().parent / "data"
 SWF_OK = DATA / "swf_ok.swf"
-TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 
 
 def _shape(job: Job) -> tuple[int, int, int, int, int, str, str]:

@@ -13,8 +13,8 @@ from batchd.model.job import Job
 from batchd.model.states import JobState
 from batchd.replay import ReplayOptions, run_replay
 from batchd.sched.registry import policy_names
+from paths import TRACES
 
-TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 KTH = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
 
 POLICIES = policy_names()

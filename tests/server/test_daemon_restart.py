@@ -13,9 +13,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from tests.daemon_proc import Daemon
-
 from batchd.server.store import Store
+from daemon_proc import Daemon
 
 ARGS = ("--speed", "1000", "--replay", "synthetic:120", "--shrink", "0.05", "--seed", "3")
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.daemon_proc import ROOT
+from daemon_proc import ROOT
 
 
 def test_demo_runs_and_stops_cleanly() -> None:

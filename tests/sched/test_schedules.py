@@ -8,8 +8,6 @@ by hand in the comment above it (not produced by running the code). Notation:
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from batchd.engine.core import Engine
@@ -18,8 +16,7 @@ from batchd.model.machine import Grid, Machine
 from batchd.model.states import JobState
 from batchd.replay import ReplayOptions, run_replay
 from batchd.sched.registry import make_policy
-
-DATA = Path(__file__).resolve().parent / "data"
+from paths import DATA
 
 Table = dict[int, tuple[int, int]]
 

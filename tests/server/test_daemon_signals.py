@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.daemon_proc import ROOT, Daemon
+from daemon_proc import ROOT, Daemon
 
 SITE = """
 [[machine]]

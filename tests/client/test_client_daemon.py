@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.daemon_proc import ROOT, Daemon
+
+from daemon_proc import ROOT, Daemon
 
 BIN = Path(sys.executable).parent
 

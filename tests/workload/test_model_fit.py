@@ -25,8 +25,8 @@ from batchd.workload.model_fit import (
     from_operational,
     to_operational,
 )
+from paths import TRACES
 
-TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 HOUR = 3600
 WEEK = 168 * HOUR
 # Header clock of the synthetic trace: submit 0 is Wednesday 13:00 local time.

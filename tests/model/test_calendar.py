@@ -23,8 +23,8 @@ from batchd.model.calendar import (
     parse_holidays,
     resolve_timezone,
 )
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "holidays"
 H = 3600
 LA = resolve_timezone("America/Los_Angeles")

@@ -21,8 +21,8 @@ from batchd.workload import (
     write_jobs_csv,
     write_swf,
 )
+from paths import DATA
 
-DATA = Path(__file__).resolve().parent / "data"
 SWF_OK = DATA / "swf_ok.swf"
 
 OK_HEADER = [

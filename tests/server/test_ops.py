@@ -34,8 +34,8 @@ from batchd.server.config import (
     SiteConfig,
     load_site,
 )
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 UNIT = ROOT / "systemd" / "batchd.service"
 HPCLINE = ROOT / "conf" / "hpcline96.toml"
 ENV_EXAMPLE = ROOT / "conf" / "batchd.env.example"

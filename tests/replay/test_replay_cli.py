@@ -17,9 +17,8 @@ from batchd.model.job import Job
 from batchd.replay import ReplayError, ReplayOptions, run_replay
 from batchd.sched.registry import policy_names
 from batchd.workload import iter_swf
+from paths import DATA, ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).resolve().parent / "data"
 METRICS_SWF = DATA / "sched_metrics.swf"
 KILL_SWF = DATA / "sched_kill.swf"
 HPCLINE = ROOT / "conf" / "hpcline96.toml"

@@ -20,6 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from api_helpers import NODES, T0, Api, serve, site_config
 from batchd.metrics.catalog import METRICS, series_names
 from batchd.server.config import SiteConfig
+from paths import ROOT
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 MONDAY_19H = 1_018_800  # 1970-01-12 19:00:00 UTC: prime time ends
@@ -191,7 +192,7 @@ async def test_every_documented_metric_is_exported(tmp_path: Path) -> None:
         if name.startswith("batchd_") and name.endswith(("_total", "_count", "_bucket")):
             assert v >= 0 and not math.isnan(v), name
     assert value(m, "batchd_cores", pool="mini", state="idle") == 2 * NODES
-    docs = (Path(__file__).resolve().parent.parent / "docs" / "monitoring.md").read_text()
+    docs = (ROOT / "docs" / "monitoring.md").read_text()
     for metric in METRICS:
         assert f"`{metric.name}`" in docs, f"{metric.name} is not in docs/monitoring.md"
 
