@@ -91,9 +91,9 @@ def test_pbspro_per_day_format() -> None:
     )
     assert cal.holidays == {dt.date(2026, 1, 1), dt.date(2026, 12, 25)}
     # Fri 2026-03-06 and Sat 2026-03-07, UTC.
-    assert cal.window_at(utc(2026, 3, 6, 15, 59, 59)) == "prime"
-    assert cal.window_at(utc(2026, 3, 6, 16)) == "nonprime"
-    assert cal.window_bounds(utc(2026, 3, 7, 10)) == (utc(2026, 3, 7, 9), utc(2026, 3, 7, 12))
+    assert cal.period_at(utc(2026, 3, 6, 15, 59, 59)) == "prime"
+    assert cal.period_at(utc(2026, 3, 6, 16)) == "nonprime"
+    assert cal.period_bounds(utc(2026, 3, 7, 10)) == (utc(2026, 3, 7, 9), utc(2026, 3, 7, 12))
     assert cal.next_change(utc(2026, 3, 7, 12)) == utc(2026, 3, 9, 8)
     assert cal.prime_slot_seconds() == 10 * H  # the usual weekday slot, not Friday's
     assert cal.describe() == (
@@ -125,9 +125,9 @@ def test_comments_only_file_is_prime_all_the_time_as_in_pbs() -> None:
     for cal in (load_holidays(DATA / "comments_only"), parse_holidays("")):
         assert cal.days == (ALL_PRIME,) * 7
         assert cal.holidays == frozenset() and cal.year is None
-        assert cal.window_at(utc(2026, 3, 7, 3)) == "prime"
+        assert cal.period_at(utc(2026, 3, 7, 3)) == "prime"
         assert cal.next_change(utc(2026, 3, 7, 3)) is None
-        assert cal.window_bounds(utc(2026, 3, 7, 3)) == (None, None)
+        assert cal.period_bounds(utc(2026, 3, 7, 3)) == (None, None)
         assert cal.describe() == "prime all the time, UTC"
 
 
@@ -140,7 +140,7 @@ def test_year_zero_turns_prime_time_off() -> None:
     cal = parse_holidays("YEAR 0\nweekday 0600 1900\nsaturday none all\n359 Dec 25 Christmas\n")
     assert cal.year == 0
     assert cal.days == (ALL_PRIME,) * 7
-    assert cal.window_at(utc(2026, 12, 25, 12)) == "prime"
+    assert cal.period_at(utc(2026, 12, 25, 12)) == "prime"
     assert cal.next_change(utc(2026, 12, 25, 12)) is None
 
 
@@ -151,18 +151,18 @@ def test_without_year_holidays_recur_on_month_and_day() -> None:
     assert cal.annual_holidays == {(1, 1), (2, 29), (7, 4), (12, 25)}
     assert cal.describe() == "prime Mon-Fri 07:00-18:00, 4 holidays every year, UTC"
     # Thu 2030-07-04 is a holiday, Wed 2030-07-03 is not.
-    assert cal.window_at(utc(2030, 7, 4, 12)) == "nonprime"
-    assert cal.window_bounds(utc(2030, 7, 4, 12)) == (utc(2030, 7, 3, 18), utc(2030, 7, 5, 7))
-    assert cal.window_at(utc(2030, 7, 3, 12)) == "prime"
+    assert cal.period_at(utc(2030, 7, 4, 12)) == "nonprime"
+    assert cal.period_bounds(utc(2030, 7, 4, 12)) == (utc(2030, 7, 3, 18), utc(2030, 7, 5, 7))
+    assert cal.period_at(utc(2030, 7, 3, 12)) == "prime"
     assert cal.is_holiday(dt.date(2028, 2, 29))
-    assert cal.window_at(utc(2028, 2, 29, 12)) == "nonprime"  # a Tuesday
-    assert cal.window_at(utc(2027, 3, 1, 12)) == "prime"  # no Feb 29 in 2027; a Monday
+    assert cal.period_at(utc(2028, 2, 29, 12)) == "nonprime"  # a Tuesday
+    assert cal.period_at(utc(2027, 3, 1, 12)) == "prime"  # no Feb 29 in 2027; a Monday
 
 
 def test_holidays_apply_only_in_the_file_year(site: PrimeCalendar) -> None:
-    assert site.window_at(pst(2026, 12, 25, 12)) == "nonprime"
-    assert site.window_at(pst(2025, 12, 25, 12)) == "prime"  # Thu, not in a 2026 file
-    assert site.window_at(pst(2027, 12, 24, 12)) == "prime"  # Fri
+    assert site.period_at(pst(2026, 12, 25, 12)) == "nonprime"
+    assert site.period_at(pst(2025, 12, 25, 12)) == "prime"  # Thu, not in a 2026 file
+    assert site.period_at(pst(2027, 12, 24, 12)) == "prime"  # Fri
     assert not site.out_of_date(pst(2026, 12, 31, 23, 59, 59))
     assert site.out_of_date(pst(2027, 1, 1))
     assert not PrimeCalendar.default().out_of_date(utc(2100, 1, 1))
@@ -201,21 +201,21 @@ def test_day_line_values(prime: str, nonprime: str, slots: DaySlots) -> None:
 
 def test_boundaries_on_a_weekday() -> None:
     cal = PrimeCalendar.default()  # Wed 2026-03-04, UTC
-    assert cal.window_at(utc(2026, 3, 4, 0)) == "nonprime"
-    assert cal.window_at(utc(2026, 3, 4, 5, 59, 59)) == "nonprime"
-    assert cal.window_at(utc(2026, 3, 4, 6)) == "prime"
-    assert cal.window_at(utc(2026, 3, 4, 18, 59, 59)) == "prime"
-    assert cal.window_at(utc(2026, 3, 4, 19)) == "nonprime"
-    assert cal.window_at(utc(2026, 3, 4, 23, 59, 59)) == "nonprime"
+    assert cal.period_at(utc(2026, 3, 4, 0)) == "nonprime"
+    assert cal.period_at(utc(2026, 3, 4, 5, 59, 59)) == "nonprime"
+    assert cal.period_at(utc(2026, 3, 4, 6)) == "prime"
+    assert cal.period_at(utc(2026, 3, 4, 18, 59, 59)) == "prime"
+    assert cal.period_at(utc(2026, 3, 4, 19)) == "nonprime"
+    assert cal.period_at(utc(2026, 3, 4, 23, 59, 59)) == "nonprime"
 
 
 def test_weekends_are_nonprime() -> None:
     cal = PrimeCalendar.default()
-    assert cal.window_at(utc(2026, 3, 6, 18, 59, 59)) == "prime"  # Fri
+    assert cal.period_at(utc(2026, 3, 6, 18, 59, 59)) == "prime"  # Fri
     for t in (utc(2026, 3, 6, 19), utc(2026, 3, 7, 12), utc(2026, 3, 8, 12)):
-        assert cal.window_at(t) == "nonprime"
-    assert cal.window_at(utc(2026, 3, 9, 5, 59, 59)) == "nonprime"  # Mon
-    assert cal.window_at(utc(2026, 3, 9, 6)) == "prime"
+        assert cal.period_at(t) == "nonprime"
+    assert cal.period_at(utc(2026, 3, 9, 5, 59, 59)) == "nonprime"  # Mon
+    assert cal.period_at(utc(2026, 3, 9, 6)) == "prime"
 
 
 def test_next_change_by_hand() -> None:
@@ -231,41 +231,41 @@ def test_next_change_by_hand() -> None:
 def test_window_bounds() -> None:
     cal = PrimeCalendar.default()
     day = (utc(2026, 3, 4, 6), utc(2026, 3, 4, 19))
-    assert cal.window_bounds(utc(2026, 3, 4, 6)) == day
-    assert cal.window_bounds(utc(2026, 3, 4, 12)) == day
-    assert cal.window_bounds(utc(2026, 3, 4, 18, 59, 59)) == day
-    assert cal.window_bounds(utc(2026, 3, 4, 19)) == (utc(2026, 3, 4, 19), utc(2026, 3, 5, 6))
+    assert cal.period_bounds(utc(2026, 3, 4, 6)) == day
+    assert cal.period_bounds(utc(2026, 3, 4, 12)) == day
+    assert cal.period_bounds(utc(2026, 3, 4, 18, 59, 59)) == day
+    assert cal.period_bounds(utc(2026, 3, 4, 19)) == (utc(2026, 3, 4, 19), utc(2026, 3, 5, 6))
     weekend = (utc(2026, 3, 6, 19), utc(2026, 3, 9, 6))
-    assert cal.window_bounds(utc(2026, 3, 7, 12)) == weekend
-    assert cal.window_bounds(utc(2026, 3, 9, 5, 59, 59)) == weekend
+    assert cal.period_bounds(utc(2026, 3, 7, 12)) == weekend
+    assert cal.period_bounds(utc(2026, 3, 9, 5, 59, 59)) == weekend
 
 
 def test_prime_slot_overnight_merges_across_midnight() -> None:
     cal = parse_holidays("YEAR 2026\nweekday 2200 0600\nsaturday none all\nsunday none all\n")
-    assert cal.window_at(utc(2026, 3, 3, 3)) == "prime"  # Tue 03:00
-    assert cal.window_at(utc(2026, 3, 3, 6)) == "nonprime"
-    assert cal.window_bounds(utc(2026, 3, 3, 2)) == (utc(2026, 3, 2, 22), utc(2026, 3, 3, 6))
+    assert cal.period_at(utc(2026, 3, 3, 3)) == "prime"  # Tue 03:00
+    assert cal.period_at(utc(2026, 3, 3, 6)) == "nonprime"
+    assert cal.period_bounds(utc(2026, 3, 3, 2)) == (utc(2026, 3, 2, 22), utc(2026, 3, 3, 6))
     assert cal.next_change(utc(2026, 3, 6, 23)) == utc(2026, 3, 7)  # Fri night -> Sat
-    assert cal.window_bounds(utc(2026, 3, 8, 12)) == (utc(2026, 3, 7), utc(2026, 3, 9))
+    assert cal.period_bounds(utc(2026, 3, 8, 12)) == (utc(2026, 3, 7), utc(2026, 3, 9))
     assert cal.prime_slot_seconds() == 8 * H
 
 
 def test_prime_all_week_changes_only_around_holidays() -> None:
     text = "YEAR 2026\nweekday all none\nsaturday all none\nsunday all none\n359 Dec 25 Xmas\n"
     cal = parse_holidays(text)
-    assert cal.window_bounds(utc(2026, 6, 1)) == (None, utc(2026, 12, 25))
-    assert cal.window_bounds(utc(2026, 12, 25, 12)) == (utc(2026, 12, 25), utc(2026, 12, 26))
-    assert cal.window_bounds(utc(2027, 1, 5)) == (utc(2026, 12, 26), None)
+    assert cal.period_bounds(utc(2026, 6, 1)) == (None, utc(2026, 12, 25))
+    assert cal.period_bounds(utc(2026, 12, 25, 12)) == (utc(2026, 12, 25), utc(2026, 12, 26))
+    assert cal.period_bounds(utc(2027, 1, 5)) == (utc(2026, 12, 26), None)
     annual = parse_holidays("weekday all none\nsaturday all none\nsunday all none\n1 Jan 1 NY\n")
-    assert annual.window_bounds(utc(2030, 6, 1)) == (utc(2030, 1, 2), utc(2031, 1, 1))
-    assert annual.window_bounds(utc(2031, 1, 1, 8)) == (utc(2031, 1, 1), utc(2031, 1, 2))
+    assert annual.period_bounds(utc(2030, 6, 1)) == (utc(2030, 1, 2), utc(2031, 1, 1))
+    assert annual.period_bounds(utc(2031, 1, 1, 8)) == (utc(2031, 1, 1), utc(2031, 1, 2))
 
 
 def test_nonprime_all_the_time() -> None:
     cal = parse_holidays("YEAR 2026\nweekday none all\nsaturday none all\nsunday none all\n")
-    assert cal.window_at(utc(2026, 3, 4, 12)) == "nonprime"
+    assert cal.period_at(utc(2026, 3, 4, 12)) == "nonprime"
     assert cal.next_change(utc(2026, 3, 4, 12)) is None
-    assert cal.window_bounds(utc(2026, 3, 4, 12)) == (None, None)
+    assert cal.period_bounds(utc(2026, 3, 4, 12)) == (None, None)
     assert cal.prime_slot_seconds() == 0
     assert cal.describe() == "non-prime all the time, UTC"
 
@@ -275,25 +275,25 @@ def test_nonprime_all_the_time() -> None:
 
 def test_weekday_holiday_is_nonprime_all_day_and_joins_the_nights(site: PrimeCalendar) -> None:
     # Thanksgiving, Thu 2026-11-26 (PST): Wed night runs through to Fri 06:00.
-    assert site.window_at(pst(2026, 11, 25, 12)) == "prime"
-    assert site.window_bounds(pst(2026, 11, 25, 12)) == (
+    assert site.period_at(pst(2026, 11, 25, 12)) == "prime"
+    assert site.period_bounds(pst(2026, 11, 25, 12)) == (
         pst(2026, 11, 25, 6),
         pst(2026, 11, 25, 19),
     )
     for h in (0, 6, 12, 19, 23):
-        assert site.window_at(pst(2026, 11, 26, h)) == "nonprime"
+        assert site.period_at(pst(2026, 11, 26, h)) == "nonprime"
     thanksgiving = (pst(2026, 11, 25, 19), pst(2026, 11, 27, 6))
-    assert site.window_bounds(pst(2026, 11, 26, 12)) == thanksgiving
+    assert site.period_bounds(pst(2026, 11, 26, 12)) == thanksgiving
     assert site.next_change(pst(2026, 11, 25, 19)) == pst(2026, 11, 27, 6)
-    assert site.window_at(pst(2026, 11, 27, 5, 59, 59)) == "nonprime"
-    assert site.window_at(pst(2026, 11, 27, 6)) == "prime"
+    assert site.period_at(pst(2026, 11, 27, 5, 59, 59)) == "nonprime"
+    assert site.period_at(pst(2026, 11, 27, 6)) == "prime"
 
 
 def test_holidays_next_to_weekends(site: PrimeCalendar) -> None:
     # Labor Day Mon 2026-09-07 (PDT): Fri 19:00 to Tue 06:00.
-    assert site.window_bounds(pdt(2026, 9, 7, 12)) == (pdt(2026, 9, 4, 19), pdt(2026, 9, 8, 6))
+    assert site.period_bounds(pdt(2026, 9, 7, 12)) == (pdt(2026, 9, 4, 19), pdt(2026, 9, 8, 6))
     # Independence Day observed Fri 2026-07-03: Thu 19:00 to Mon 06:00.
-    assert site.window_bounds(pdt(2026, 7, 4, 12)) == (pdt(2026, 7, 2, 19), pdt(2026, 7, 6, 6))
+    assert site.period_bounds(pdt(2026, 7, 4, 12)) == (pdt(2026, 7, 2, 19), pdt(2026, 7, 6, 6))
     # Christmas Fri 2026-12-25 (PST): Thu 19:00 to Mon 06:00.
     assert site.next_change(pst(2026, 12, 24, 19)) == pst(2026, 12, 28, 6)
 
@@ -303,24 +303,24 @@ def test_holidays_next_to_weekends(site: PrimeCalendar) -> None:
 
 def test_spring_forward_weekend_is_one_hour_shorter() -> None:
     cal = PrimeCalendar.default(LA)
-    assert cal.window_at(pst(2026, 3, 6, 5, 59, 59)) == "nonprime"
-    assert cal.window_at(pst(2026, 3, 6, 6)) == "prime"
+    assert cal.period_at(pst(2026, 3, 6, 5, 59, 59)) == "nonprime"
+    assert cal.period_at(pst(2026, 3, 6, 6)) == "prime"
     assert pst(2026, 3, 6, 6) == utc(2026, 3, 6, 14)
-    weekend = cal.window_bounds(utc(2026, 3, 7, 20))
+    weekend = cal.period_bounds(utc(2026, 3, 7, 20))
     assert weekend == (utc(2026, 3, 7, 3), utc(2026, 3, 9, 13))  # Fri 19:00 PST, Mon 06:00 PDT
     assert weekend[1] - weekend[0] == 58 * H
-    assert cal.window_at(pdt(2026, 3, 9, 5, 59, 59)) == "nonprime"
-    assert cal.window_at(pdt(2026, 3, 9, 6)) == "prime"
+    assert cal.period_at(pdt(2026, 3, 9, 5, 59, 59)) == "nonprime"
+    assert cal.period_at(pdt(2026, 3, 9, 6)) == "prime"
     assert cal.next_change(pdt(2026, 3, 9, 6)) == pdt(2026, 3, 9, 19)
 
 
 def test_fall_back_weekend_is_one_hour_longer() -> None:
     cal = PrimeCalendar.default(LA)
-    weekend = cal.window_bounds(utc(2026, 11, 1, 12))
+    weekend = cal.period_bounds(utc(2026, 11, 1, 12))
     assert weekend == (utc(2026, 10, 31, 2), utc(2026, 11, 2, 14))  # Fri 19:00 PDT, Mon 06:00 PST
     assert weekend[1] - weekend[0] == 60 * H
-    assert cal.window_at(pst(2026, 11, 2, 5, 59, 59)) == "nonprime"
-    assert cal.window_at(pst(2026, 11, 2, 6)) == "prime"
+    assert cal.period_at(pst(2026, 11, 2, 5, 59, 59)) == "nonprime"
+    assert cal.period_at(pst(2026, 11, 2, 6)) == "prime"
 
 
 _SUNDAY_ONLY = "YEAR 2026\nweekday none all\nsaturday none all\nsunday {} 1200\n"
@@ -330,19 +330,19 @@ def test_boundary_skipped_by_spring_forward_is_at_the_jump() -> None:
     # Sun 2026-03-08 02:30 does not exist in Los Angeles: 02:00 PST jumps to 03:00 PDT.
     cal = parse_holidays(_SUNDAY_ONLY.format("0230"), tz=LA)
     jump = utc(2026, 3, 8, 10)
-    assert cal.window_at(jump - 1) == "nonprime"
-    assert cal.window_at(jump) == "prime"
-    assert cal.window_bounds(jump) == (jump, pdt(2026, 3, 8, 12))
+    assert cal.period_at(jump - 1) == "nonprime"
+    assert cal.period_at(jump) == "prime"
+    assert cal.period_bounds(jump) == (jump, pdt(2026, 3, 8, 12))
     assert cal.next_change(pst(2026, 3, 8, 1)) == jump
 
 
 def test_ambiguous_boundary_takes_the_first_occurrence_and_does_not_flap() -> None:
     # Sun 2026-11-01 01:30 happens twice: 08:30 UTC (PDT) and 09:30 UTC (PST).
     cal = parse_holidays(_SUNDAY_ONLY.format("0130"), tz=LA)
-    assert cal.window_at(utc(2026, 11, 1, 8, 29, 59)) == "nonprime"
-    assert cal.window_at(utc(2026, 11, 1, 8, 30)) == "prime"
-    assert cal.window_at(utc(2026, 11, 1, 9)) == "prime"  # 01:00 PST, back before 01:30
-    assert cal.window_bounds(utc(2026, 11, 1, 9, 30)) == (
+    assert cal.period_at(utc(2026, 11, 1, 8, 29, 59)) == "nonprime"
+    assert cal.period_at(utc(2026, 11, 1, 8, 30)) == "prime"
+    assert cal.period_at(utc(2026, 11, 1, 9)) == "prime"  # 01:00 PST, back before 01:30
+    assert cal.period_bounds(utc(2026, 11, 1, 9, 30)) == (
         utc(2026, 11, 1, 8, 30),
         pst(2026, 11, 1, 12),
     )
@@ -353,8 +353,8 @@ def test_with_tz_moves_the_windows() -> None:
     la_cal = utc_cal.with_tz(LA)
     assert la_cal.tz is LA and utc_cal.tz is dt.UTC
     t = utc(2026, 3, 4, 12)  # 04:00 PST
-    assert utc_cal.window_at(t) == "prime"
-    assert la_cal.window_at(t) == "nonprime"
+    assert utc_cal.period_at(t) == "prime"
+    assert la_cal.period_at(t) == "nonprime"
     assert la_cal.next_change(t) == pst(2026, 3, 4, 6)
     assert la_cal.days == utc_cal.days
 
@@ -365,7 +365,7 @@ def _reference_window(cal: PrimeCalendar, t: int) -> str:
     if local.date() in cal.holidays:
         return "nonprime"
     sec = local.hour * 3600 + local.minute * 60 + local.second
-    return cal.days[local.weekday()].window_at(sec)
+    return cal.days[local.weekday()].period_at(sec)
 
 
 SITE_LA = load_holidays(ROOT / "conf" / "holidays", LA)
@@ -377,14 +377,14 @@ _T = st.integers(min_value=utc(2025, 6, 1), max_value=utc(2027, 6, 1))
 @given(t=_T)
 def test_windows_match_the_wall_clock_and_bounds_are_tight(t: int) -> None:
     for cal in (SITE_LA, NIGHT_LA):
-        window = cal.window_at(t)
+        window = cal.period_at(t)
         assert window == _reference_window(cal, t)
-        start, end = cal.window_bounds(t)
+        start, end = cal.period_bounds(t)
         assert start is not None and end is not None
         assert start <= t < end
         assert cal.next_change(t) == end
-        assert cal.window_at(start) == window != cal.window_at(start - 1)
-        assert cal.window_at(end - 1) == window != cal.window_at(end)
+        assert cal.period_at(start) == window != cal.period_at(start - 1)
+        assert cal.period_at(end - 1) == window != cal.period_at(end)
         assert _reference_window(cal, end) != window
 
 
@@ -530,6 +530,6 @@ def test_open_ended_answers_are_reused_only_where_they_hold() -> None:
     times += [pdt(2026, 6, 1), pst(2025, 1, 1), pdt(2026, 7, 1), pst(2028, 12, 31)]
     for t in times + times[::-1]:
         fresh = parse_holidays(text, tz=LA)
-        assert cal.window_bounds(t) == fresh.window_bounds(t), t
-        assert cal.window_at(t) == fresh.window_at(t), t
+        assert cal.period_bounds(t) == fresh.period_bounds(t), t
+        assert cal.period_at(t) == fresh.period_at(t), t
         assert cal.next_change(t) == fresh.next_change(t), t

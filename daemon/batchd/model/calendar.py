@@ -19,12 +19,14 @@ from pathlib import Path
 from typing import Final, Literal
 from zoneinfo import ZoneInfo
 
-Window = Literal["prime", "nonprime"]
+from batchd.model.times import local_epoch
+
+Period = Literal["prime", "nonprime"]
 PRIME: Final = "prime"
 NONPRIME: Final = "nonprime"
 
 DAY: Final = 86_400
-# How far next_change/window_bounds look before answering "never" (None).
+# How far next_change/period_bounds look before answering "never" (None).
 LOOKAHEAD_DAYS: Final = 732
 _MAX_CACHED_DAYS: Final = 4096
 
@@ -50,7 +52,7 @@ _KEYWORD_HELP: Final = (
     "YEAR, HOLIDAYFILE_VERSION1, weekday, monday..sunday, or a holiday line " + _HOLIDAY_HELP
 )
 
-Segment = tuple[int, Window]  # (first second, window in force from then on)
+Segment = tuple[int, Period]  # (first second, period in force from then on)
 
 
 class CalendarError(ValueError):
@@ -90,8 +92,8 @@ class DaySlots:
     def all_nonprime(cls) -> DaySlots:
         return cls(None, 0)
 
-    def window_at(self, sec: int) -> Window:
-        """The window at ``sec`` seconds after local midnight (PBS ``check_prime``)."""
+    def period_at(self, sec: int) -> Period:
+        """The period at ``sec`` seconds after local midnight (PBS ``check_prime``)."""
         p, n = self.prime, self.nonprime
         if p is None:
             return NONPRIME
@@ -102,11 +104,12 @@ class DaySlots:
         return NONPRIME if n <= sec < p else PRIME
 
     def segments(self) -> tuple[Segment, ...]:
-        """The day as (second, window) steps, the first at second 0."""
-        steps: list[Segment] = [(0, self.window_at(0))]
-        for sec, window in sorted(((self.prime, PRIME), (self.nonprime, NONPRIME)), key=_by_sec):
+        """The day as (second, period) steps, the first at second 0."""
+        steps: list[Segment] = [(0, self.period_at(0))]
+        marks: tuple[tuple[int | None, Period], ...] = ((self.prime, PRIME), (self.nonprime, NONPRIME))
+        for sec, period in sorted(marks, key=_by_sec):
             if sec is not None and sec > 0:
-                steps.append((sec, window))
+                steps.append((sec, period))
         return tuple(steps)
 
     def prime_seconds(self) -> int:
@@ -115,7 +118,7 @@ class DaySlots:
         return sum(end - start for (start, w), end in zip(steps, ends, strict=True) if w == PRIME)
 
 
-def _by_sec(item: tuple[int | None, Window]) -> int:
+def _by_sec(item: tuple[int | None, Period]) -> int:
     return -1 if item[0] is None else item[0]
 
 
@@ -141,19 +144,19 @@ class PrimeCalendar:
     _day_cache: dict[int, tuple[Segment, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
-    # The last answer as (lo, hi, start, end, window), valid for lo <= t < hi; the daemon
+    # The last answer as (lo, hi, start, end, period), valid for lo <= t < hi; the daemon
     # asks about "now" over and over.
-    _hot: list[tuple[int, int, int | None, int | None, Window]] = field(
+    _hot: list[tuple[int, int, int | None, int | None, Period]] = field(
         default_factory=list, init=False, repr=False, compare=False
     )
-    _constant: Window | None = field(default=None, init=False, repr=False, compare=False)
+    _constant: Period | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         days = tuple(self.days)
         if len(days) != 7 or not all(isinstance(d, DaySlots) for d in days):
             raise ValueError("PrimeCalendar needs 7 DaySlots, Monday first")
         object.__setattr__(self, "days", days)
-        object.__setattr__(self, "_constant", _constant_window(days))
+        object.__setattr__(self, "_constant", _constant_period(days))
 
     @classmethod
     def default(cls, tz: dt.tzinfo | None = None) -> PrimeCalendar:
@@ -169,22 +172,22 @@ class PrimeCalendar:
     def is_holiday(self, day: dt.date) -> bool:
         return day in self.holidays or (day.month, day.day) in self.annual_holidays
 
-    def window_at(self, t: int) -> Window:
-        """The window in force at ``t`` (seconds since the epoch)."""
+    def period_at(self, t: int) -> Period:
+        """The period in force at ``t`` (seconds since the epoch)."""
         hot = self._hot
         if hot and hot[0][0] <= t < hot[0][1]:
             return hot[0][4]
         return self._bounds(t)[2]
 
     def next_change(self, t: int) -> int | None:
-        """The first second after ``t`` whose window differs, or None within the look-ahead."""
+        """The first second after ``t`` whose period differs, or None within the look-ahead."""
         hot = self._hot
         if hot and hot[0][0] <= t < hot[0][1]:
             return hot[0][3]
         return self._bounds(t)[1]
 
-    def window_bounds(self, t: int) -> tuple[int | None, int | None]:
-        """(start, end) of the window holding ``t``: start <= t < end; None where unbounded."""
+    def period_bounds(self, t: int) -> tuple[int | None, int | None]:
+        """(start, end) of the period holding ``t``: start <= t < end; None where unbounded."""
         hot = self._hot
         if hot and hot[0][0] <= t < hot[0][1]:
             return hot[0][2], hot[0][3]
@@ -224,40 +227,20 @@ class PrimeCalendar:
     def _local_date(self, t: int) -> dt.date:
         return dt.datetime.fromtimestamp(t, self.tz).date()
 
-    def _local_epoch(self, day: dt.date, sec: int) -> int:
-        """The first instant whose local wall time is ``sec`` seconds into ``day``.
-
-        An ambiguous wall time (clocks set back) maps to its first occurrence; a wall time
-        skipped by the clocks going forward maps to the instant of the jump.
-        """
-        naive = dt.datetime.combine(day, dt.time()) + dt.timedelta(seconds=sec)
-        t0 = int(naive.replace(tzinfo=self.tz).timestamp())
-        if dt.datetime.fromtimestamp(t0, self.tz).replace(tzinfo=None) == naive:
-            return t0
-        t1 = int(naive.replace(tzinfo=self.tz, fold=1).timestamp())
-        lo, hi = min(t0, t1), max(t0, t1)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if dt.datetime.fromtimestamp(mid, self.tz).replace(tzinfo=None) >= naive:
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo
-
     def _day(self, ordinal: int) -> tuple[Segment, ...]:
-        """The local day ``ordinal`` as (epoch second, window) steps."""
+        """The local day ``ordinal`` as (epoch second, period) steps."""
         cached = self._day_cache.get(ordinal)
         if cached is not None:
             return cached
         day = dt.date.fromordinal(ordinal)
         slots = _ALL_NONPRIME if self.is_holiday(day) else self.days[day.weekday()]
         steps: list[Segment] = []
-        for sec, window in slots.segments():
-            at = self._local_epoch(day, sec)
+        for sec, period in slots.segments():
+            at = local_epoch(self.tz, day, sec)
             if steps and at <= steps[-1][0]:
-                steps[-1] = (steps[-1][0], window)  # two boundaries inside one DST jump
+                steps[-1] = (steps[-1][0], period)  # two boundaries inside one DST jump
             else:
-                steps.append((at, window))
+                steps.append((at, period))
         result = tuple(steps)
         if len(self._day_cache) >= _MAX_CACHED_DAYS:
             self._day_cache.clear()
@@ -267,7 +250,7 @@ class PrimeCalendar:
     def _ordinals(self, start: int, step: int) -> Iterator[int]:
         """Local days to visit from ``start`` in direction ``step``, within the look-ahead.
 
-        In an all-prime week the window can only change around holidays, so only holidays
+        In an all-prime week the period can only change around holidays, so only holidays
         and their neighbours are visited (such a calendar may not change for years).
         """
         lo = max(1, start - LOOKAHEAD_DAYS)
@@ -292,36 +275,36 @@ class PrimeCalendar:
                 if _valid_date(year, month, mday) and lo <= dt.date(year, month, mday) <= hi:
                     yield dt.date(year, month, mday)
 
-    def _bounds(self, t: int) -> tuple[int | None, int | None, Window]:
+    def _bounds(self, t: int) -> tuple[int | None, int | None, Period]:
         if self._constant == NONPRIME:
             return None, None, NONPRIME
         today = self._local_date(t).toordinal()
         steps = self._day(today)
         at = max(bisect_right(steps, t, key=_step_start) - 1, 0)
-        window = steps[at][1]
-        start = self._scan_back(t, today, window)
-        end = self._scan_forward(t, today, window)
-        # An open end stays open for earlier t in the window and an open start for later t,
+        period = steps[at][1]
+        start = self._scan_back(t, today, period)
+        end = self._scan_forward(t, today, period)
+        # An open end stays open for earlier t in the period and an open start for later t,
         # but not the other way round: the look-ahead moves with t.
         lo = t if start is None else start
         hi = t + 1 if end is None else end
-        self._hot[:] = [(lo, hi, start, end, window)]
-        return start, end, window
+        self._hot[:] = [(lo, hi, start, end, period)]
+        return start, end, period
 
-    def _scan_forward(self, t: int, today: int, window: Window) -> int | None:
+    def _scan_forward(self, t: int, today: int, period: Period) -> int | None:
         for ordinal in self._ordinals(today, +1):
             for at, w in self._day(ordinal):
-                if at > t and w != window:
+                if at > t and w != period:
                     return at
         return None
 
-    def _scan_back(self, t: int, today: int, window: Window) -> int | None:
+    def _scan_back(self, t: int, today: int, period: Period) -> int | None:
         start: int | None = None
         for ordinal in self._ordinals(today, -1):
             for at, w in reversed(self._day(ordinal)):
                 if at > t:
                     continue
-                if w != window:
+                if w != period:
                     return start
                 start = at
         return None
@@ -331,8 +314,8 @@ def _step_start(step: Segment) -> int:
     return step[0]
 
 
-def _constant_window(days: tuple[DaySlots, ...]) -> Window | None:
-    """The window of a week whose days are all prime or all non-prime all day, else None."""
+def _constant_period(days: tuple[DaySlots, ...]) -> Period | None:
+    """The period of a week whose days are all prime or all non-prime all day, else None."""
     if all(d == _ALL_PRIME for d in days):
         return PRIME
     if all(d == _ALL_NONPRIME for d in days):

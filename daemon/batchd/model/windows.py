@@ -1,6 +1,7 @@
-"""Queue windows: when a queue may run jobs, as pure functions of time.
+"""Time windows: when a class of jobs may run, as pure functions of time.
 
-A queue's ``window`` (site config, ``[[queue]] window``) is one of
+A window is open or closed at each second. A queue's ``window`` (site config,
+``[[queue]] window``) is one of
 
 - ``"any"``: always open (the default);
 - ``"prime"`` or ``"nonprime"``: open in that window of the prime-time calendar
@@ -11,10 +12,11 @@ A queue's ``window`` (site config, ``[[queue]] window``) is one of
   of its spans. Spans ignore holidays.
 
 Times are integer seconds since the epoch; local times are those of the calendar's
-time zone. :func:`make_window` gives an object with ``is_open(t)`` and
-``next_change(t)``; :func:`next_fit` and :func:`longest_opening` answer the
-questions of a job that must end before its window closes. The daemon's service
-sets its timers from these (docs/operations.md, "Queue windows").
+time zone. :func:`make_window` gives a :class:`TimeWindow` (``is_open(t)``,
+``next_change(t)``); :func:`openings`, :func:`next_fit` and :func:`longest_opening`
+answer the questions of a job that must end before its window closes. The
+scheduler's window gate (``batchd.sched.gate``) holds jobs by these, for queue
+windows and for prime time alike (docs/scheduling.md).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Final, Protocol
 
 from batchd.model.calendar import NONPRIME, PRIME, PrimeCalendar
+from batchd.model.times import local_epoch
 
 DAY: Final = 86_400
 WEEK: Final = 7 * DAY
@@ -162,7 +165,7 @@ def parse_window(value: object) -> str | list[str]:
                 f"{item.strip()!r} cannot be mixed with spans: use window = "
                 f'"{item.strip().lower()}" on its own'
             )
-        for span in parse_span(item):  # type: ignore[arg-type]
+        for span in parse_span(item):
             if span.text not in labels:
                 labels.append(span.text)
     return labels
@@ -229,8 +232,12 @@ def _days_label(days: list[int]) -> str:
 # ------------------------------------------------------------------------- windows
 
 
-class QueueWindow(Protocol):
-    """When a queue is open: ``next_change`` is the first second after ``t`` that differs."""
+class TimeWindow(Protocol):
+    """When something is open: ``next_change`` is the first second after ``t`` that differs.
+
+    ``text`` is the window as ``qstat -Q`` shows it. ``next_change`` answers None when
+    nothing changes within the window's look-ahead.
+    """
 
     @property
     def text(self) -> str: ...
@@ -252,6 +259,19 @@ class AlwaysOpen:
 
 
 @dataclass(frozen=True, slots=True)
+class Stopped:
+    """Never open: a queue whose ``started`` is false holds its jobs until it is started."""
+
+    text: str = "stopped"
+
+    def is_open(self, t: int) -> bool:
+        return False
+
+    def next_change(self, t: int) -> int | None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
 class CalendarWindow:
     """Open while the prime-time calendar is in ``window`` ("prime" or "nonprime")."""
 
@@ -263,7 +283,7 @@ class CalendarWindow:
         return self.window
 
     def is_open(self, t: int) -> bool:
-        return self.calendar.window_at(t) == self.window
+        return self.calendar.period_at(t) == self.window
 
     def next_change(self, t: int) -> int | None:
         return self.calendar.next_change(t)
@@ -348,28 +368,7 @@ def _at(step: tuple[int, bool]) -> int:
     return step[0]
 
 
-def local_epoch(tz: dt.tzinfo, day: dt.date, sec: int) -> int:
-    """The first instant whose local wall time is ``sec`` seconds into ``day``.
-
-    As in the prime-time calendar: an ambiguous wall time (clocks set back) maps to its
-    first occurrence, a wall time the clocks skip maps to the instant of the jump.
-    """
-    naive = dt.datetime.combine(day, dt.time()) + dt.timedelta(seconds=sec)
-    t0 = int(naive.replace(tzinfo=tz).timestamp())
-    if dt.datetime.fromtimestamp(t0, tz).replace(tzinfo=None) == naive:
-        return t0
-    t1 = int(naive.replace(tzinfo=tz, fold=1).timestamp())
-    lo, hi = min(t0, t1), max(t0, t1)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if dt.datetime.fromtimestamp(mid, tz).replace(tzinfo=None) >= naive:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
-def make_window(value: str | Sequence[str], calendar: PrimeCalendar) -> QueueWindow:
+def make_window(value: str | Sequence[str], calendar: PrimeCalendar) -> TimeWindow:
     """The window of a queue: ``value`` as ``parse_window`` returns it."""
     if isinstance(value, str):
         key = value.strip().lower()
@@ -383,12 +382,12 @@ def make_window(value: str | Sequence[str], calendar: PrimeCalendar) -> QueueWin
 # ------------------------------------------------------------------ jobs and windows
 
 
-def close_of(win: QueueWindow, t: int) -> int | None:
+def close_of(win: TimeWindow, t: int) -> int | None:
     """When the window open at ``t`` closes (None: not in the look-ahead)."""
     return win.next_change(t) if win.is_open(t) else None
 
 
-def fits(win: QueueWindow, t: int, walltime: int) -> bool:
+def fits(win: TimeWindow, t: int, walltime: int) -> bool:
     """Whether a job starting at ``t`` is in its window and ends by the close."""
     if not win.is_open(t):
         return False
@@ -396,11 +395,16 @@ def fits(win: QueueWindow, t: int, walltime: int) -> bool:
     return close is None or t + walltime <= close
 
 
-def openings(win: QueueWindow, t: int, horizon: int = HORIZON) -> list[tuple[int, int | None]]:
-    """(open, close) of the window at ``t`` (from ``t``) and of those opening by t + horizon."""
+def next_opening(win: TimeWindow, t: int) -> int | None:
+    """``t`` if the window is open then, else when it next opens (None: not in its look-ahead)."""
+    return t if win.is_open(t) else win.next_change(t)
+
+
+def openings(win: TimeWindow, t: int, horizon: int = HORIZON) -> list[tuple[int, int | None]]:
+    """(open, close) of the window at ``t`` (from ``t``) and of those opening before t + horizon."""
     out: list[tuple[int, int | None]] = []
-    at = t if win.is_open(t) else win.next_change(t)
-    while at is not None and at <= t + horizon:
+    at = next_opening(win, t)
+    while at is not None and at < t + horizon:
         close = win.next_change(at)
         out.append((at, close))
         if close is None:
@@ -409,10 +413,10 @@ def openings(win: QueueWindow, t: int, horizon: int = HORIZON) -> list[tuple[int
     return out
 
 
-def next_fit(win: QueueWindow, t: int, walltime: int, horizon: int = HORIZON) -> int | None:
+def next_fit(win: TimeWindow, t: int, walltime: int, horizon: int = HORIZON) -> int | None:
     """The first time from ``t`` at which a job of ``walltime`` can start and end in its window."""
-    at = t if win.is_open(t) else win.next_change(t)
-    while at is not None and at <= t + horizon:
+    at = next_opening(win, t)
+    while at is not None and at < t + horizon:
         close = win.next_change(at)
         if close is None or at + walltime <= close:
             return at
@@ -420,7 +424,7 @@ def next_fit(win: QueueWindow, t: int, walltime: int, horizon: int = HORIZON) ->
     return None
 
 
-def longest_opening(win: QueueWindow, t: int, horizon: int = HORIZON) -> int | None:
+def longest_opening(win: TimeWindow, t: int, horizon: int = HORIZON) -> int | None:
     """The longest time a job can run in one opening from ``t`` on (None: no limit).
 
     0 when the window does not open within the horizon.
@@ -438,7 +442,8 @@ __all__ = [
     "WINDOW_HELP",
     "AlwaysOpen",
     "CalendarWindow",
-    "QueueWindow",
+    "Stopped",
+    "TimeWindow",
     "Span",
     "SpanWindow",
     "WindowError",
@@ -448,6 +453,7 @@ __all__ = [
     "longest_opening",
     "make_window",
     "next_fit",
+    "next_opening",
     "openings",
     "parse_span",
     "parse_window",
