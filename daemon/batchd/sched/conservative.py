@@ -29,10 +29,11 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from batchd.model.job import Job
-from batchd.sched.forecast import running_profile
+from batchd.model.times import NEVER
 from batchd.sched.order import OrderedQueue, OrderKey
-from batchd.sched.policy import MachineView, Policy
-from batchd.sched.profile import NEVER, Profile
+from batchd.sched.plans import base_profile, plan_queue
+from batchd.sched.policy import MachineView, Placement, Policy
+from batchd.sched.profile import Profile
 
 Replan = Literal["rebuild", "compress", "guarded"]
 
@@ -41,13 +42,6 @@ class ConservativeParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     replan: Replan | None = None  # None: the policy's default
-
-
-def build_plan(queue: OrderedQueue, view: MachineView) -> tuple[Profile, np.ndarray]:
-    """A full plan of the queue in its order onto the running jobs: (profile, starts)."""
-    profile = running_profile(view, len(queue))
-    widths, durations = queue.arrays()
-    return profile, profile.plan(widths, durations, view.now)
 
 
 class ReplanCounts:
@@ -97,8 +91,7 @@ class ConservativePolicy(Policy):
             self.settled = False  # a re-plan would put it elsewhere in the order
         if start == view.now:
             self._due.append(job)
-        if job.submit_plan < 0:
-            job.submit_plan = start
+        promise(job, start)
 
     def job_ended(self, view: MachineView, job: Job) -> None:
         if not (self.settled and job.end == job.start + job.duration):
@@ -117,7 +110,11 @@ class ConservativePolicy(Policy):
         self.settled = False
         self.reshaped = True
 
-    def schedule(self, view: MachineView) -> list[Job]:
+    def schedule(self, view: MachineView) -> list[Placement]:
+        return [self.place(job) for job in self._starting(view)]
+
+    def _starting(self, view: MachineView) -> list[Job]:
+        """The jobs whose planned start is now; they leave the queue."""
         if self.must_replan(view):
             self.replan(view)
         elif self._due_check:
@@ -145,13 +142,11 @@ class ConservativePolicy(Policy):
         self.reshaped = False
         held = queue.starts_array()
         promised = np.maximum(held, now)
-        # Jobs wider than the nodes in service hold no promise (only with nodes out).
-        unplaced = held == NEVER if held.size and held.min() == NEVER else None
-        if unplaced is not None:
-            promised[unplaced] = NEVER
+        # Jobs not planned yet, or wider than the nodes in service, hold no promise.
+        unplaced = held == NEVER if held.size and held.max() == NEVER else None
         starts: np.ndarray | None = None
         if mode != "compress":
-            profile, starts = build_plan(queue, view)
+            profile, starts = plan_queue(queue, view)
             self.settled = True
             late = starts > promised
             if unplaced is not None:
@@ -160,7 +155,7 @@ class ConservativePolicy(Policy):
                 starts = None
         if starts is None:
             widths, durations = queue.arrays()
-            profile = running_profile(view, len(queue))
+            profile = base_profile(view, len(queue))
             profile.reserve_all(widths, durations, promised)
             starts = profile.compress(widths, durations, promised, now)
             self.settled = False
@@ -180,8 +175,8 @@ class ConservativePolicy(Policy):
             return super().planned_starts(view)
         return list(zip(self.queue.jobs, self.queue.starts, strict=True))
 
-    def planned_start(self, job: Job) -> int | None:
-        try:
-            return self.queue.starts[self.queue.index(job)]
-        except KeyError:
-            return None
+
+def promise(job: Job, start: int) -> None:
+    """The start a planner promised a job when it was first placed (it keeps the first)."""
+    if job.submit_plan < 0 and start != NEVER:
+        job.submit_plan = start

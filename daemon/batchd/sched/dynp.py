@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -20,11 +19,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from batchd.model.job import Job
-from batchd.sched.conservative import ConservativePolicy, build_plan
+from batchd.model.times import NEVER
+from batchd.sched.conservative import ConservativePolicy, promise
 from batchd.sched.decider import CASES, FCFS, LJF, POLICIES, SJF, Decider, decide
 from batchd.sched.order import ORDERS, OrderedQueue
-from batchd.sched.policy import MachineView
-from batchd.sched.profile import NEVER, Profile
+from batchd.sched.plans import plan_queue
+from batchd.sched.policy import MachineView, Placement
+from batchd.sched.profile import Profile
 from batchd.sched.quality import Quality, plan_quality
 
 ORDER_OF = {FCFS: ORDERS["fcfs"], SJF: ORDERS["sjf"], LJF: ORDERS["ljf"]}
@@ -86,15 +87,14 @@ class SwitchingPolicy(ConservativePolicy):
         self.jobs_started = dict.fromkeys(POLICIES, 0)
         self.switches = dict.fromkeys(POLICIES, 0)
         self.decider_calls = 0
-        # Set by a live daemon to count switches and decider steps as they happen.
-        self.on_switch: Callable[[str, str], None] | None = None
-        self.on_tune: Callable[[str, float], None] | None = None
+
+    def order(self) -> str:
+        return self.current
 
     def use(self, policy: str) -> None:
         if policy != self.current:
             self.switches[policy] += 1
-            if self.on_switch is not None:
-                self.on_switch(self.current, policy)
+            self.observer.switched(self.current, policy)
             self.current = policy
             self.queue = self.queues[policy]
 
@@ -111,8 +111,8 @@ class SwitchingPolicy(ConservativePolicy):
             q.remove(job)
         self.stale = True
 
-    def schedule(self, view: MachineView) -> list[Job]:
-        due = super().schedule(view)
+    def _starting(self, view: MachineView) -> list[Job]:
+        due = super()._starting(view)
         if due:
             for q in self.queues.values():
                 if q is not self.queue:
@@ -162,11 +162,10 @@ class DynPBasic(SwitchingPolicy):
         self.enqueue(job)
         self.queue.insert(job)
         self.replan(view)
-        if job.submit_plan < 0:
-            job.submit_plan = self.queue.starts[self.queue.index(job)]
+        promise(job, self.queue.starts[self.queue.index(job)])
 
-    def schedule(self, view: MachineView) -> list[Job]:
-        due = super().schedule(view)
+    def _starting(self, view: MachineView) -> list[Job]:
+        due = super()._starting(view)
         self._estimates -= sum(j.estimate for j in due)
         return due
 
@@ -205,12 +204,11 @@ class DynP(SwitchingPolicy):
         if len(self.queue) + 1 >= self.params.min_backlog:
             self.queue.insert(job)
             self.tune(view)
-            if job.submit_plan < 0:
-                job.submit_plan = self.queue.starts[self.queue.index(job)]
+            promise(job, self.queue.starts[self.queue.index(job)])
         else:
             super().job_submitted(view, job)
 
-    def schedule(self, view: MachineView) -> list[Job]:
+    def schedule(self, view: MachineView) -> list[Placement]:
         if self.must_replan(view):
             self.step(view)
         return super().schedule(view)
@@ -225,22 +223,19 @@ class DynP(SwitchingPolicy):
     def measure(self, queue: OrderedQueue, starts: np.ndarray, now: int) -> Any:
         widths, durations = queue.arrays()
         submits = np.array([j.submit for j in queue.jobs], dtype=np.int64)
+        keep: np.ndarray | None = None
         placed = starts != NEVER
         if not placed.all():
-            # Jobs wider than the nodes in service have no start; they cannot be scored.
-            starts, widths, durations, submits = (
-                starts[placed], widths[placed], durations[placed], submits[placed]
-            )  # fmt: skip
-        if self.first_k is not None and self.first_k < len(starts):
-            keep = np.argsort(starts, kind="stable")[: self.first_k]
-            starts, widths, durations, submits = (
-                starts[keep], widths[keep], durations[keep], submits[keep]
-            )  # fmt: skip
+            keep = placed  # jobs wider than the nodes in service have no start: not scored
+        if self.first_k is not None and self.first_k < int(placed.sum()):
+            order = np.argsort(starts if keep is None else starts[keep], kind="stable")
+            first = order[: self.first_k]
+            keep = first if keep is None else np.flatnonzero(keep)[first]
         elif self.horizon is not None:
-            keep = starts < now + self.horizon
-            starts, widths, durations, submits = (
-                starts[keep], widths[keep], durations[keep], submits[keep]
-            )  # fmt: skip
+            soon = starts < now + self.horizon
+            keep = soon if keep is None else keep & soon
+        if keep is not None:
+            starts, widths, durations, submits = (a[keep] for a in (starts, widths, durations, submits))
         return plan_quality(self.params.quality, starts, widths, durations, submits)
 
     def tune(self, view: MachineView) -> None:
@@ -248,7 +243,7 @@ class DynP(SwitchingPolicy):
         plans: dict[str, tuple[Profile, np.ndarray]] = {}
         quality: dict[str, Any] = {}
         for p in POLICIES:
-            plans[p] = build_plan(self.queues[p], view)
+            plans[p] = plan_queue(self.queues[p], view)
             quality[p] = self.measure(self.queues[p], plans[p][1], view.now)
         if self.params.slackness:
             # The plan in force looks better by the slackness: others must beat that.
@@ -268,8 +263,7 @@ class DynP(SwitchingPolicy):
         spent = time.perf_counter() - began
         self.tuning_total += spent
         self.tuning_max = max(self.tuning_max, spent)
-        if self.on_tune is not None:
-            self.on_tune(case, spent)
+        self.observer.tuned(case, spent)
 
     def report(self) -> dict[str, Any]:
         calls = self.decider_calls

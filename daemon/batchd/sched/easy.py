@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from batchd.model.job import Job
-from batchd.sched.forecast import running_profile
+from batchd.model.times import NEVER
 from batchd.sched.order import OrderedQueue, OrderKey
-from batchd.sched.policy import MachineView, Policy
-from batchd.sched.profile import NEVER
+from batchd.sched.policy import MachineView, Placement, Policy
 
 
 def shadow(
@@ -58,7 +57,10 @@ class EasyPolicy(Policy):
     def waiting(self) -> list[Job]:
         return list(self.queue.jobs)
 
-    def schedule(self, view: MachineView) -> list[Job]:
+    def schedule(self, view: MachineView) -> list[Placement]:
+        return [self.place(job) for job in self._starting(view)]
+
+    def _starting(self, view: MachineView) -> list[Job]:
         if view.reservations():
             return self._schedule_on_profile(view)
         q = self.queue
@@ -111,8 +113,10 @@ class EasyPolicy(Policy):
         Without advance reservations this gives the same decisions as the
         counting pass above, which is cheaper.
         """
+        from batchd.sched.plans import base_profile
+
         now = view.now
-        profile = running_profile(view, 1)
+        profile = base_profile(view, 1)
         started: list[Job] = []
         head_reserved = False
         free = view.free

@@ -1,50 +1,16 @@
-"""Profiles of what a machine holds, and full plans of a waiting queue onto them.
-
-Every planner starts from the same picture: the running jobs until their
-estimated ends, and the advance reservations not yet begun, which no policy
-may move.
-"""
+"""Planned starts for policies that keep no plan: what ``qstat -T`` shows for them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from batchd.model.job import Job
-from batchd.sched.profile import NEVER, Profile
+from batchd.model.times import NEVER
+from batchd.sched.plans import base_profile, machine_signature, plan_in_order
+from batchd.sched.profile import Profile
 
 if TYPE_CHECKING:
     from batchd.sched.policy import MachineView
-
-
-def running_profile(view: MachineView, room: int) -> Profile:
-    """Free nodes over time: running jobs and reservations, room for ``room`` more jobs."""
-    pending = view.reservations()
-    profile = Profile.of_running(
-        view.capacity,
-        view.now,
-        view.running_ends(),
-        view.running_widths(),
-        room=room + len(pending),
-    )
-    for start, end, width in pending:
-        profile.reserve(start, end, width)
-    return profile
-
-
-NO_START = 2**62  # no job has a planned start
-
-
-def machine_signature(view: MachineView) -> tuple[object, ...]:
-    """What a forecast depends on besides the queue and the time."""
-    return (
-        view.capacity,
-        tuple(view.running_ends()),
-        tuple(view.running_widths()),
-        tuple(view.reservations()),
-    )
 
 
 class Forecaster:
@@ -55,8 +21,9 @@ class Forecaster:
     (the usual case in FCFS order), the new job is placed on the profile of the
     previous plan instead of planning the whole queue again. Time passing alone
     changes nothing while no planned start has been reached: each start was the
-    earliest at or after the old time, and it is still at or after the new one. With ``in_order``
-    no job starts before the one ahead of it (FCFS without backfilling).
+    earliest at or after the old time, and it is still at or after the new one.
+    With ``in_order`` no job starts before the one ahead of it (FCFS without
+    backfilling).
     """
 
     def __init__(self, in_order: bool = False) -> None:
@@ -66,7 +33,7 @@ class Forecaster:
         self._starts: list[int] = []
         self._profile: Profile | None = None
         self._now = 0
-        self._first = NO_START  # earliest planned start
+        self._first = NEVER  # earliest planned start
 
     def plan(self, view: MachineView, jobs: list[Job]) -> list[int]:
         sig = machine_signature(view)
@@ -85,16 +52,16 @@ class Forecaster:
             return list(self._starts)
         self._sig = sig
         self._now = now
-        self._first = NO_START
         self._jobs = []
         self._starts = []
-        self._profile = running_profile(view, len(jobs))
+        self._profile = base_profile(view, len(jobs))
         if self.in_order:
+            self._first = NEVER
             for job in jobs:
                 self._place(job, view.now)
         else:
-            self._starts = forecast_onto(self._profile, jobs, view.now)
-            self._first = min((s for s in self._starts if s != NEVER), default=NO_START)
+            self._starts = plan_in_order(self._profile, jobs, view.now)
+            self._first = min(self._starts, default=NEVER)
         self._jobs = list(jobs)
         return list(self._starts)
 
@@ -111,12 +78,3 @@ class Forecaster:
             self._profile.reserve(start, start + job.duration, job.width)
             self._first = min(self._first, start)
         self._starts.append(start)
-
-
-def forecast_onto(profile: Profile, jobs: Sequence[Job], now: int) -> list[int]:
-    """Planned starts of ``jobs`` placed in this order on ``profile``, each at its earliest."""
-    if not jobs:
-        return []
-    widths = np.fromiter((j.width for j in jobs), dtype=np.int64, count=len(jobs))
-    durations = np.fromiter((j.duration for j in jobs), dtype=np.int64, count=len(jobs))
-    return profile.plan(widths, durations, now).tolist()

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from batchd.model.job import Job
-from batchd.sched.forecast import running_profile
 from batchd.sched.order import OrderedQueue, OrderKey
-from batchd.sched.policy import MachineView, Policy
+from batchd.sched.policy import MachineView, Placement, Policy
 
 
 class InOrderPolicy(Policy):
@@ -24,7 +23,7 @@ class InOrderPolicy(Policy):
     def waiting(self) -> list[Job]:
         return list(self.queue.jobs)
 
-    def schedule(self, view: MachineView) -> list[Job]:
+    def schedule(self, view: MachineView) -> list[Placement]:
         if view.reservations():
             return self._schedule_on_profile(view)
         free = view.free
@@ -35,16 +34,18 @@ class InOrderPolicy(Policy):
             k += 1
         if k == 0:
             return []
-        return self.queue.pop_front(k)
+        return [self.place(job) for job in self.queue.pop_front(k)]
 
-    def _schedule_on_profile(self, view: MachineView) -> list[Job]:
+    def _schedule_on_profile(self, view: MachineView) -> list[Placement]:
         """In order while the head fits now for its whole estimate, around reservations."""
+        from batchd.sched.plans import base_profile
+
         now = view.now
-        profile = running_profile(view, 1)
+        profile = base_profile(view, 1)
         k = 0
         for job in self.queue.jobs:
             if profile.earliest_start(job.width, job.duration, now) != now:
                 break
             profile.reserve(now, now + job.duration, job.width)
             k += 1
-        return self.queue.pop_front(k) if k else []
+        return [self.place(job) for job in self.queue.pop_front(k)] if k else []

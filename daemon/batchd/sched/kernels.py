@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-NEVER = -1  # earliest_start result for a width the machine can never hold
+from batchd.model.times import NEVER  # earliest_start of a width the machine can never hold
 
 
 @njit(cache=True, nogil=True)
@@ -120,7 +120,9 @@ def advance(t: np.ndarray, f: np.ndarray, n: int, now: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def place(t: np.ndarray, f: np.ndarray, n: int, width: int, dur: int, not_before: int):
+def place(
+    t: np.ndarray, f: np.ndarray, n: int, width: int, dur: int, not_before: int
+) -> tuple[int, int]:
     """Reserve the earliest fitting slot; returns (start, new step count)."""
     start = earliest_start(t, f, n, width, dur, not_before)
     if start == NEVER:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from batchd.model.job import Job
+from batchd.model.times import NEVER
+
+if TYPE_CHECKING:
+    import numpy as np
 
 OrderKey = Callable[[Job], tuple[int, ...]]
 
@@ -34,7 +37,8 @@ class OrderedQueue:
     """Waiting jobs sorted by an order key, with their widths and durations alongside.
 
     The parallel lists let the planners hand whole queues to the compiled loops
-    without walking Job objects.
+    without walking Job objects. ``starts`` holds planned starts for planners that
+    plan; a job not planned yet holds NEVER.
     """
 
     __slots__ = ("key", "keys", "jobs", "widths", "durations", "starts")
@@ -45,7 +49,7 @@ class OrderedQueue:
         self.jobs: list[Job] = []
         self.widths: list[int] = []
         self.durations: list[int] = []
-        self.starts: list[int] = []  # planned starts, for planners that plan
+        self.starts: list[int] = []
 
     def __len__(self) -> int:
         return len(self.jobs)
@@ -64,7 +68,7 @@ class OrderedQueue:
             raise KeyError(f"job {job.id} is not waiting in this queue")
         return i
 
-    def insert(self, job: Job, start: int = -1) -> int:
+    def insert(self, job: Job, start: int = NEVER) -> int:
         k = self.key(job)
         i = bisect_left(self.keys, k)
         self.keys.insert(i, k)
@@ -95,10 +99,15 @@ class OrderedQueue:
         self.durations = [self.durations[i] for i in keep]
         self.starts = [self.starts[i] for i in keep]
 
+    # numpy loads with the planners that need arrays, not with the counting passes.
     def starts_array(self) -> np.ndarray:
+        import numpy as np
+
         return np.array(self.starts, dtype=np.int64)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
+
         return (
             np.array(self.widths, dtype=np.int64),
             np.array(self.durations, dtype=np.int64),

@@ -1,23 +1,43 @@
-"""What a policy sees and what it must answer.
+"""What a policy sees, what it answers, and what it can do: the policy protocol.
 
 A policy is handed a ``MachineView`` (now, capacity, free nodes, running jobs
-with their estimated ends) whenever something happens and answers which waiting
-jobs start now. It does no I/O and reads no clock; its only state is its queue
-and plan, so it can be copied and run on copies of the queue.
+with their estimated ends) whenever something happens and answers with
+placements: which waiting jobs start now, on which machine, how wide. The
+engine validates and allocates. A policy does no I/O and reads no clock; its
+only state is its queue and plan, so it can be copied and run on copies of the
+queue.
+
+Everything a policy can do is declared here, with a default, and never
+discovered with getattr: it is built from a ``BuildContext`` (machine, calendar,
+seeded generator, a factory for the policies it wraps); it explains why a
+waiting job does not start (``explain``), names the order in force (``order``),
+reports switches and tuning to an observer that wrappers pass on (``observe``),
+and may ask to be woken at times of its own (``next_wakeup``, ``expired``).
 """
 
 from __future__ import annotations
 
+import random
 from abc import ABC, abstractmethod
-from typing import Any, Protocol
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeVar
 
+from batchd.model.calendar import PrimeCalendar
 from batchd.model.job import Job
-from batchd.sched.forecast import Forecaster
+
+if TYPE_CHECKING:
+    from batchd.sched.forecast import Forecaster
+
+Overflow = Literal["kill", "requeue"]
+P = TypeVar("P", bound="Policy")
 
 
 class MachineView(Protocol):
     """The engine's picture of one machine at ``now``."""
 
+    @property
+    def index(self) -> int: ...
     @property
     def now(self) -> int: ...
     @property
@@ -43,14 +63,74 @@ class MachineView(Protocol):
         ...
 
 
+class Placement(NamedTuple):
+    """A policy's decision: ``job`` starts now on ``machine`` with ``width`` nodes."""
+
+    job: Job
+    machine: int
+    width: int
+
+
+class PolicyObserver(Protocol):
+    """Who wants to know when a self-tuning policy switches or tunes (the live metrics)."""
+
+    def switched(self, old: str, new: str) -> None: ...
+
+    def tuned(self, case: str, seconds: float) -> None: ...
+
+
+class QuietObserver:
+    """Nobody is listening (a replay)."""
+
+    def switched(self, old: str, new: str) -> None:
+        pass
+
+    def tuned(self, case: str, seconds: float) -> None:
+        pass
+
+
+QUIET = QuietObserver()
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What a policy is built for.
+
+    ``machine`` is the index of the machine it serves and ``nodes`` its size (None: a
+    policy that needs the size takes the capacity it first sees). Calendar time is
+    emulated time plus ``origin``: a replayed trace counts from 0 and its header says
+    when that was; the daemon's clock counts from the epoch. ``seed`` seeds ``rng``,
+    the only source of randomness a policy may use.
+    """
+
+    machine: int = 0
+    nodes: int | None = None
+    calendar: PrimeCalendar = field(default_factory=PrimeCalendar.default)
+    origin: int = 0
+    seed: int = 0
+    rng: random.Random = field(default_factory=random.Random)
+
+    def __post_init__(self) -> None:
+        self.rng.seed(self.seed)
+
+    def build(self, name: str, params: Mapping[str, str] | None = None) -> Policy:
+        """A policy that this one wraps, built for the same machine, calendar and clock."""
+        from batchd.sched.registry import make_policy
+
+        return make_policy(name, params, self)
+
+
 class Policy(ABC):
     """A scheduling policy for one machine."""
 
     name: str = ""
     serves_in_order = False  # no job starts before the one ahead (FCFS without backfill)
     wakes = False  # asks the engine to wake it at times of its own (next_wakeup)
+    machine = 0  # the index of the machine it serves (its placements name it)
+    observer: PolicyObserver = QUIET
     _forecaster: Forecaster | None = None
 
+    # -- events -----------------------------------------------------------------
     @abstractmethod
     def job_submitted(self, view: MachineView, job: Job) -> None:
         """A job joined the waiting queue."""
@@ -58,13 +138,8 @@ class Policy(ABC):
     def job_ended(self, view: MachineView, job: Job) -> None:  # noqa: B027
         """A running job ended (completed or killed)."""
 
-    @abstractmethod
-    def schedule(self, view: MachineView) -> list[Job]:
-        """The waiting jobs to start now; they leave the queue."""
-
-    @abstractmethod
-    def waiting(self) -> list[Job]:
-        """The waiting jobs in the order the policy serves them."""
+    def job_resumed(self, view: MachineView, job: Job) -> None:  # noqa: B027
+        """A job that was running before a restart runs on (same nodes, same start)."""
 
     @abstractmethod
     def withdraw(self, view: MachineView, job: Job) -> None:
@@ -73,9 +148,18 @@ class Policy(ABC):
     def invalidate(self) -> None:  # noqa: B027
         """The machine changed shape (nodes, reservations): plans must be made again."""
 
-    def planned_start(self, job: Job) -> int | None:
-        """Start the policy plans for a waiting job, when it plans."""
-        return None
+    # -- decisions --------------------------------------------------------------
+    @abstractmethod
+    def schedule(self, view: MachineView) -> list[Placement]:
+        """The waiting jobs to start now; they leave the queue."""
+
+    def place(self, job: Job) -> Placement:
+        """A rigid job on this policy's machine at its requested width."""
+        return Placement(job, self.machine, job.width)
+
+    @abstractmethod
+    def waiting(self) -> list[Job]:
+        """The waiting jobs in the order the policy serves them."""
 
     def planned_starts(self, view: MachineView) -> list[tuple[Job, int]]:
         """Every waiting job with its planned start (NEVER: it cannot fit).
@@ -83,19 +167,43 @@ class Policy(ABC):
         Policies that keep no full plan answer with a full plan of their queue in
         their order: the estimate ``qstat -T`` shows.
         """
+        from batchd.sched.forecast import Forecaster
+
         jobs = self.waiting()
         if self._forecaster is None:
             self._forecaster = Forecaster(in_order=self.serves_in_order)
         return list(zip(jobs, self._forecaster.plan(view, jobs), strict=True))
 
-    def next_wakeup(self, now: int) -> int | None:
-        """A time after ``now`` at which the policy must be asked again (``wakes`` only)."""
+    # -- what it tells ----------------------------------------------------------
+    def explain(self, job: Job, now: int) -> str | None:
+        """Why a waiting job cannot start now for a reason of the policy's own, or None."""
         return None
 
-    def expired(self, view: MachineView) -> list[tuple[Job, str]]:
-        """Running jobs to end at a wake-up: (job, "kill" or "requeue")."""
-        return []
+    def order(self) -> str:
+        """The queue order in force: FCFS, SJF or LJF (a self-tuning policy's current one)."""
+        return self.name.split("-")[0].upper()
+
+    def observe(self, observer: PolicyObserver) -> None:
+        """Report switches and tuning to ``observer``; wrappers pass it on."""
+        self.observer = observer
+
+    def find(self, kind: type[P]) -> P | None:
+        """This policy, or one it wraps, if it is a ``kind``."""
+        return self if isinstance(self, kind) else None
+
+    def deadline(self, job: Job) -> tuple[int, Overflow] | None:
+        """When a running job must end because its window closes, and how (None: never)."""
+        return None
 
     def report(self) -> dict[str, Any]:
         """Policy-specific statistics for the replay summary."""
         return {}
+
+    # -- its own time -----------------------------------------------------------
+    def next_wakeup(self, now: int) -> int | None:
+        """A time after ``now`` at which the policy must be asked again (``wakes`` only)."""
+        return None
+
+    def expired(self, view: MachineView) -> list[tuple[Job, Overflow]]:
+        """Running jobs to end at a wake-up: (job, "kill" or "requeue")."""
+        return []

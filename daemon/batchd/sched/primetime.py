@@ -15,25 +15,27 @@ overflow: killed (the paper's assumption) or requeued.
 from __future__ import annotations
 
 import re
-from datetime import tzinfo
+from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
 from batchd.model.calendar import (
+    NONPRIME,
     CalendarError,
+    Period,
     PrimeCalendar,
-    Window,
     load_holidays,
     resolve_timezone,
 )
 from batchd.model.job import Job
-from batchd.sched.policy import MachineView
-from batchd.sched.windows import WindowGate
+from batchd.model.times import parse_duration
+from batchd.model.windows import CalendarWindow
+from batchd.sched.gate import WindowClass, WindowGate, shifted
+from batchd.sched.policy import BuildContext, MachineView
 
 EXEMPT_RUNTIME = 15 * 60  # sec. 4: always small
 EXEMPT_SHARE = 0.03  # sec. 4: at most 3% of the nodes is always small
-UNLIMITED = 2**62
 DISCIPLINES = {"fcfs": "fcfs", "easy": "fcfs-easy"}
 _LIMIT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
 
@@ -50,8 +52,6 @@ def parse_limit(text: str, what: str) -> tuple[float, bool]:
         if not text.strip().isdigit() or int(text) <= 0:
             raise ValueError(f"prime_nodes: expected a node count or a percentage, got {text!r}")
         return float(int(text)), False
-    from batchd.server.schemas import parse_duration
-
     try:
         seconds = parse_duration(text.strip())
     except ValueError:
@@ -76,8 +76,8 @@ class PrimeTimeParams(BaseModel):
 
     @field_validator("prime_nodes", "prime_runtime")
     @classmethod
-    def _limit(cls, value: str, info: object) -> str:
-        parse_limit(value, getattr(info, "field_name", "limit"))
+    def _limit(cls, value: str, info: ValidationInfo) -> str:
+        parse_limit(value, info.field_name or "limit")
         return value
 
     @field_validator("discipline")
@@ -114,25 +114,48 @@ class PrimeTimeParams(BaseModel):
                 raise ValueError(f"timezone: {exc}") from None
         return value
 
-    def make_calendar(self) -> PrimeCalendar:
-        tz = resolve_timezone(self.timezone) if self.timezone else None
+    def make_calendar(self, site: PrimeCalendar) -> PrimeCalendar:
+        """The calendar it runs by: ``site`` (the site's or the default), or its own file.
+
+        The ``timezone`` parameter wins over the site's time zone.
+        """
+        tz = resolve_timezone(self.timezone) if self.timezone else site.tz
         if self.calendar == "default":
-            return PrimeCalendar.default(tz)
+            return site.with_tz(tz)
         return load_holidays(self.calendar, tz)
+
+
+class NonPrimeTime(WindowClass):
+    """Large jobs: they run in non-prime time of a calendar, on a clock that starts at ``origin``."""
+
+    def __init__(self, calendar: PrimeCalendar, origin: int) -> None:
+        self.calendar = calendar
+        self.origin = origin
+        self.window = shifted(CalendarWindow(calendar, NONPRIME), origin)
+
+    def _stamp(self, t: int) -> str:
+        local = datetime.fromtimestamp(t + self.origin, self.calendar.tz)
+        return local.strftime("%Y-%m-%d %H:%M:%S %Z")
+
+    def closed(self, opens: int | None) -> str:
+        when = "never" if opens is None else f"at {self._stamp(opens)}"
+        return f"it runs in {NONPRIME} time, which opens {when}"
+
+    def unfit(self, job: Job, closes: int) -> str:
+        return f"its walltime does not fit before {NONPRIME} time ends at {self._stamp(closes)}"
 
 
 class PrimeTime(WindowGate):
     """Small jobs at any time, large ones in non-prime time, one discipline within each."""
 
-    def __init__(self, params: PrimeTimeParams) -> None:
-        from batchd.sched.registry import make_policy
-
-        calendar = params.make_calendar()
-        inner = make_policy(DISCIPLINES.get(params.discipline, params.discipline))
+    def __init__(self, params: PrimeTimeParams, context: BuildContext) -> None:
+        self.calendar = params.make_calendar(context.calendar)
+        self.origin = context.origin
+        self.large = NonPrimeTime(self.calendar, self.origin)
+        inner = context.build(DISCIPLINES.get(params.discipline, params.discipline))
         super().__init__(
             "primetime",
             inner,
-            calendar,
             self.job_class,
             overflow=params.overflow,
             must_fit=params.must_fit,
@@ -142,18 +165,10 @@ class PrimeTime(WindowGate):
         self.runtime_limit = parse_limit(params.prime_runtime, "prime_runtime")
         self.machine_nodes = 0
         self.max_nodes = 0
-        self.max_runtime = 0
+        self.max_runtime: int | None = None
         self.exempt_nodes = 0
-
-    def localize(self, origin: int, tz: tzinfo | None) -> None:
-        """The clock it runs on: time 0 is ``origin`` (epoch), local time in ``tz``.
-
-        A ``timezone`` parameter wins over ``tz``; ``None`` keeps the calendar's own.
-        """
-        self.origin = origin
-        if tz is not None and self.params.timezone is None:
-            self.calendar = self.calendar.with_tz(tz)
-        self._longest.clear()
+        if context.nodes is not None:
+            self.set_machine(context.nodes)
 
     def set_machine(self, nodes: int) -> None:
         """Resolve the percentage limits for a machine of ``nodes`` nodes."""
@@ -163,32 +178,40 @@ class PrimeTime(WindowGate):
         value, pct = self.runtime_limit
         slot = self.calendar.prime_slot_seconds()
         # 100% of the slot means no runtime limit at all: 100/100 is one queue.
-        self.max_runtime = (
-            UNLIMITED
-            if pct and value >= 100
-            else int(slot * value / 100 + 1e-9)
-            if pct
-            else int(value)
-        )
+        if pct and value >= 100:
+            self.max_runtime = None
+        else:
+            self.max_runtime = int(slot * value / 100 + 1e-9) if pct else int(value)
         self.exempt_nodes = int(nodes * EXEMPT_SHARE + 1e-9)
 
     def is_small(self, job: Job) -> bool:
         if job.estimate <= EXEMPT_RUNTIME or job.width <= self.exempt_nodes:
             return True
-        return job.width <= self.max_nodes and job.estimate <= self.max_runtime
+        runtime_ok = self.max_runtime is None or job.estimate <= self.max_runtime
+        return job.width <= self.max_nodes and runtime_ok
 
-    def job_class(self, job: Job) -> Window | None:
-        return None if self.is_small(job) else "nonprime"
+    def job_class(self, job: Job) -> WindowClass | None:
+        return None if self.is_small(job) else self.large
+
+    def is_large(self, job: Job) -> bool:
+        """Whether the job was classed large (non-prime) when it arrived."""
+        return self.classes.get(job.id) is not None
+
+    def period(self, t: int) -> tuple[Period, int | None]:
+        """The calendar period at emulated time ``t`` and when it ends (emulated time)."""
+        at = t + self.origin
+        change = self.calendar.next_change(at)
+        return self.calendar.period_at(at), None if change is None else change - self.origin
 
     def job_submitted(self, view: MachineView, job: Job) -> None:
         if not self.machine_nodes:
-            self.set_machine(view.capacity)
+            self.set_machine(view.capacity)  # built without a machine size: the one it sees
         super().job_submitted(view, job)
 
     def limits(self) -> dict[str, int | None]:
         return {
             "prime_nodes": self.max_nodes,
-            "prime_runtime": None if self.max_runtime == UNLIMITED else self.max_runtime,
+            "prime_runtime": self.max_runtime,
             "exempt_runtime": EXEMPT_RUNTIME,
             "exempt_nodes": self.exempt_nodes,
         }

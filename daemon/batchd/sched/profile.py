@@ -12,9 +12,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from batchd.model.times import NEVER
 from batchd.sched import kernels
 
-NEVER = kernels.NEVER
+__all__ = ["NEVER", "ListProfile", "Profile"]
 
 
 class Profile:

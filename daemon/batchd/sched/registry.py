@@ -4,39 +4,58 @@ Built-in policies register here; a site adds its own through the
 ``batchd.policies`` entry-point group (the entry point is a ``PolicySpec``).
 Parameters arrive as strings (``--param key=value``) and are validated by the
 policy's pydantic model, so a bad value is refused with a message that names it.
+A policy's module, and pydantic, load only when that policy is built: a replay
+imports what it runs and nothing else.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from importlib.metadata import entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from batchd.sched.policy import BuildContext, Policy
 
-from batchd.sched.conservative import ConservativeParams, ConservativePolicy
-from batchd.sched.dynp import DynP, DynPBasic, DynPBasicParams, DynPParams
-from batchd.sched.easy import EasyPolicy
-from batchd.sched.nobackfill import InOrderPolicy
-from batchd.sched.order import ORDERS
-from batchd.sched.policy import Policy
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+Builder = Callable[[Any, BuildContext], Policy]
+ParamsModel = Callable[[], "type[BaseModel]"]
+Replan = Literal["rebuild", "compress", "guarded"]
 
 
 class PolicyError(ValueError):
     """An unknown policy or a bad parameter."""
 
 
-class NoParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
 @dataclass(frozen=True)
 class PolicySpec:
+    """A policy by name: ``build(params, context)`` makes one.
+
+    ``params`` gives the pydantic model of its parameters (a class, or a function
+    returning it, so that the model's module loads only when needed); None: it
+    takes none.
+    """
+
     name: str
     description: str
-    build: Callable[[Any], Policy]
-    params: type[BaseModel] = NoParams
+    build: Builder
+    params: type[BaseModel] | ParamsModel | None = None
+
+    def params_model(self) -> type[BaseModel] | None:
+        from pydantic import BaseModel
+
+        model = self.params
+        if model is None:
+            return None
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            return model
+        loader = cast("ParamsModel", model)
+        return loader()
+
+    def param_names(self) -> list[str]:
+        model = self.params_model()
+        return [] if model is None else list(model.model_fields)
 
 
 _REGISTRY: dict[str, PolicySpec] = {}
@@ -55,6 +74,8 @@ def _load_plugins() -> None:
     if _PLUGINS_LOADED:
         return
     _PLUGINS_LOADED = True
+    from importlib.metadata import entry_points
+
     for ep in entry_points(group="batchd.policies"):
         spec = ep.load()
         if not isinstance(spec, PolicySpec):
@@ -69,23 +90,32 @@ def policy_names() -> list[str]:
 
 
 def get_spec(name: str) -> PolicySpec:
-    _load_plugins()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise PolicyError(
-            f"unknown policy {name!r}; choose one of: {', '.join(_REGISTRY)}"
-        ) from None
+    spec = _REGISTRY.get(name)
+    if spec is None:
+        _load_plugins()  # only a name that is not built in needs the installed plugins
+        spec = _REGISTRY.get(name)
+    if spec is None:
+        raise PolicyError(f"unknown policy {name!r}; choose one of: {', '.join(_REGISTRY)}")
+    return spec
 
 
-def parse_params(spec: PolicySpec, raw: Mapping[str, str]) -> BaseModel:
+def parse_params(spec: PolicySpec, raw: Mapping[str, str]) -> Any:
+    """The validated parameters of a policy (None for a policy that takes none)."""
+    model = spec.params_model()
+    if model is None:
+        if raw:
+            key = next(iter(raw))
+            raise PolicyError(f"policy {spec.name}: unknown parameter {key!r} (allowed: none)")
+        return None
+    from pydantic import ValidationError
+
     try:
-        return spec.params.model_validate(dict(raw))
+        return model.model_validate(dict(raw))
     except ValidationError as exc:
         err = exc.errors()[0]
         key = ".".join(str(p) for p in err["loc"]) or "?"
         if err["type"] == "extra_forbidden":
-            allowed = ", ".join(spec.params.model_fields) or "none"
+            allowed = ", ".join(model.model_fields) or "none"
             raise PolicyError(
                 f"policy {spec.name}: unknown parameter {key!r} (allowed: {allowed})"
             ) from None
@@ -97,10 +127,15 @@ def parse_params(spec: PolicySpec, raw: Mapping[str, str]) -> BaseModel:
         ) from None
 
 
-def make_policy(name: str, params: Mapping[str, str] | None = None) -> Policy:
+def make_policy(
+    name: str, params: Mapping[str, str] | None = None, context: BuildContext | None = None
+) -> Policy:
     """A fresh policy instance by registered name, with validated parameters."""
     spec = get_spec(name)
-    return spec.build(parse_params(spec, params or {}))
+    ctx = context if context is not None else BuildContext()
+    policy = spec.build(parse_params(spec, params or {}), ctx)
+    policy.machine = ctx.machine
+    return policy
 
 
 def parse_param_args(items: list[str]) -> dict[str, str]:
@@ -114,34 +149,106 @@ def parse_param_args(items: list[str]) -> dict[str, str]:
     return out
 
 
+# -- the built-in policies: each module loads when its policy is first built -----------
+
+
+def _in_order(order: str) -> Builder:
+    def build(_params: Any, _ctx: BuildContext) -> Policy:
+        from batchd.sched.inorder import InOrderPolicy
+        from batchd.sched.order import ORDERS
+
+        return InOrderPolicy(order, ORDERS[order])
+
+    return build
+
+
+def _easy(order: str) -> Builder:
+    def build(_params: Any, _ctx: BuildContext) -> Policy:
+        from batchd.sched.easy import EasyPolicy
+        from batchd.sched.order import ORDERS
+
+        return EasyPolicy(f"{order}-easy", ORDERS[order])
+
+    return build
+
+
+def _conservative(order: str, default: Replan) -> Builder:
+    def build(params: Any, _ctx: BuildContext) -> Policy:
+        from batchd.sched.conservative import ConservativePolicy
+        from batchd.sched.order import ORDERS
+
+        return ConservativePolicy(f"{order}-cons", ORDERS[order], params.replan or default)
+
+    return build
+
+
+def _conservative_params() -> type[BaseModel]:
+    from batchd.sched.conservative import ConservativeParams
+
+    return ConservativeParams
+
+
+def _dynp_basic(params: Any, _ctx: BuildContext) -> Policy:
+    from batchd.sched.dynp import DynPBasic
+
+    return DynPBasic(params)
+
+
+def _dynp_basic_params() -> type[BaseModel]:
+    from batchd.sched.dynp import DynPBasicParams
+
+    return DynPBasicParams
+
+
+def _dynp(params: Any, _ctx: BuildContext) -> Policy:
+    from batchd.sched.dynp import DynP
+
+    return DynP(params)
+
+
+def _dynp_params() -> type[BaseModel]:
+    from batchd.sched.dynp import DynPParams
+
+    return DynPParams
+
+
+def _primetime(params: Any, ctx: BuildContext) -> Policy:
+    from batchd.sched.primetime import PrimeTime
+
+    return PrimeTime(params, ctx)
+
+
+def _primetime_params() -> type[BaseModel]:
+    from batchd.sched.primetime import PrimeTimeParams
+
+    return PrimeTimeParams
+
+
 def _builtin() -> None:
     register(
         PolicySpec(
             "fcfs",
             "first come first served, no backfilling: start in order while the head fits",
-            lambda _p: InOrderPolicy("fcfs", ORDERS["fcfs"]),
+            _in_order("fcfs"),
         )
     )
     for order in ("fcfs", "sjf", "ljf"):
-        key = ORDERS[order]
         upper = order.upper()
         register(
             PolicySpec(
                 f"{order}-easy",
                 f"{upper} order with EASY backfilling (one reservation)",
-                lambda _p, n=f"{order}-easy", k=key: EasyPolicy(n, k),
+                _easy(order),
             )
         )
-        default = "guarded" if order == "fcfs" else "rebuild"
+        default: Replan = "guarded" if order == "fcfs" else "rebuild"
         register(
             PolicySpec(
                 f"{order}-cons",
                 f"{upper} order with conservative backfilling on a full plan "
                 f"(replan=rebuild|compress|guarded, default {default})",
-                lambda p, n=f"{order}-cons", k=key, d=default: ConservativePolicy(
-                    n, k, p.replan or d
-                ),
-                ConservativeParams,
+                _conservative(order, default),
+                _conservative_params,
             )
         )
     register(
@@ -149,8 +256,8 @@ def _builtin() -> None:
             "dynp-basic",
             "basic dynP: AERT of the waiting queue against bounds picks SJF/FCFS/LJF "
             "(lower=7200, upper=9000, threshold=5)",
-            DynPBasic,
-            DynPBasicParams,
+            _dynp_basic,
+            _dynp_basic_params,
         )
     )
     register(
@@ -159,21 +266,18 @@ def _builtin() -> None:
             "self-tuning dynP: plans FCFS, SJF and LJF at every step and keeps the best "
             "(decider=simple|advanced, quality=ms|art|artww|sldww|awt, slackness=PCT, "
             "reduced_future=K|6h, min_backlog=2)",
-            DynP,
-            DynPParams,
+            _dynp,
+            _dynp_params,
         )
     )
-
-    from batchd.sched.primetime import PrimeTime, PrimeTimeParams
-
     register(
         PolicySpec(
             "primetime",
             "prime/non-prime time (seed 001): jobs over the prime limits wait for non-prime "
             "time (prime_nodes=N|P%, prime_runtime=HH:MM:SS|P%, discipline=fcfs|easy|POLICY, "
             "overflow=kill|requeue, calendar=default|HOLIDAYS_FILE, timezone=ZONE, must_fit=true)",
-            PrimeTime,
-            PrimeTimeParams,
+            _primetime,
+            _primetime_params,
         )
     )
 
