@@ -9,11 +9,11 @@ from collections.abc import Iterator
 import pytest
 
 from batchd.engine.clock import RealClock, ScaledClock, VirtualClock
-from batchd.engine.core import Engine, StuckJobsError
+from batchd.engine.core import Engine, PlacementError, StuckJobsError
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine, NodePool
 from batchd.model.states import JobState, StateError, change_state
-from batchd.sched.policy import MachineView, Policy
+from batchd.sched.policy import BuildContext, MachineView, Placement, Policy
 from batchd.sched.registry import make_policy, policy_names
 from batchd.workload import synthetic_jobs
 
@@ -266,7 +266,7 @@ def test_stuck_jobs_error_when_a_policy_never_starts() -> None:
         def job_submitted(self, view: MachineView, job: Job) -> None:
             self.queue.append(job)
 
-        def schedule(self, view: MachineView) -> list[Job]:
+        def schedule(self, view: MachineView) -> list[Placement]:
             return []
 
         def waiting(self) -> list[Job]:
@@ -280,6 +280,61 @@ def test_stuck_jobs_error_when_a_policy_never_starts() -> None:
     with pytest.raises(StuckJobsError, match="2 jobs were still waiting"):
         engine.run()
     engine.run(until=100)  # with a horizon it is no error to stop with jobs waiting
+
+
+class Misplacer(Policy):
+    """Places every waiting job as its ``shape`` says: (machine, width) or None for its own."""
+
+    name = "misplacer"
+
+    def __init__(self, shape: tuple[int, int] | None) -> None:
+        self.queue: list[Job] = []
+        self.shape = shape
+
+    def job_submitted(self, view: MachineView, job: Job) -> None:
+        self.queue.append(job)
+
+    def schedule(self, view: MachineView) -> list[Placement]:
+        out = [Placement(j, *self.shape) if self.shape else self.place(j) for j in self.queue]
+        self.queue = []
+        return out
+
+    def waiting(self) -> list[Job]:
+        return list(self.queue)
+
+    def withdraw(self, view: MachineView, job: Job) -> None:
+        self.queue.remove(job)
+
+
+@pytest.mark.parametrize(
+    ("shape", "says"),
+    [
+        ((1, 2), "on machine 1 with 2 nodes; it waits on machine 0 for 2"),
+        ((0, 1), "on machine 0 with 1 nodes; it waits on machine 0 for 2"),
+    ],
+)
+def test_the_engine_refuses_a_placement_the_job_cannot_take(
+    shape: tuple[int, int], says: str
+) -> None:
+    engine = Engine(Grid([Machine("m", 4)]), [Misplacer(shape)])
+    engine.load([job(1, 0, 2, 5, 5)])
+    with pytest.raises(PlacementError, match=says):
+        engine.run()
+    assert engine.machines[0].pool.free == 4  # nothing was allocated
+
+
+def test_the_engine_refuses_more_nodes_than_are_free() -> None:
+    engine = Engine(Grid([Machine("m", 3)]), [Misplacer(None)])
+    engine.load([job(1, 0, 2, 5, 5), job(2, 0, 2, 5, 5)])
+    with pytest.raises(PlacementError, match="placed job 2 .* 1 are free"):
+        engine.run()
+    assert engine.machines[0].pool.free == 1  # job 1 runs; job 2 took nothing
+
+
+def test_a_policy_built_for_another_machine_is_refused() -> None:
+    grid = Grid([Machine("a", 2), Machine("b", 2)])
+    with pytest.raises(ValueError, match="built for machine 0, not 1"):
+        Engine(grid, [make_policy("fcfs"), make_policy("fcfs")])
 
 
 def synthetic_cases() -> Iterator[tuple[str, dict[str, str] | None]]:
@@ -352,7 +407,9 @@ def test_no_stuck_jobs_after_an_overrun(params: dict[str, str] | None) -> None:
 
 def test_machines_of_a_grid_run_independently() -> None:
     grid = Grid([Machine("a", 2), Machine("b", 3)])
-    engine = Engine(grid, [make_policy("fcfs"), make_policy("fcfs-easy")])
+    engine = Engine(
+        grid, [make_policy("fcfs"), make_policy("fcfs-easy", context=BuildContext(machine=1))]
+    )
     jobs = [
         job(1, 0, 2, 10, 10, machine=0),  # fills a until 10
         job(2, 1, 1, 2, 2, machine=0),  # waits on a although b has room from 6

@@ -1,14 +1,4 @@
-"""The event core and its clocks."""
+"""The event core (``engine.core``) and its clocks (``engine.clock``).
 
-from batchd.engine.clock import Clock, RealClock, ScaledClock, VirtualClock
-from batchd.engine.core import Engine, MachineState, StuckJobsError
-
-__all__ = [
-    "Clock",
-    "Engine",
-    "MachineState",
-    "RealClock",
-    "ScaledClock",
-    "StuckJobsError",
-    "VirtualClock",
-]
+Import the module you need: a replay uses the core alone, without asyncio.
+"""

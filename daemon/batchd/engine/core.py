@@ -5,10 +5,13 @@ then timers (reservations opening and closing, jobs becoming eligible), then
 all submissions, then one scheduling pass per machine. A zero-length job
 started in that pass ends at the same second, which makes another round.
 
-Besides replay, the engine offers what a live batch system needs: jobs leave
-and rejoin the queue (holds), running jobs are killed or requeued, nodes leave
-and rejoin service, reservations hold nodes for a fixed window, and the policy
-of a machine can be replaced while jobs run.
+A policy answers a pass with placements (job, machine, width); the engine
+checks each one and allocates the nodes. The engine is the one writer of job
+state: besides replay, it offers what a live batch system needs, each as one
+transition: jobs are held, released, deferred and cancelled, leave and rejoin
+the queue, running jobs are killed or requeued, jobs come back after a
+restart, nodes leave and rejoin service, reservations hold nodes for a fixed
+window, and the policy of a machine can be replaced while jobs run.
 """
 
 from __future__ import annotations
@@ -21,13 +24,17 @@ from batchd.model.job import UNSET, Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.reservation import Reservation, ResvState
 from batchd.model.states import JobState, change_state
-from batchd.sched.policy import Policy
+from batchd.sched.policy import Placement, Policy
 
 JobHook = Callable[[Job], None]
 
 
 class StuckJobsError(RuntimeError):
     """The event queue ran dry while jobs were still waiting."""
+
+
+class PlacementError(RuntimeError):
+    """A policy placed a job where, or as wide as, it cannot run: a bug in the policy."""
 
 
 class MachineState:
@@ -129,6 +136,14 @@ class MachineState:
         return len(self._keys)
 
 
+def _check_machine(policy: Policy, index: int) -> None:
+    if policy.machine != index:
+        raise ValueError(
+            f"policy {policy.name} was built for machine {policy.machine}, not {index} "
+            "(build it with BuildContext(machine=...))"
+        )
+
+
 def resv_key(resv: Reservation) -> int:
     """Reservations share the running list with jobs; negative keys keep them apart."""
     return -1 - resv.id
@@ -156,6 +171,8 @@ class Engine:
             raise ValueError(
                 f"{len(grid.machines)} machines need as many policies, got {len(policies)}"
             )
+        for i, policy in enumerate(policies):
+            _check_machine(policy, i)
         self.grid = grid
         self.kill = kill
         self.machines = [
@@ -286,8 +303,8 @@ class Engine:
     def schedule_pass(self) -> None:
         """Ask every machine's policy which jobs start now, and start them."""
         for m in self.machines:
-            for job in m.policy.schedule(m):
-                self._start(m, job)
+            for placement in m.policy.schedule(m):
+                self._start(m, placement)
             if m.policy.wakes:
                 self._arm_wakeup(m)
 
@@ -320,10 +337,17 @@ class Engine:
         for hook in self.on_submit:
             hook(job)
 
-    def _start(self, m: MachineState, job: Job) -> None:
+    def _start(self, m: MachineState, placement: Placement) -> None:
+        job, machine, width = placement
+        if machine != m.index or width != job.width or width > m.pool.free:
+            raise PlacementError(
+                f"policy {m.policy.name} placed job {job.id} on machine {machine} with "
+                f"{width} nodes; it waits on machine {m.index} for {job.width}, "
+                f"{m.pool.free} are free"
+            )
         change_state(job, JobState.RUNNING)
         job.start = self.now
-        job.nodes = m.pool.allocate(job.width)
+        job.nodes = m.pool.allocate(width)
         if not job.started_by:
             job.started_by = m.policy.name
         m.add_running(job.start + job.duration, job.id, job)
@@ -396,12 +420,16 @@ class Engine:
         m.pool.release(job.nodes)
         m.remove_running(job.start + job.duration, job.id)
         change_state(job, JobState.QUEUED)
+        self._reset_run(job)
+        m.policy.job_ended(m, job)
+        m.policy.job_submitted(m, job)
+
+    @staticmethod
+    def _reset_run(job: Job) -> None:
         job.start = job.end = UNSET
         job.nodes = []
         job.killed = False
         job.started_by = ""
-        m.policy.job_ended(m, job)
-        m.policy.job_submitted(m, job)
 
     def restore_running(self, job: Job) -> None:
         """A job that was running before a restart: same nodes, same start."""
@@ -412,9 +440,55 @@ class Engine:
         m.add_running(job.start + job.duration, job.id, job)
         self._push_end(job)
         m.policy.invalidate()
+        m.policy.job_resumed(m, job)
+
+    def restore_finished(self, job: Job, end: int, outcome: str) -> None:
+        """A job that was running before a restart ended at ``end`` while nobody watched."""
+        job.end = end
+        if outcome == "walltime":
+            job.killed = True
+        job.outcome = outcome
+        change_state(job, JobState.FINISHED)
+        self.finished.append(job)
+        for hook in self.on_end:
+            hook(job)
+
+    def restore_requeued(self, job: Job) -> None:
+        """A job that was running before a restart went back to its queue while nobody watched.
+
+        It is not in any queue yet: ``enqueue`` puts it there with the other waiting jobs.
+        """
+        change_state(job, JobState.QUEUED)
+        self._reset_run(job)
+
+    # -- jobs that are not running --------------------------------------------------
+    def hold(self, job: Job) -> None:
+        """A queued or waiting job is held: it leaves its queue until released."""
+        if job.state is JobState.QUEUED:
+            self.withdraw(job)
+        if job.state is not JobState.HELD:
+            change_state(job, JobState.HELD)
+
+    def release(self, job: Job) -> None:
+        """A held or waiting job becomes eligible now and joins its queue."""
+        change_state(job, JobState.QUEUED)
+        self.enqueue(job)
+
+    def defer(self, job: Job) -> None:
+        """A held job waits for its execution time (state W) instead."""
+        change_state(job, JobState.WAITING)
+
+    def cancel(self, job: Job, outcome: str) -> None:
+        """A job that never ran leaves the system now (deleted, or its dependency failed)."""
+        if job.state is JobState.QUEUED:
+            self.withdraw(job)
+        change_state(job, JobState.FINISHED)
+        job.outcome = outcome
+        job.end = self.now
 
     def set_policy(self, machine: int, policy: Policy) -> Policy:
         """Replace a machine's policy; its waiting jobs move over in FCFS order."""
+        _check_machine(policy, machine)
         m = self.machines[machine]
         old = m.policy
         waiting = sorted(old.waiting(), key=lambda j: (j.submit, j.id))
