@@ -1,6 +1,7 @@
 """Machine and site configuration: TOML files under conf/, validated by pydantic.
 
-A machine file holds one or more ``[[machine]]`` tables; several make a grid.
+A machine file holds one or more ``[[machine]]`` tables; several make a grid,
+and each queue names the machine its jobs run on (the first by default).
 Every error names the file, the key and what is allowed.
 """
 
@@ -22,8 +23,9 @@ from batchd.model.calendar import (
     resolve_timezone,
 )
 from batchd.model.machine import Grid, Machine
-from batchd.server.schemas import positive_duration
-from batchd.server.windows import WindowError, describe, parse_window
+from batchd.model.times import positive_duration
+from batchd.model.windows import WindowError, describe, parse_window
+from batchd.sched.queues import QueueSpec
 
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
@@ -65,8 +67,9 @@ class QueueConfig(BaseModel):
     enabled: bool = True
     started: bool = True
     # "any", "prime", "nonprime", or weekly spans such as ["Mon-Fri 07:00-19:30"]
-    # (batchd.server.windows); kept in canonical form.
+    # (batchd.model.windows); kept in canonical form.
     window: str | list[str] = "any"
+    machine: str | None = Field(None, pattern=NAME, max_length=64)  # None: the first machine
 
     @field_validator("max_walltime", "default_walltime", mode="before")
     @classmethod
@@ -89,6 +92,10 @@ class QueueConfig(BaseModel):
     def window_text(self) -> str:
         """The window as qstat -Q shows it."""
         return describe(self.window)
+
+    def spec(self) -> QueueSpec:
+        """What the scheduler's gate needs of this queue."""
+        return QueueSpec(self.name, self.window, self.started)
 
     @model_validator(mode="after")
     def _default_within_max(self) -> QueueConfig:
@@ -175,15 +182,36 @@ class SiteConfig(BaseModel):
 
     def queues(self) -> list[QueueConfig]:
         """The queues, ``workq`` (PBS's default) when the file names none."""
-        return self.queue or [QueueConfig(name="workq")]
+        return self.queue or [QueueConfig.model_validate({"name": "workq"})]
 
     @property
     def default_queue(self) -> str:
         return self.server.default_queue or self.queues()[0].name
 
-    def calendar(self) -> PrimeCalendar:
-        """The prime-time calendar: the holidays file, or the default weekday slots."""
-        tz = resolve_timezone(self.server.timezone) if self.server.timezone else local_timezone()
+    def queue_named(self, name: str) -> QueueConfig:
+        for q in self.queues():
+            if q.name == name:
+                return q
+        raise KeyError(name)
+
+    def machine_index(self, name: str | None) -> int:
+        """The index of machine ``name`` (None: the first machine)."""
+        if name is None:
+            return 0
+        for i, m in enumerate(self.machine):
+            if m.name == name:
+                return i
+        raise KeyError(name)
+
+    def calendar(self, default_zone: tzinfo | None = None) -> PrimeCalendar:
+        """The prime-time calendar: the holidays file, or the default weekday slots.
+
+        Local time is ``[server] timezone``, else ``default_zone``, else the host's.
+        """
+        if self.server.timezone:
+            tz = resolve_timezone(self.server.timezone)
+        else:
+            tz = default_zone or local_timezone()
         if self.server.calendar:
             return load_holidays(self.server.calendar, tz)
         return PrimeCalendar.default(tz)
@@ -238,6 +266,23 @@ def load_site(path: str | Path) -> SiteConfig:
     names = [m.name for m in site.machine]
     if len(set(names)) != len(names):
         raise ConfigError(f"{path}: machine names must be unique, got {names}")
+    if len(site.machine) > 1:
+        seen: dict[str, str] = {}
+        for i, m in enumerate(site.machine):
+            for node in m.node_names():
+                other = seen.setdefault(node, m.name)
+                if other != m.name:
+                    raise ConfigError(
+                        f"{path}: machine[{i}].node_prefix: node {node} of machine {m.name} "
+                        f"has the name of a node of machine {other}: give each machine its "
+                        "own node_prefix"
+                    )
+    for i, q in enumerate(site.queues()):
+        if q.machine is not None and q.machine not in names:
+            raise ConfigError(
+                f"{path}: queue[{i}].machine: {q.machine!r} is not a machine "
+                f"(machines: {', '.join(names)})"
+            )
     queues = [q.name for q in site.queues()]
     if len(set(queues)) != len(queues):
         raise ConfigError(f"{path}: queue names must be unique, got {queues}")
