@@ -1,36 +1,35 @@
-"""Trace replay: a workload through the engine on the virtual clock, then its metrics."""
+"""Trace replay: a workload through the engine on the virtual clock, then its metrics.
+
+A replay runs on a machine size (``--nodes``), a trace header's size, or a site
+file (``--machine conf/X.toml``). With a site file it runs as the daemon would
+on that file: every machine with the site's policy, trace jobs in the default
+queue (and so on that queue's machine), behind the same queue windows, on the
+site's calendar. Only what the run needs is imported: an EASY replay of an SWF
+file loads neither the compiled profile nor pydantic.
+"""
 
 from __future__ import annotations
 
-import contextlib
+import datetime as dt
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import tzinfo
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from batchd.engine.core import Engine
-from batchd.metrics.primetime import primetime_summary
-from batchd.metrics.schedule import schedule_metrics
-from batchd.model.calendar import CalendarError, resolve_timezone
+from batchd.model.calendar import PrimeCalendar
 from batchd.model.job import Job
-from batchd.model.machine import Grid
-from batchd.sched.policy import Policy
-from batchd.sched.primetime import PrimeTime
+from batchd.model.machine import Grid, Machine
+from batchd.sched.policy import BuildContext, Policy
 from batchd.sched.registry import make_policy
-from batchd.server.config import load_site
-from batchd.workload import (
-    SKIP_REASONS,
-    Workload,
-    load_swf,
-    read_header,
-    shrink_submits,
-    synthetic_header,
-    synthetic_jobs,
-)
+from batchd.workload.loader import Workload
+from batchd.workload.source import TraceError, load_trace, synthetic_count, trace_clock
+from batchd.workload.swf import read_header
 
-SYNTHETIC = "synthetic"
+if TYPE_CHECKING:
+    from batchd.site.config import SiteConfig
+
+__all__ = ["ReplayError", "ReplayOptions", "ReplayResult", "run_replay", "trace_clock"]
 
 
 class ReplayError(ValueError):
@@ -40,7 +39,7 @@ class ReplayError(ValueError):
 @dataclass
 class ReplayOptions:
     trace: str
-    policy: str
+    policy: str | None = None  # None: the site file's policy
     params: dict[str, str] = field(default_factory=dict)
     machine: str | None = None
     nodes: int | None = None
@@ -57,123 +56,139 @@ class ReplayResult:
     jobs: list[Job]
     workload: Workload
     grid: Grid
-    policy: Policy
+    policy: Policy  # the policy of the machine the trace ran on
 
 
-def _synthetic_count(trace: str) -> int | None:
-    if trace == SYNTHETIC:
-        return 1000
-    if trace.startswith(SYNTHETIC + ":"):
-        text = trace.split(":", 1)[1]
-        if not text.isdigit() or int(text) <= 0:
-            raise ReplayError(f"trace {trace!r}: expected synthetic:N with N a positive integer")
-        return int(text)
-    return None
+@dataclass
+class Setup:
+    """What a replay runs on: machines, the machine the trace goes to, its queue, policies."""
+
+    grid: Grid
+    machine: int = 0
+    queue: str = ""
+    policy: str = ""
+    params: dict[str, str] = field(default_factory=dict)
+    site: SiteConfig | None = None
 
 
-def resolve_grid(opts: ReplayOptions) -> Grid:
+def resolve_setup(opts: ReplayOptions) -> Setup:
+    """The machines and the policy: from the site file, the options or the trace header."""
     if opts.nodes is not None and opts.nodes <= 0:
         raise ReplayError(f"--nodes must be a positive integer, got {opts.nodes}")
     if opts.machine is not None:
-        grid = load_site(opts.machine).grid(opts.nodes)
-        if len(grid.machines) != 1:
-            names = ", ".join(m.name for m in grid.machines)
-            raise ReplayError(
-                f"{opts.machine}: replay runs one machine, this file defines several ({names})"
-            )
-        return grid
-    from batchd.model.machine import Machine
+        from batchd.site.config import load_site
 
+        site = load_site(opts.machine)
+        grid = site.grid(opts.nodes)
+        queue = site.queue_named(site.default_queue)
+        policy = opts.policy or site.server.policy
+        params = dict(opts.params) if opts.policy else {**site.server.params(), **opts.params}
+        machine = site.machine_index(queue.machine)
+        return Setup(grid, machine, queue.name, policy, params, site)
+    if opts.policy is None:
+        raise ReplayError("give --policy NAME (or --machine with a site file that names one)")
     if opts.nodes is not None:
-        return Grid([Machine("cluster", opts.nodes)])
-    if _synthetic_count(opts.trace) is None:
-        header = read_header(opts.trace)
+        return Setup(Grid([Machine("cluster", opts.nodes)]), policy=opts.policy, params=opts.params)
+    if synthetic_count(opts.trace) is None:
+        try:
+            header = read_header(opts.trace)
+        except FileNotFoundError:
+            raise ReplayError(f"{opts.trace}: no such trace file") from None
         size = header.max_nodes or header.max_procs
         if size:
-            return Grid([Machine("cluster", size)])
+            return Setup(Grid([Machine("cluster", size)]), policy=opts.policy, params=opts.params)
     raise ReplayError("give --machine conf/NAME.toml or --nodes N (the trace names no size)")
 
 
-def load_workload(opts: ReplayOptions, nodes: int) -> Workload:
-    if opts.shrink <= 0:
-        raise ReplayError(f"--shrink must be > 0, got {opts.shrink}")
-    if opts.first is not None and opts.first <= 0:
-        raise ReplayError(f"--first must be a positive integer, got {opts.first}")
-    count = _synthetic_count(opts.trace)
-    if count is not None:
-        if opts.first is not None:
-            count = min(count, opts.first)
-        jobs = synthetic_jobs(count, nodes=nodes, seed=opts.seed)
-        if opts.perfect_estimates:
-            for j in jobs:
-                j.estimate = j.runtime
-        if opts.shrink != 1.0:
-            shrink_submits(jobs, opts.shrink)
-        return Workload(
-            jobs=jobs,
-            skipped=dict.fromkeys(SKIP_REASONS, 0),
-            header=synthetic_header(count, nodes, opts.seed),
-            source=opts.trace,
+def replay_calendar(site: SiteConfig | None, zone: dt.tzinfo | None) -> PrimeCalendar:
+    """The prime-time calendar of a replay: the site's, in the site's or the trace's zone."""
+    if site is None:
+        return PrimeCalendar.default(zone)
+    return site.calendar(default_zone=zone or dt.UTC)
+
+
+def build_policies(setup: Setup, calendar: PrimeCalendar, origin: int, seed: int) -> list[Policy]:
+    """One policy per machine, behind the site's queue windows when it has any."""
+    site = setup.site
+    policies: list[Policy] = []
+    for i, machine in enumerate(setup.grid.machines):
+        context = BuildContext(
+            machine=i, nodes=machine.nodes, calendar=calendar, origin=origin, seed=seed
         )
-    if not Path(opts.trace).is_file():
-        raise ReplayError(f"{opts.trace}: no such trace file")
-    return load_swf(
-        opts.trace,
-        nodes=nodes,
-        first=opts.first,
-        perfect_estimates=opts.perfect_estimates,
-        shrink=opts.shrink,
-    )
+        policy = make_policy(setup.policy, setup.params, context)
+        if site is not None and any(q.spec().gated for q in site.queues()):
+            from batchd.sched.queues import queue_gate
 
-
-def trace_clock(workload: Workload) -> tuple[int, tzinfo | None]:
-    """When the trace's time 0 was (UnixStartTime) and its time zone (TimeZoneString).
-
-    A zone the header names but this system does not know counts as none.
-    """
-    header = workload.header
-    start = header.value("UnixStartTime") if header is not None else None
-    zone = header.value("TimeZoneString") if header is not None else None
-    origin = int(start) if start is not None and start.strip().lstrip("-").isdigit() else 0
-    tz = None
-    if zone:
-        with contextlib.suppress(CalendarError):
-            tz = resolve_timezone(zone)
-    return origin, tz
+            policy = queue_gate(
+                policy,
+                [q.spec() for q in site.queues() if site.machine_index(q.machine) == i],
+                calendar,
+                origin=origin,
+                overflow=site.server.overflow,
+                must_fit=site.server.window_must_fit,
+            )
+        policies.append(policy)
+    return policies
 
 
 def run_replay(
     opts: ReplayOptions, progress: Callable[[int, int], None] | None = None
 ) -> ReplayResult:
     """Replay one workload with one policy and return the summary and the jobs."""
-    policy = make_policy(opts.policy, opts.params)
-    grid = resolve_grid(opts)
-    workload = load_workload(opts, grid.machines[0].nodes)
+    setup = resolve_setup(opts)
+    target = setup.grid.machines[setup.machine]
+    try:
+        workload = load_trace(
+            opts.trace,
+            target.nodes,
+            shrink=opts.shrink,
+            first=opts.first,
+            perfect_estimates=opts.perfect_estimates,
+            seed=opts.seed,
+        )
+    except TraceError as exc:
+        raise ReplayError(str(exc)) from None
+    if setup.site is not None:
+        for job in workload.jobs:
+            job.queue = setup.queue
+            job.machine = setup.machine
     began = time.perf_counter()
-    localize = getattr(policy, "localize", None)
-    if localize is not None:
-        origin, zone = trace_clock(workload)
-        localize(origin, zone)
-    set_machine = getattr(policy, "set_machine", None)
-    if set_machine is not None:
-        set_machine(grid.machines[0].nodes)
-    engine = Engine(grid, [policy], kill=opts.kill)
+    origin, zone = trace_clock(workload)
+    policies = build_policies(setup, replay_calendar(setup.site, zone), origin, opts.seed)
+    engine = Engine(setup.grid, policies, kill=opts.kill)
     engine.load(workload.jobs)
     total = len(workload.jobs)
     engine.run(progress=(lambda done: progress(done, total)) if progress else None)
     wall = time.perf_counter() - began
     jobs = sorted(engine.finished, key=lambda j: j.id)
-    nodes = grid.machines[0].nodes
-    summary: dict[str, Any] = schedule_metrics(jobs, nodes)
+    policy = policies[setup.machine]
+    summary = summarize(jobs, workload, target.nodes, setup.policy, wall, policy)
+    return ReplayResult(
+        summary=summary, jobs=jobs, workload=workload, grid=setup.grid, policy=policy
+    )
+
+
+def summarize(
+    jobs: list[Job], workload: Workload, nodes: int, name: str, wall: float, policy: Policy
+) -> dict[str, Any]:
+    """The replay summary: schedule metrics, then what the policy reports."""
+    from batchd.metrics.schedule import schedule_metrics
+
+    metrics: dict[str, Any] = schedule_metrics(jobs, nodes)
     summary = {
-        "jobs": summary["jobs"],
+        "jobs": metrics["jobs"],
         "skipped": dict(workload.skipped),
-        **{k: v for k, v in summary.items() if k != "jobs"},
-        "policy": opts.policy,
+        **{k: v for k, v in metrics.items() if k != "jobs"},
+        "policy": name,
         "nodes": nodes,
         "wall_seconds": round(wall, 4),
     }
     summary.update(policy.report())
-    if isinstance(policy, PrimeTime):
-        summary["primetime"] = primetime_summary(jobs, nodes, policy)
-    return ReplayResult(summary=summary, jobs=jobs, workload=workload, grid=grid, policy=policy)
+    if name == "primetime":
+        from batchd.metrics.primetime import primetime_summary
+        from batchd.sched.primetime import PrimeTime
+
+        gate = policy.find(PrimeTime)
+        if gate is not None:
+            summary["primetime"] = primetime_summary(jobs, nodes, gate)
+    return summary

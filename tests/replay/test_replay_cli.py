@@ -239,7 +239,44 @@ def test_missing_machine_config(capsys: pytest.CaptureFixture[str]) -> None:
     assert "conf/nope.toml" in one_error_line(capsys.readouterr().err)
 
 
-def test_several_machines_refused_by_replay(
+TWO_MACHINES = """
+[[machine]]
+name = "a"
+nodes = 4
+node_prefix = "a"
+
+[[machine]]
+name = "b"
+nodes = 8
+node_prefix = "b"
+
+[server]
+policy = "fcfs"
+{default}
+
+[[queue]]
+name = "small"
+
+[[queue]]
+name = "big"
+machine = "b"
+"""
+
+
+@pytest.mark.parametrize(("default", "nodes"), [("", 4), ('default_queue = "big"', 8)])
+def test_trace_jobs_run_on_the_machine_of_the_default_queue(
+    tmp_path: Path, default: str, nodes: int
+) -> None:
+    conf = tmp_path / "two.toml"
+    conf.write_text(TWO_MACHINES.format(default=default))
+    result = run_replay(ReplayOptions(trace=str(METRICS_SWF), machine=str(conf)))
+    assert result.summary["policy"] == "fcfs" and result.summary["nodes"] == nodes
+    machine = 0 if nodes == 4 else 1
+    assert {j.machine for j in result.jobs} == {machine}
+    assert all(max(j.nodes) < nodes for j in result.jobs)
+
+
+def test_machines_with_clashing_node_names_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     conf = tmp_path / "two.toml"
@@ -247,7 +284,7 @@ def test_several_machines_refused_by_replay(
     code = main(["replay", str(METRICS_SWF), "--policy", "fcfs", "--machine", str(conf)])
     assert code == 2
     line = one_error_line(capsys.readouterr().err)
-    assert "a, b" in line
+    assert "machine[1].node_prefix: node node001 of machine b" in line
 
 
 def test_size_from_the_trace_header(tmp_path: Path) -> None:
