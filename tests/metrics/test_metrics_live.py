@@ -19,7 +19,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from api_helpers import NODES, T0, Api, serve, site_config
 from batchd.metrics.catalog import METRICS, series_names
-from batchd.server.config import SiteConfig
+from batchd.sched.dynp import DynP
+from batchd.site.config import SiteConfig
 from paths import ROOT
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -92,10 +93,10 @@ async def test_values_at_submission(tmp_path: Path) -> None:
     assert value(m, "batchd_jobs_submitted_total", queue="small") == 1
     assert value(m, "batchd_jobs_started_total", queue="workq", policy="fcfs-easy") == 1
     assert value(m, "batchd_jobs_started_total", queue="small", policy="fcfs-easy") == 1
-    assert value(m, "batchd_scheduler_policy", policy="fcfs-easy") == 1
-    assert value(m, "batchd_scheduler_policy", policy="dynp") == 0
-    assert value(m, "batchd_scheduler_order", order="FCFS") == 1
-    assert value(m, "batchd_scheduler_order", order="SJF") == 0
+    assert value(m, "batchd_scheduler_policy", pool="mini", policy="fcfs-easy") == 1
+    assert value(m, "batchd_scheduler_policy", pool="mini", policy="dynp") == 0
+    assert value(m, "batchd_scheduler_order", pool="mini", order="FCFS") == 1
+    assert value(m, "batchd_scheduler_order", pool="mini", order="SJF") == 0
     assert value(m, "batchd_prime_time_window", window="prime") == 1
     assert value(m, "batchd_prime_time_window", window="nonprime") == 0
     assert value(m, "batchd_prime_time_next_change_seconds") == MONDAY_19H
@@ -226,9 +227,10 @@ async def test_requeue_and_switches(tmp_path: Path) -> None:
     assert value(m, "batchd_jobs_requeued_total", queue="workq", reason="node_fail") == 1
     assert value(m, "batchd_nodes", pool="mini", state="down") == 1
     assert value(m, "batchd_utilization_ratio", pool="mini") == 0
-    assert value(m, "batchd_policy_switches_total", **{"from": "fcfs-easy", "to": "sjf-cons"}) == 1
-    assert value(m, "batchd_scheduler_policy", policy="sjf-cons") == 1
-    assert value(m, "batchd_scheduler_order", order="SJF") == 1
+    switch = {"pool": "mini", "from": "fcfs-easy", "to": "sjf-cons"}
+    assert value(m, "batchd_policy_switches_total", **switch) == 1
+    assert value(m, "batchd_scheduler_policy", pool="mini", policy="sjf-cons") == 1
+    assert value(m, "batchd_scheduler_order", pool="mini", order="SJF") == 1
 
 
 async def test_dynp_decider_cases_and_switches(tmp_path: Path) -> None:
@@ -238,7 +240,8 @@ async def test_dynp_decider_cases_and_switches(tmp_path: Path) -> None:
             await api.submit("bob", nodes=3, walltime=walltime)
         api.at(1000)
         m = await scrape(api)
-        policy = api.svc.machine.policy
+        policy = api.svc.engine.machines[0].policy.find(DynP)
+        assert policy is not None
         calls = policy.decider_calls
         switched = sum(policy.switches.values())
     cases = sum(v for (n, _), v in m.items() if n == "batchd_dynp_decider_calls_total")

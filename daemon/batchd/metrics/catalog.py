@@ -37,7 +37,7 @@ SLOWDOWN_BOUND = 60  # seconds: short jobs do not blow up the slowdown (as SLDwW
 JOB_STATES = ("queued", "held", "waiting", "running")
 NODE_STATES = ("idle", "allocated", "reserved", "offline", "down")
 OUTCOMES = ("ok", "walltime", "cancelled", "overflow", "node_fail", "dependency")
-WINDOWS = ("prime", "nonprime")
+PERIODS = ("prime", "nonprime")
 
 METRICS: tuple[MetricDef, ...] = (
     # -- the machine --------------------------------------------------------------
@@ -151,25 +151,26 @@ METRICS: tuple[MetricDef, ...] = (
     MetricDef(
         "batchd_scheduler_policy",
         "gauge",
-        ("policy",),
-        "1 for the scheduling policy in use, 0 for every other registered policy",
+        ("pool", "policy"),
+        "1 for the scheduling policy a pool runs, 0 for every other registered policy",
     ),
     MetricDef(
         "batchd_scheduler_order",
         "gauge",
-        ("order",),
-        "1 for the queue order in force (FCFS, SJF or LJF; dynP switches it), 0 otherwise",
+        ("pool", "order"),
+        "1 for the queue order in force in a pool (FCFS, SJF or LJF; dynP switches it), "
+        "0 otherwise",
     ),
     MetricDef(
         "batchd_policy_switches_total",
         "counter",
-        ("from", "to"),
+        ("pool", "from", "to"),
         "Policy switches: by a manager (policy names) and by dynP's self-tuning (orders)",
     ),
     MetricDef(
         "batchd_dynp_decider_calls_total",
         "counter",
-        ("case",),
+        ("pool", "case"),
         "Self-tuning dynP decider calls by the case of Table 1 (seed 000)",
     ),
     MetricDef(

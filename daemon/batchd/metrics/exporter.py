@@ -2,28 +2,59 @@
 
 Counters and histograms live in ``LiveMetrics`` and move with events. What
 this collector reads is kept current by the service (the job tally, the busy
-integral, the plan gauges) or is small (nodes, policies), so a scrape costs
-the same with ten jobs or ten thousand.
+integrals, the plan gauges) or is small (nodes, policies), so a scrape costs
+the same with ten jobs or ten thousand. It reads the daemon through the
+``MetricsSource`` protocol, never the service's insides.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import Protocol
 
 from prometheus_client import GC_COLLECTOR, PLATFORM_COLLECTOR, PROCESS_COLLECTOR, CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from batchd.metrics.catalog import BY_NAME, JOB_STATES, NODE_STATES, WINDOWS
-from batchd.model.job import Job
+from batchd.metrics.catalog import BY_NAME, JOB_STATES, PERIODS
+from batchd.metrics.live import LiveMetrics
+from batchd.model.calendar import PrimeCalendar
 from batchd.sched.registry import policy_names
-
-if TYPE_CHECKING:
-    from batchd.server.service import BatchService
 
 STATE_LETTERS = {"queued": "Q", "held": "H", "waiting": "W", "running": "R"}
 ORDERS = ("FCFS", "SJF", "LJF")
+
+
+@dataclass(frozen=True)
+class PoolState:
+    """One machine at a scrape: its nodes by state, its policy and the order in force."""
+
+    name: str
+    nodes: int
+    by_state: dict[str, int]
+    cores_per_node: int | None
+    policy: str
+    order: str
+
+
+class MetricsSource(Protocol):
+    """What the exporter reads of a live daemon."""
+
+    @property
+    def metrics(self) -> LiveMetrics: ...
+    @property
+    def now(self) -> int: ...
+    @property
+    def speed(self) -> float: ...
+    @property
+    def calendar(self) -> PrimeCalendar: ...
+
+    def queue_names(self) -> list[str]: ...
+
+    def pools(self) -> list[PoolState]: ...
+
+    def flush_tally(self) -> None: ...
 
 
 def gauge(name: str) -> GaugeMetricFamily:
@@ -40,68 +71,64 @@ def single(name: str, value: float) -> GaugeMetricFamily:
     return GaugeMetricFamily(name, BY_NAME[name].help, value=value)
 
 
-def order_of(policy: object) -> str:
-    """The queue order a policy serves in: dynP's current one, or the one in its name."""
-    current = getattr(policy, "current", None)
-    if isinstance(current, str):
-        return current
-    return str(getattr(policy, "name", "")).split("-")[0].upper()
-
-
 class ServiceCollector(Collector):
-    def __init__(self, svc: BatchService) -> None:
-        self.svc = svc
+    def __init__(self, source: MetricsSource) -> None:
+        self.source = source
 
     def collect(self) -> Iterator[Metric]:
-        svc = self.svc
-        live = svc.metrics
-        svc.flush_tally()
-        now = svc.now
-        pool = svc.mconf.name
-        yield from self._machine(pool, now)
+        source = self.source
+        live = source.metrics
+        source.flush_tally()
+        now = source.now
+        pools = source.pools()
+        yield from self._machines(pools, now)
         tally = live.tally
         jobs = gauge("batchd_jobs")
         backlog = gauge("batchd_backlog_node_seconds")
-        for q in svc.site.queues():
+        for q in source.queue_names():
             for state in JOB_STATES:
-                jobs.add_metric([q.name, state], tally.count(q.name, STATE_LETTERS[state]))
-            backlog.add_metric([q.name], tally.backlog.get(q.name, 0))
+                jobs.add_metric([q, state], tally.count(q, STATE_LETTERS[state]))
+            backlog.add_metric([q], tally.backlog.get(q, 0))
         yield jobs
         yield backlog
-        plan = live.plan
-        for name, value in (
-            ("batchd_queue_head_planned_start_seconds", plan.head_start),
-            ("batchd_queue_head_wait_seconds", plan.head_wait),
-            ("batchd_plan_makespan_seconds", plan.makespan),
+        for name, field in (
+            ("batchd_queue_head_planned_start_seconds", "head_start"),
+            ("batchd_queue_head_wait_seconds", "head_wait"),
+            ("batchd_plan_makespan_seconds", "makespan"),
         ):
             g = gauge(name)
-            g.add_metric([pool], value)
+            for i, pool in enumerate(pools):
+                g.add_metric([pool.name], getattr(live.plans[i], field))
             yield g
-        yield single("batchd_plan_age_seconds", plan.age())
+        yield single("batchd_plan_age_seconds", min(p.age() for p in live.plans))
         policy = gauge("batchd_scheduler_policy")
-        for name in policy_names():
-            policy.add_metric([name], 1.0 if name == svc.policy_name else 0.0)
-        yield policy
-        current = order_of(svc.machine.policy)
         order = gauge("batchd_scheduler_order")
-        for name in sorted({*ORDERS, current}):
-            order.add_metric([name], 1.0 if name == current else 0.0)
+        names = policy_names()
+        for pool in pools:
+            for name in names:
+                policy.add_metric([pool.name, name], 1.0 if name == pool.policy else 0.0)
+            for name in sorted({*ORDERS, pool.order}):
+                order.add_metric([pool.name, name], 1.0 if name == pool.order else 0.0)
+        yield policy
         yield order
         yield single("batchd_emulated_time_seconds", now)
-        yield single("batchd_clock_speed", svc.speed)
-        calendar = svc.calendar
-        window = calendar.window_at(now)
+        yield single("batchd_clock_speed", source.speed)
+        calendar = source.calendar
+        period = calendar.period_at(now)
         prime = gauge("batchd_prime_time_window")
-        for w in WINDOWS:
-            prime.add_metric([w], 1.0 if w == window else 0.0)
+        for w in PERIODS:
+            prime.add_metric([w], 1.0 if w == period else 0.0)
         yield prime
-        busy = live.busy
-        busy.update(now, busy.busy)
         by_window = counter("batchd_window_allocated_node_seconds_total")
         seconds = counter("batchd_window_seconds_total")
-        for w in WINDOWS:
-            by_window.add_metric([pool, w], busy.area_by_window.get(w, 0))
-            seconds.add_metric([w], busy.seconds_by_window.get(w, 0))
+        for i, pool in enumerate(pools):
+            busy = live.busy[i]
+            busy.update(now, busy.busy)
+            for w in PERIODS:
+                by_window.add_metric([pool.name, w], busy.area_by_window.get(w, 0))
+        first = live.busy[0]
+        for w in PERIODS:
+            seconds.add_metric([w], first.seconds_by_window.get(w, 0))
         yield by_window
         yield seconds
         change = calendar.next_change(now)
@@ -116,54 +143,48 @@ class ServiceCollector(Collector):
                         users.add_metric([user, state], n)
             yield users
 
-    def _machine(self, pool: str, now: int) -> Iterator[Metric]:
-        svc = self.svc
-        by_state = dict.fromkeys(NODE_STATES, 0)
-        holders = svc.holders()
-        for i in range(len(svc.node_names)):
-            out = svc.node_states.get(i)
-            if out is not None:
-                by_state[out[0]] += 1
-            elif i in holders:
-                by_state["allocated" if isinstance(holders[i], Job) else "reserved"] += 1
-            else:
-                by_state["idle"] += 1
-        total = len(svc.node_names)
+    def _machines(self, pools: list[PoolState], now: int) -> Iterator[Metric]:
+        live = self.source.metrics
         nodes = gauge("batchd_nodes")
-        for state, n in by_state.items():
-            nodes.add_metric([pool, state], n)
-        yield nodes
-        cores_per_node = svc.mconf.cores_per_node
-        if cores_per_node:
-            cores = gauge("batchd_cores")
-            for state, n in by_state.items():
-                cores.add_metric([pool, state], n * cores_per_node)
-            yield cores
-        busy = svc.metrics.busy
+        cores = gauge("batchd_cores")
         util = gauge("batchd_utilization_ratio")
-        util.add_metric([pool], busy.busy / total)
-        yield util
         window = gauge("batchd_utilization_window_ratio")
-        window.add_metric([pool], busy.window_ratio(now, total))
-        yield window
-        yield single("batchd_utilization_window_seconds", busy.window)
         node_seconds = counter("batchd_allocated_node_seconds_total")
-        node_seconds.add_metric([pool], busy.total(now))
+        with_cores = False
+        for i, pool in enumerate(pools):
+            for state, n in pool.by_state.items():
+                nodes.add_metric([pool.name, state], n)
+            if pool.cores_per_node:
+                with_cores = True
+                for state, n in pool.by_state.items():
+                    cores.add_metric([pool.name, state], n * pool.cores_per_node)
+            busy = live.busy[i]
+            util.add_metric([pool.name], busy.busy / pool.nodes)
+            window.add_metric([pool.name], busy.window_ratio(now, pool.nodes))
+            node_seconds.add_metric([pool.name], busy.total(now))
+        yield nodes
+        if with_cores:
+            yield cores
+        yield util
+        yield window
+        yield single("batchd_utilization_window_seconds", live.busy[0].window)
         yield node_seconds
 
 
-def make_registry(svc: BatchService) -> CollectorRegistry:
-    registry = svc.metrics.registry
-    if svc.metrics.exported:
+def make_registry(source: MetricsSource) -> CollectorRegistry:
+    live = source.metrics
+    registry = live.registry
+    if live.exported:
         return registry
-    svc.metrics.exported = True
+    live.exported = True
 
-    def window_of(t: int) -> tuple[str, int | None]:
-        calendar = svc.calendar  # read at each call: a reload may replace it
-        return calendar.window_at(t), calendar.next_change(t)
+    def period_of(t: int) -> tuple[str, int | None]:
+        calendar = source.calendar  # read at each call: a reload may replace it
+        return calendar.period_at(t), calendar.next_change(t)
 
-    svc.metrics.busy.window_of = window_of
+    for busy in live.busy:
+        busy.window_of = period_of
     for c in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
         registry.register(c)
-    registry.register(ServiceCollector(svc))
+    registry.register(ServiceCollector(source))
     return registry

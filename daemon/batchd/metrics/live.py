@@ -32,7 +32,7 @@ REQUEUE_REASONS = ("node_fail", "overflow")
 
 # The _created series (wall time a label set first appeared) mean nothing on an
 # emulated clock and double the series count.
-disable_created_metrics()
+disable_created_metrics()  # type: ignore[no-untyped-call]
 
 
 def _counter(name: str, registry: CollectorRegistry) -> Counter:
@@ -88,9 +88,16 @@ class PlanGauges:
 
 
 class LiveMetrics:
+    """Counters and histograms of a live daemon, and the per-pool figures events keep.
+
+    ``pools`` are the machine names, in the order of the engine's machines: a job's
+    ``machine`` index says which pool its nodes belong to.
+    """
+
     def __init__(
         self,
         *,
+        pools: list[str],
         queues: list[str],
         now: int,
         window: int = 3600,
@@ -100,9 +107,10 @@ class LiveMetrics:
         self.registry = CollectorRegistry(auto_describe=True)
         self.exported = False  # the scrape-time collectors are registered
         reg = self.registry
+        self.pools = list(pools)
         self.tally = JobTally(per_user=per_user, max_users=max_users)
-        self.busy = BusyIntegral(window, now)
-        self.plan = PlanGauges()
+        self.busy = [BusyIntegral(window, now) for _ in pools]
+        self.plans = [PlanGauges() for _ in pools]
         self.submitted = Children(_counter("batchd_jobs_submitted_total", reg))
         self.started = Children(_counter("batchd_jobs_started_total", reg))
         self.completed = Children(_counter("batchd_jobs_completed_total", reg))
@@ -115,8 +123,9 @@ class LiveMetrics:
         self.cycle = _histogram("batchd_scheduler_cycle_seconds", reg, CYCLE_BUCKETS)
         self.tuning = _histogram("batchd_dynp_tuning_seconds", reg, CYCLE_BUCKETS)
         self.user_submitted: Children | None = None
-        for case in CASES:
-            self.cases(case)
+        for pool in pools:
+            for case in CASES:
+                self.cases(pool, case)
         if per_user:
             self.user_submitted = Children(_counter("batchd_user_jobs_submitted_total", reg))
         for q in queues:
@@ -139,14 +148,18 @@ class LiveMetrics:
         if self.user_submitted is not None:
             self.user_submitted(self.tally.user_label(user)).inc()
 
-    def set_allocated(self, now: int, nodes: int) -> None:
-        """The nodes held by jobs, counted afresh (after a restart)."""
-        self.busy.update(now, nodes)
+    def plan_of(self, machine: int) -> PlanGauges:
+        return self.plans[machine]
+
+    def set_allocated(self, machine: int, now: int, nodes: int) -> None:
+        """The nodes of a pool held by jobs, counted afresh (after a restart)."""
+        self.busy[machine].update(now, nodes)
 
     def job_started(self, job: Job, now: int) -> None:
         self.started(job.queue, job.started_by).inc()
         self.wait(job.queue).observe(max(0, job.start - job.submit))
-        self.busy.update(now, self.busy.busy + job.width)
+        busy = self.busy[job.machine]
+        busy.update(now, busy.busy + job.width)
 
     def job_ended(self, job: Job, now: int) -> None:
         self.completed(job.queue, job.outcome).inc()
@@ -157,29 +170,25 @@ class LiveMetrics:
             self.slowdown(job.queue).observe(
                 max(response, SLOWDOWN_BOUND) / max(run, SLOWDOWN_BOUND)
             )
-            self.busy.update(now, self.busy.busy - job.width)
+            busy = self.busy[job.machine]
+            busy.update(now, busy.busy - job.width)
 
     def job_left_unrun(self, queue: str, outcome: str) -> None:
         self.completed(queue, outcome).inc()
 
-    def job_requeued(self, queue: str, reason: str, now: int, width: int) -> None:
-        """A running job of ``width`` nodes went back to the queue."""
-        self.requeued(queue, reason).inc()
-        self.busy.update(now, self.busy.busy - width)
+    def job_requeued(self, job: Job, reason: str, now: int) -> None:
+        """A running job went back to its queue."""
+        self.requeued(job.queue, reason).inc()
+        busy = self.busy[job.machine]
+        busy.update(now, busy.busy - job.width)
 
     # -- the scheduler --------------------------------------------------------------
-    def policy_switched(self, old: str, new: str) -> None:
-        self.switches(old, new).inc()
+    def policy_switched(self, pool: str, old: str, new: str) -> None:
+        self.switches(pool, old, new).inc()
 
-    def watch_policy(self, policy: object) -> None:
-        """Let a self-tuning policy report its switches, decider cases and step times."""
-        if hasattr(policy, "on_switch"):
-            policy.on_switch = self.policy_switched  # type: ignore[attr-defined]
-        if hasattr(policy, "on_tune"):
-            policy.on_tune = self._tuned  # type: ignore[attr-defined]
-
-    def _tuned(self, case: str, seconds: float) -> None:
-        self.cases(case).inc()
+    def tuned(self, pool: str, case: str, seconds: float) -> None:
+        """A self-tuning step of a pool's policy: its Table 1 case and how long it took."""
+        self.cases(pool, case).inc()
         self.tuning.observe(seconds)
 
     def timed(self, fn: Callable[[], None]) -> None:

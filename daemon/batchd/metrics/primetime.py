@@ -18,18 +18,19 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Any
 
+from batchd.model.calendar import Period
 from batchd.model.job import Job
 from batchd.sched.primetime import PrimeTime
 
 CLASSES = ("prime", "nonprime")
 
 
-def windows_between(gate: PrimeTime, t0: int, t1: int) -> list[tuple[int, int, str]]:
+def windows_between(gate: PrimeTime, t0: int, t1: int) -> list[tuple[int, int, Period]]:
     """The calendar's windows covering [t0, t1) as (start, end, window)."""
     out = []
     t = t0
     while t < t1:
-        win, end = gate.window(t)
+        win, end = gate.period(t)
         stop = t1 if end is None else min(end, t1)
         out.append((t, stop, win))
         t = stop
@@ -54,7 +55,7 @@ def _class_stats(jobs: Sequence[Job]) -> dict[str, float | int]:
 
 
 def window_utilization(
-    jobs: Sequence[Job], nodes: int, spans: list[tuple[int, int, str]]
+    jobs: Sequence[Job], nodes: int, spans: Sequence[tuple[int, int, str]]
 ) -> dict[str, float]:
     """Node-time used in each window's hours over what they offer, within ``spans`` only."""
     starts = [a for a, _, _ in spans]
@@ -83,12 +84,12 @@ def window_utilization(
 
 def _target_end(gate: PrimeTime, job: Job, cls: str) -> int | None:
     """The end of the window a job was queued for."""
-    win, end = gate.window(job.submit)
+    win, end = gate.period(job.submit)
     if cls == "prime" or win == "nonprime":
         return end
     if end is None:
         return None
-    _, after = gate.window(end)  # the non-prime window that opens at ``end``
+    _, after = gate.period(end)  # the non-prime period that opens at ``end``
     return after
 
 
@@ -96,7 +97,7 @@ def primetime_summary(jobs: Sequence[Job], nodes: int, gate: PrimeTime) -> dict[
     ran = [j for j in jobs if j.start >= 0 and j.end >= j.start]
     by_class: dict[str, list[Job]] = {c: [] for c in CLASSES}
     for job in ran:
-        by_class["nonprime" if gate.classes.get(job.id) == "nonprime" else "prime"].append(job)
+        by_class["nonprime" if gate.is_large(job) else "prime"].append(job)
     out: dict[str, Any] = {
         "limits": gate.limits(),
         "discipline": gate.params.discipline,
@@ -115,7 +116,7 @@ def primetime_summary(jobs: Sequence[Job], nodes: int, gate: PrimeTime) -> dict[
     for cls, members in by_class.items():
         for job in members:
             target = _target_end(gate, job, cls)
-            window = "nonprime" if cls == "nonprime" else gate.window(job.submit)[0]
+            window = "nonprime" if cls == "nonprime" else gate.period(job.submit)[0]
             success[window][1] += 1
             if job.outcome == "ok" and (target is None or job.end <= target):
                 success[window][0] += 1
