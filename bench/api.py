@@ -126,7 +126,7 @@ def site_config(policy: str, workdir: Path) -> Path:
     The site's queue takes walltimes up to 24 h; the copy raises every queue's
     ``max_walltime`` to 100 h so the one job that fills the machine is accepted.
     """
-    from batchd.server.config import load_site
+    from batchd.site.config import load_site
 
     text = CONFIG.read_text(encoding="utf-8")
     text, policies = re.subn(r"(?m)^policy\s*=.*$", f'policy = "{policy}"', text)

@@ -91,7 +91,7 @@ def in_process_case(policy: str, jobs: int) -> dict[str, float]:
 
     from batchd.engine.clock import VirtualClock
     from batchd.metrics.exporter import make_registry
-    from batchd.server.config import load_site
+    from batchd.site.config import load_site
     from batchd.server.schemas import JobSubmit
     from batchd.server.service import BatchService
 

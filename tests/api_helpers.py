@@ -15,10 +15,10 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from batchd.engine.clock import VirtualClock
 from batchd.server.app import create_app
-from batchd.server.config import SiteConfig
 from batchd.server.schemas import ErrorOut, JobList, JobOut
 from batchd.server.service import BatchService
 from batchd.server.store import Store
+from batchd.site.config import SiteConfig
 
 T0 = 1_000_000
 NODES = 8

@@ -1,8 +1,9 @@
 """Talking to batchd: where it listens, one JSON request, errors as exceptions.
 
-Standard library only (the daemon imports :func:`default_socket` for its own
-default, and the commands must start fast): ``http.client`` over a Unix socket
-or over TCP when ``$BATCHD_URL`` is set.
+Standard library only, so the commands start fast: ``http.client`` over a Unix
+socket or over TCP when ``$BATCHD_URL`` is set. :func:`default_socket` gives the
+same path as the daemon's own default (``batchd.server.paths``; a test keeps the
+two in step).
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         first=args.first,
         seed=args.seed,
     )
-    update, bar = progress_bar(0, f"replay {args.policy}")
+    update, bar = progress_bar(0, f"replay {args.policy or args.machine}")
     try:
         result = run_replay(opts, progress=update)
     finally:
@@ -88,7 +88,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     summary = result.summary
     if args.out_swf:
         comments = [
-            f"batchd replay: policy {args.policy}, {summary['nodes']} nodes, "
+            f"batchd replay: policy {summary['policy']}, {summary['nodes']} nodes, "
             f"shrink {args.shrink}, kill {'no' if args.no_kill else 'yes'}"
         ]
         write_swf(args.out_swf, result.workload.header, result.jobs, comments)
@@ -151,7 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser("replay", help="replay a workload trace through a policy")
     rp.add_argument("trace", help="SWF file (plain or .gz), or synthetic[:N] for the built-in one")
-    rp.add_argument("--policy", required=True, help="policy name, e.g. fcfs-easy, sjf-cons, dynp")
+    rp.add_argument("--policy",
+                    help="policy name, e.g. fcfs-easy, sjf-cons, dynp (default: the --machine "
+                         "site file's [server] policy)")  # fmt: skip
     rp.add_argument(
         "--param", action="append", default=[], metavar="KEY=VALUE", help="policy parameter"
     )
@@ -211,6 +213,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         shrink=args.shrink,
         seed=args.seed,
         sync=args.sync,
+        start=args.start,
     )
     return asyncio.run(serve(opts))
 
@@ -232,6 +235,9 @@ def _serve_command(sub: Any) -> None:
     sv.add_argument("--shrink", type=positive_float, default=1.0, metavar="F",
                     help="multiply the trace's inter-arrival times by F")  # fmt: skip
     sv.add_argument("--seed", type=int, default=0, help="seed of the synthetic workload")
+    sv.add_argument("--start", metavar="WHEN",
+                    help="emulated start of an accelerated clock: epoch seconds, an ISO date "
+                         "and time, or 'trace' (when the --replay trace's first job arrived)")  # fmt: skip
     sv.add_argument("--sync", choices=["full", "normal"], default="full",
                     help="SQLite synchronous mode: full survives power loss, normal a crash")  # fmt: skip
     sv.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])

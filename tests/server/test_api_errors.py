@@ -165,7 +165,7 @@ async def test_tcp_needs_a_valid_token(api: Api) -> None:
     for path in ("/healthz", "/metrics", "/openapi.json"):
         resp = await api.client.get(path)
         assert resp.status == 200, path
-    assert api.svc.records == {} and api.svc.policy_name == "fcfs-easy"
+    assert api.svc.records == {} and api.svc.scheduler.choices[0].name == "fcfs-easy"
     # "bearer" is case-insensitive, as HTTP auth schemes are.
     resp = await api.client.get("/jobs", headers={"Authorization": f"bearer {TOKENS['bob']}"})
     assert resp.status == 200

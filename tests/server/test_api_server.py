@@ -98,7 +98,7 @@ async def test_metrics(api: Api) -> None:
         0, 7, 0, 1, 0,
     ]  # fmt: skip
     assert m[("batchd_emulated_time_seconds", ())] == T0
-    assert m[("batchd_scheduler_policy", (("policy", "fcfs-easy"),))] == 1
+    assert m[("batchd_scheduler_policy", (("policy", "fcfs-easy"), ("pool", "mini")))] == 1
 
     # t=60: J3 ended; a reservation opens on node006-007.
     api.at(60)

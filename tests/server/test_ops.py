@@ -25,7 +25,7 @@ import pytest
 from pydantic import BaseModel
 
 from batchd.cli import build_parser, cmd_serve
-from batchd.server.config import (
+from batchd.site.config import (
     AuthConfig,
     MachineConfig,
     MetricsConfig,

@@ -48,7 +48,10 @@ async def test_overflow_requeue_in_the_daemon(tmp_path: Path) -> None:
         api.at(NIGHT_ENDS)
         job = await api.job(1)
         assert job["state"] == "Q" and job["stime"] is None
-        assert job["comment"].startswith("Requeued: non-prime time ended")
+        # Back in the queue, it waits for the next non-prime time, as the comment says.
+        assert job["comment"] == (
+            "Not Running: it runs in nonprime time, which opens at 1970-01-13 19:00:00 UTC"
+        )
         text = (await api.raw(None, "GET", "/metrics"))[1]
         requeued = {
             tuple(sorted(s.labels.items())): s.value

@@ -32,11 +32,7 @@ from batchclient import jobtable
 from batchclient.timefmt import ctime
 from batchd.engine.clock import VirtualClock
 from batchd.model.calendar import PrimeCalendar
-from batchd.server.config import ConfigError, SiteConfig, load_site
-from batchd.server.schemas import QueueList, ServerOut
-from batchd.server.service import BatchService
-from batchd.server.store import Store
-from batchd.server.windows import (
+from batchd.model.windows import (
     WEEK,
     WindowError,
     fits,
@@ -48,6 +44,11 @@ from batchd.server.windows import (
     spans_of,
     week_intervals,
 )
+from batchd.sched.gate import WindowGate
+from batchd.server.schemas import QueueList, ServerOut
+from batchd.server.service import BatchService
+from batchd.server.store import Store
+from batchd.site.config import ConfigError, SiteConfig, load_site
 from daemon_proc import Daemon
 from paths import ROOT
 
@@ -114,7 +115,7 @@ def restart(path: Path, site: SiteConfig, now: int) -> BatchService:
 async def test_nonprime_job_waits_for_its_window_and_starts_at_19(tmp_path: Path) -> None:
     async with serve(tmp_path, wsite()) as api:
         body = await api.submit("alice", queue="night", nodes=4, walltime="02:00:00")
-        assert body["state"] == "Q" and body["est_start"] is None
+        assert (body["state"], body["est_start"]) == ("Q", T0 + MON_19)
         assert body["comment"] == closed("night", "nonprime", MON_19)
         assert body["comment"].endswith("opens at 1970-01-12 19:00:00")
         # Other queues are not held up: an anytime job and a prime job run at once.
@@ -193,7 +194,7 @@ async def test_a_queued_job_is_taken_back_once_it_cannot_fit(tmp_path: Path, fir
             job = await api.job(2)
             assert (job["state"], job["end_time"], job["outcome"]) == ("F", T0 + TUE_06, "ok")
         else:
-            assert job["state"] == "Q" and job["est_start"] is None
+            assert (job["state"], job["est_start"]) == ("Q", T0 + TUE_19)
             assert job["comment"] == unfit("10:00:00", "night", TUE_06)
             api.at(TUE_19)
             assert (await api.job(2))["stime"] == T0 + TUE_19
@@ -391,7 +392,8 @@ async def test_restart_parks_again_and_rearms_the_timers(tmp_path: Path) -> None
         body = await api.submit("bob", queue="day", nodes=2, walltime="04:00:00")  # 3 waits
         assert body["comment"] == unfit("04:00:00", "day", MON_19)
     svc = restart(path, site, T0 + 12_000)
-    assert set(svc.parked) == {1, 3}
+    gate = svc.engine.machines[0].policy
+    assert isinstance(gate, WindowGate) and set(gate.held) == {1, 3}
     async with start_api(svc) as api:
         jobs = {j["seq"]: j for j in await api.jobs()}
         assert [jobs[i]["state"] for i in (1, 2, 3)] == ["Q", "R", "Q"]

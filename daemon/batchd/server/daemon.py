@@ -1,6 +1,6 @@
 """``batchd serve``: the live daemon. Clock, listeners, the scheduling loop and signals.
 
-Signal handlers only set events; the main coroutine does the work (SIGTERM
+Signal handlers only set events; the scheduling loop does the work (SIGTERM
 and SIGINT: stop cleanly and save everything; SIGHUP: re-read the config).
 """
 
@@ -22,10 +22,11 @@ from aiohttp import web
 from batchd.engine.clock import RealClock, ScaledClock
 from batchd.server.app import create_app
 from batchd.server.auth import daemon_user, load_tokens
-from batchd.server.config import ConfigError, load_site
 from batchd.server.feed import ReplayFeed
+from batchd.server.paths import default_socket, default_state_path
 from batchd.server.service import BatchService
 from batchd.server.store import Store
+from batchd.site.config import ConfigError, load_site
 
 log = structlog.get_logger("batchd")
 HEARTBEAT_WALL_SECONDS = 1.0
@@ -45,19 +46,11 @@ class ServeOptions:
     shrink: float = 1.0
     seed: int = 0
     sync: str = "full"
+    start: str | None = None  # emulated start time of an accelerated clock
 
 
 class ServeError(ValueError):
     """Options or files the daemon cannot start with."""
-
-
-def default_state_path() -> Path:
-    if "STATE_DIRECTORY" in os.environ:  # set by systemd's StateDirectory=
-        return Path(os.environ["STATE_DIRECTORY"].split(":")[0]) / "state.db"
-    if os.geteuid() == 0:
-        return Path("/var/lib/batchd/state.db")
-    base = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
-    return Path(base) / "batchd" / "state.db"
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -85,9 +78,39 @@ def _claim_socket(path: Path) -> None:
     raise ServeError(f"another batchd is listening on {path}")
 
 
-async def serve(opts: ServeOptions) -> int:
-    from batchclient.transport import default_socket
+def start_time(opts: ServeOptions, nodes: int) -> int:
+    """Where a fresh accelerated clock starts: ``--start`` (epoch seconds, an ISO date and
+    time, or ``trace``: when the replayed trace's first job arrived, by its UnixStartTime),
+    else now. ``nodes`` is the size of the machine the trace goes to."""
+    text = opts.start
+    if text is None:
+        return int(time.time())
+    if opts.realtime or opts.speed is None:
+        raise ServeError("--start needs an accelerated clock (--speed F)")
+    if text == "trace":
+        if not opts.replay:
+            raise ServeError("--start trace needs --replay TRACE")
+        from batchd.workload.source import load_trace, trace_clock
 
+        workload = load_trace(opts.replay, nodes, shrink=opts.shrink, seed=opts.seed)
+        origin, _ = trace_clock(workload)
+        first = workload.jobs[0].submit if workload.jobs else 0
+        return origin + first
+    if text.lstrip("-").isdigit():
+        return int(text)
+    import datetime as dt
+
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise ServeError(
+            f"--start {text!r}: expected epoch seconds, an ISO date and time "
+            "(2026-01-05T08:00+01:00) or 'trace'"
+        ) from None
+    return int(when.timestamp())
+
+
+async def serve(opts: ServeOptions) -> int:
     # Until the reload handler is in place, a SIGHUP must not kill a starting daemon.
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     site = load_site(opts.config)
@@ -107,7 +130,9 @@ async def serve(opts: ServeOptions) -> int:
                 "time; resume it with --speed F or start with another --state"
             )
     else:
-        start = int(saved_now) if saved_now is not None else int(time.time())
+        queue = site.queue_named(site.default_queue)
+        nodes = site.machine[site.machine_index(queue.machine)].nodes
+        start = int(saved_now) if saved_now is not None else start_time(opts, nodes)
         clock = ScaledClock(speed, start=start)
     svc = BatchService(
         site,
@@ -164,11 +189,17 @@ async def serve(opts: ServeOptions) -> int:
 
     stop = asyncio.Event()
     wake = asyncio.Event()
+    reload = asyncio.Event()
     svc.on_change.append(wake.set)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    loop.add_signal_handler(signal.SIGHUP, lambda: _reload(svc, opts.config))
+
+    def hangup() -> None:
+        reload.set()
+        wake.set()
+
+    loop.add_signal_handler(signal.SIGHUP, hangup)
     log.info(
         "daemon_started",
         server=svc.server,
@@ -177,10 +208,10 @@ async def serve(opts: ServeOptions) -> int:
         state=str(store.path),
         clock="realtime" if svc.realtime else f"x{speed:g}",
         now=svc.now,
-        policy=svc.policy_name,
+        policy=[c.name for c in svc.scheduler.choices],
         pid=os.getpid(),
     )
-    scheduler = asyncio.create_task(_schedule_loop(svc, wake, stop))
+    scheduler = asyncio.create_task(_schedule_loop(svc, wake, stop, reload, opts.config))
     crashed = False
     try:
         await stop.wait()
@@ -200,7 +231,13 @@ async def serve(opts: ServeOptions) -> int:
     return EXIT_CRASHED if crashed else 0
 
 
-async def _schedule_loop(svc: BatchService, wake: asyncio.Event, stop: asyncio.Event) -> bool:
+async def _schedule_loop(
+    svc: BatchService,
+    wake: asyncio.Event,
+    stop: asyncio.Event,
+    reload: asyncio.Event,
+    config: str,
+) -> bool:
     """Run until stopped; True if scheduling failed (logged with its traceback)."""
     clock = svc.clock
     planned: float | None = None
@@ -209,6 +246,9 @@ async def _schedule_loop(svc: BatchService, wake: asyncio.Event, stop: asyncio.E
         # Wake at least once a wall second, so the saved clock stays current.
         beat = clock.now() + max(1, int(svc.speed * HEARTBEAT_WALL_SECONDS))
         await clock.sleep_until(beat if nxt is None else min(nxt, beat), wake)
+        if reload.is_set():
+            reload.clear()
+            _reload(svc, config)
         try:
             svc.tick()
             # The planned-schedule gauges need a full plan: made here, at most once

@@ -7,8 +7,8 @@ from typing import Any
 import structlog
 
 from batchd.model.job import Job
-from batchd.replay import ReplayOptions, load_workload
 from batchd.server.service import BatchService
+from batchd.workload.source import load_trace
 
 log = structlog.get_logger("batchd")
 
@@ -40,8 +40,10 @@ class ReplayFeed:
         self.seed = seed
         self.origin = origin
         self.cursor = cursor
-        opts = ReplayOptions(trace=trace, policy="fcfs", shrink=shrink, seed=seed)
-        self.jobs = load_workload(opts, svc.mconf.nodes).jobs
+        site = svc.site
+        queue = site.queue_named(site.default_queue)
+        nodes = site.machine[site.machine_index(queue.machine)].nodes
+        self.jobs = load_trace(trace, nodes, shrink=shrink, seed=seed).jobs
         self._timer: Any = None
 
     @classmethod

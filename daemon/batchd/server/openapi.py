@@ -70,7 +70,7 @@ ROUTES: tuple[Route, ...] = (
 
 
 def openapi_document() -> dict[str, Any]:
-    models = {s.ErrorOut}
+    models: set[type[BaseModel]] = {s.ErrorOut}
     for r in ROUTES:
         models.update(m for m in (r.body, r.answer) if m is not None)
     ordered = sorted(models, key=lambda m: m.__name__)

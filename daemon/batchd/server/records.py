@@ -161,6 +161,7 @@ class JobRecord:
 def resv_to_row(resv: Reservation) -> dict[str, Any]:
     return {
         "seq": resv.id,
+        "machine": resv.machine,
         "start": resv.start,
         "end": resv.end,
         "nodes": resv.width,
@@ -177,6 +178,7 @@ def resv_from_row(row: dict[str, Any]) -> Reservation:
         start=row["start"],
         end=row["end"],
         width=row["nodes"],
+        machine=int(row.get("machine", 0)),
         owner=row["owner"],
         name=row["name"],
         state=ResvState(row["state"]),

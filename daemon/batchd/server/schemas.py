@@ -7,43 +7,14 @@ clock (seconds since the epoch); durations are integer seconds.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from batchd.model.times import positive_duration
+
 HoldType = Literal["u", "o", "s"]
 NodeAction = Literal["offline", "online", "down"]
-
-_HMS = re.compile(r"^(?:(?:(\d+):)?(\d+):)?(\d+)$")
-
-
-def parse_duration(value: str | int) -> int:
-    """Seconds from ``SS``, ``MM:SS`` or ``HH:MM:SS`` (PBS walltime), or an int."""
-    if isinstance(value, bool):
-        raise ValueError("expected seconds or HH:MM:SS")
-    if isinstance(value, int):
-        return value
-    m = _HMS.match(value.strip())
-    if not m:
-        raise ValueError(f"{value!r} is not a duration: use seconds or [[HH:]MM:]SS")
-    h, mi, s = (int(g) if g else 0 for g in m.groups())
-    if m.group(1) is not None and (mi >= 60 or s >= 60):
-        raise ValueError(f"{value!r}: minutes and seconds must be below 60")
-    if m.group(1) is None and m.group(2) is not None and s >= 60:
-        raise ValueError(f"{value!r}: seconds must be below 60")
-    return h * 3600 + mi * 60 + s
-
-
-def positive_duration(value: Any, what: str) -> int | None:
-    if value is None:
-        return None
-    if not isinstance(value, str | int):
-        raise ValueError(f"{what} must be seconds or HH:MM:SS")
-    seconds = parse_duration(value)
-    if seconds <= 0:
-        raise ValueError(f"{what} must be positive")
-    return seconds
 
 
 class Strict(BaseModel):
@@ -174,6 +145,7 @@ class NodeChange(Strict):
 
 class QueueOut(BaseModel):
     name: str
+    machine: str = Field(description="the machine its jobs run on")
     queue_type: str = "Execution"
     enabled: bool
     started: bool
@@ -208,6 +180,9 @@ class ReservationCreate(Strict):
     duration: int = Field(description="seconds or HH:MM:SS")
     nodes: int = Field(ge=1)
     name: str = Field("NULL", max_length=236)
+    machine: str | None = Field(
+        None, description="the machine to hold nodes of; the first if unset"
+    )
 
     @field_validator("duration", mode="before")
     @classmethod
@@ -224,6 +199,7 @@ class ReservationOut(BaseModel):
     end: int
     duration: int
     nodes: int
+    machine: str = Field(description="the machine whose nodes it holds")
     node_list: list[str]
 
 
@@ -242,12 +218,21 @@ class PolicyInfo(BaseModel):
     params: list[str]
 
 
-class SchedulerOut(BaseModel):
+class MachineScheduler(BaseModel):
+    name: str
     policy: str
+    params: dict[str, str]
+    order: str = Field(description="the queue order in force: FCFS, SJF or LJF")
+    report: dict[str, Any] = Field(description="policy statistics (dynP: switches, decider cases)")
+
+
+class SchedulerOut(BaseModel):
+    policy: str = Field(description="the policy of the first machine")
     params: dict[str, str]
     policies: list[PolicyInfo]
     report: dict[str, Any] = Field(description="policy statistics (dynP: switches, decider cases)")
     switches: list[dict[str, Any]] = Field(description="live policy changes, newest last")
+    machines: list[MachineScheduler] = Field(description="every machine's policy")
 
 
 class SchedulerChange(Strict):
@@ -257,6 +242,7 @@ class SchedulerChange(Strict):
     params: dict[str, str] | None = Field(
         None, description="parameters; given with a policy they replace, alone they update"
     )
+    machine: str | None = Field(None, description="the machine to change; every machine if unset")
 
 
 class ServerOut(BaseModel):
@@ -266,8 +252,9 @@ class ServerOut(BaseModel):
     clock: Literal["realtime", "accelerated"]
     speed: float
     started: int = Field(description="emulated time the daemon started")
-    machine: str
-    nodes: int
+    machine: str = Field(description="the first machine")
+    nodes: int = Field(description="nodes of the first machine")
+    machines: list[dict[str, Any]] = Field(description="every machine: name and nodes")
     default_queue: str
     policy: str
     node_fail: Literal["requeue", "kill"]

@@ -12,9 +12,9 @@ from batchd import __version__
 from batchd.model.job import Job
 from batchd.model.reservation import Reservation
 from batchd.model.states import JobState
-from batchd.server.config import QueueConfig
 from batchd.server.records import JobRecord
 from batchd.server.service import BatchService
+from batchd.site.config import QueueConfig
 
 
 def job_out(svc: BatchService, rec: JobRecord, plan: dict[int, int]) -> dict[str, Any]:
@@ -35,7 +35,7 @@ def job_out(svc: BatchService, rec: JobRecord, plan: dict[int, int]) -> dict[str
         est = job.start
     else:
         est = None
-    names = svc.node_names
+    names = svc.nodes.names[job.machine]
     return {
         "id": f"{job.id}.{svc.server}",
         "seq": job.id,
@@ -60,20 +60,26 @@ def job_out(svc: BatchService, rec: JobRecord, plan: dict[int, int]) -> dict[str
         "exec_host": [names[n] for n in job.nodes],
         "exit_status": rec.exit_status,
         "outcome": job.outcome or None,
-        "comment": rec.comment or _waiting_reason(svc, job, est, now),
+        "comment": _comment(svc, rec, est),
         "started_by": job.started_by or None,
         "variables": rec.variables,
     }
 
 
-def _waiting_reason(svc: BatchService, job: Job, est: int | None, now: int) -> str | None:
-    """Why a queued job is not running, in the words PBS uses."""
+def _comment(svc: BatchService, rec: JobRecord, est: int | None) -> str | None:
+    """What happened to a job last or, for a queued one, why it is not running (PBS's words).
+
+    A window that holds a queued job back says so first; then the job's own comment
+    (requeued, released); then the nodes it waits for.
+    """
+    job = rec.job
     if job.state is not JobState.QUEUED:
-        return None
-    gate = getattr(svc.machine.policy, "reason", None)
-    why = gate(job, now) if gate is not None else None
+        return rec.comment
+    why = svc.explain(job)
     if why:
         return f"Not Running: {why}"
+    if rec.comment:
+        return rec.comment
     if est is None:
         return "Not Running: more nodes requested than are in service"
     return "Not Running: Insufficient amount of resource: nodes"
@@ -85,13 +91,13 @@ def job_list(svc: BatchService, recs: list[JobRecord]) -> dict[str, Any]:
 
 
 def node_out(
-    svc: BatchService, index: int, holders: dict[int, Job | Reservation]
+    svc: BatchService, machine: int, index: int, holders: dict[int, Job | Reservation]
 ) -> dict[str, Any]:
     states: list[str] = []
     jobs: list[str] = []
     resv: str | None = None
     comment: str | None = None
-    out = svc.node_states.get(index)
+    out = svc.nodes.states.get((machine, index))
     if out is not None:
         states.append(out[0])
         comment = out[1]
@@ -105,9 +111,9 @@ def node_out(
     if not states:
         states.append("free")
     return {
-        "name": svc.node_names[index],
+        "name": svc.nodes.name(machine, index),
         "index": index,
-        "machine": svc.mconf.name,
+        "machine": svc.nodes.machine_names[machine],
         "state": ",".join(states),
         "jobs": jobs,
         "reservation": resv,
@@ -116,18 +122,23 @@ def node_out(
 
 
 def node_list(svc: BatchService) -> dict[str, Any]:
-    holders = svc.holders()
-    return {
-        "server": svc.server,
-        "now": svc.now,
-        "nodes": [node_out(svc, i, holders) for i in range(len(svc.node_names))],
-    }
+    nodes = []
+    for machine, names in enumerate(svc.nodes.names):
+        holders = svc.nodes.holders(svc.engine, machine)
+        nodes += [node_out(svc, machine, i, holders) for i in range(len(names))]
+    return {"server": svc.server, "now": svc.now, "nodes": nodes}
+
+
+def node_at(svc: BatchService, where: tuple[int, int]) -> dict[str, Any]:
+    machine, index = where
+    return node_out(svc, machine, index, svc.nodes.holders(svc.engine, machine))
 
 
 def queue_out(svc: BatchService, q: QueueConfig, counts: dict[str, int]) -> dict[str, Any]:
-    is_open, change = svc.window_state(q.name)
+    is_open, change = svc.scheduler.window_state(q.name, svc.now)
     return {
         "name": q.name,
+        "machine": svc.site.machine[svc.site.machine_index(q.machine)].name,
         "queue_type": "Execution",
         "enabled": q.enabled,
         "started": q.started,
@@ -162,7 +173,8 @@ def reservation_out(svc: BatchService, resv: Reservation) -> dict[str, Any]:
         "end": resv.end,
         "duration": resv.duration,
         "nodes": resv.width,
-        "node_list": [svc.node_names[n] for n in resv.nodes],
+        "machine": svc.nodes.machine_names[resv.machine],
+        "node_list": [svc.nodes.name(resv.machine, n) for n in resv.nodes],
     }
 
 
@@ -170,17 +182,32 @@ def reservation_list(svc: BatchService) -> dict[str, Any]:
     return {
         "server": svc.server,
         "now": svc.now,
-        "reservations": [reservation_out(svc, r) for r in svc.reservations.values()],
+        "reservations": [reservation_out(svc, r) for r in svc.reservations.items.values()],
     }
 
 
 def scheduler_out(svc: BatchService) -> dict[str, Any]:
+    sched = svc.scheduler
+    machines = [
+        {
+            "name": conf.name,
+            "policy": choice.name,
+            "params": dict(choice.params),
+            "order": m.policy.order(),
+            "report": _plain(m.policy.report()),
+        }
+        for conf, choice, m in zip(
+            svc.site.machine, sched.choices, svc.engine.machines, strict=True
+        )
+    ]
+    first = machines[0]
     return {
-        "policy": svc.policy_name,
-        "params": dict(svc.policy_params),
-        "policies": svc.policies(),
-        "report": _plain(svc.machine.policy.report()),
-        "switches": list(svc.switches),
+        "policy": first["policy"],
+        "params": first["params"],
+        "policies": sched.catalog(),
+        "report": first["report"],
+        "switches": list(sched.switches),
+        "machines": machines,
     }
 
 
@@ -193,10 +220,11 @@ def server_out(svc: BatchService) -> dict[str, Any]:
         "clock": "realtime" if svc.realtime else "accelerated",
         "speed": svc.speed,
         "started": svc.started,
-        "machine": svc.mconf.name,
-        "nodes": svc.mconf.nodes,
+        "machine": svc.site.machine[0].name,
+        "nodes": svc.site.machine[0].nodes,
+        "machines": [{"name": m.name, "nodes": m.nodes} for m in svc.site.machine],
         "default_queue": svc.site.default_queue,
-        "policy": svc.policy_name,
+        "policy": svc.scheduler.choices[0].name,
         "node_fail": svc.site.server.node_fail,
         "overflow": svc.site.server.overflow,
         "jobs": svc.counts(),

@@ -1,0 +1,13 @@
+"""The typed keys of the app's shared state and of each request's."""
+
+from __future__ import annotations
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry
+
+from batchd.server.service import BatchService, Caller
+
+SERVICE = web.AppKey("service", BatchService)
+TOKENS = web.AppKey("tokens", dict)
+REGISTRY = web.AppKey("registry", CollectorRegistry)
+CALLER = web.RequestKey("caller", Caller)

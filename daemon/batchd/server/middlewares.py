@@ -1,0 +1,73 @@
+"""What every request needs: JSON errors, the caller's identity, committed state."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+
+import structlog
+from aiohttp import web
+
+from batchd.server.auth import OPEN_PATHS, peer_user, token_user
+from batchd.server.errors import ApiError
+from batchd.server.keys import CALLER, SERVICE, TOKENS
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+log = structlog.get_logger("batchd")
+
+
+def _error(status: int, code: str, message: str) -> web.Response:
+    body = json.dumps({"error": code, "message": message}, separators=(",", ":"))
+    return web.Response(body=body.encode(), status=status, content_type="application/json")
+
+
+_HTTP_CODES = {
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "too_large",
+    400: "bad_request",
+}
+
+
+@web.middleware
+async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except ApiError as exc:
+        return _error(exc.status, exc.code, exc.message)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        code = _HTTP_CODES.get(exc.status, "bad_request")
+        if exc.status == 413:
+            limit = request.app[SERVICE].site.server.max_body
+            message = f"the request body is larger than {limit} bytes"
+        elif exc.status == 404:
+            message = f"no such path: {request.path}"
+        elif exc.status == 405:
+            message = f"{request.method} is not allowed on {request.path}"
+        else:
+            message = exc.text or exc.reason
+        return _error(exc.status, code, message)
+    except Exception:
+        log.exception("request_failed", method=request.method, path=request.path)
+        return _error(500, "internal", "the daemon failed on this request; see its log")
+
+
+@web.middleware
+async def identity(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if request.path not in OPEN_PATHS:
+        user = peer_user(request)
+        if user is None:
+            user = token_user(request, request.app[TOKENS])
+        request[CALLER] = request.app[SERVICE].caller(user)
+    return await handler(request)
+
+
+@web.middleware
+async def committed(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Every request sees the engine at the clock's now, with all of it saved."""
+    if request.path != "/openapi.json":
+        request.app[SERVICE].catch_up()
+    return await handler(request)

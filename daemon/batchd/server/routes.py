@@ -1,0 +1,245 @@
+"""The API's routes: each handler parses, calls the service, and answers with a view.
+
+Handlers never catch up the engine or commit: the ``committed`` middleware has
+done that before any handler runs, and the service commits each change before
+it returns.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TypeVar
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BaseModel, ValidationError
+
+from batchd.server import views
+from batchd.server.errors import ApiError, bad_request
+from batchd.server.keys import CALLER, REGISTRY, SERVICE
+from batchd.server.openapi import openapi_document
+from batchd.server.schemas import (
+    HoldRequest,
+    JobAlter,
+    JobSubmit,
+    NodeChange,
+    ReservationCreate,
+    SchedulerChange,
+)
+from batchd.server.service import Caller
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    return web.Response(
+        body=json.dumps(data, separators=(",", ":")).encode(),
+        status=status,
+        content_type="application/json",
+    )
+
+
+def _caller(request: web.Request) -> Caller:
+    return request[CALLER]
+
+
+async def _body(request: web.Request, model: type[Model]) -> Model:
+    raw = await request.read()
+    try:
+        data = json.loads(raw or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise bad_request("the request body is not valid JSON") from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise bad_request(validation_message(exc)) from None
+
+
+def validation_message(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "body"
+    msg = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        msg = "unknown field"
+    elif err["type"] == "missing":
+        msg = "required"
+    return f"{where}: {msg}"
+
+
+def _flag(value: str | None, name: str) -> bool:
+    if value is None:
+        return False
+    if value.lower() in ("1", "true", "yes"):
+        return True
+    if value.lower() in ("0", "false", "no"):
+        return False
+    raise bad_request(f"{name}: expected true or false, got {value!r}")
+
+
+routes = web.RouteTableDef()
+
+
+@routes.get("/healthz")
+async def healthz(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    return _json({"status": "ok", "now": svc.now})
+
+
+@routes.get("/metrics")
+async def metrics(request: web.Request) -> web.Response:
+    body = generate_latest(request.app[REGISTRY])
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+@routes.get("/openapi.json")
+async def openapi(request: web.Request) -> web.Response:
+    return _json(openapi_document())
+
+
+@routes.get("/server")
+async def server(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    return _json(views.server_out(svc))
+
+
+@routes.post("/jobs")
+async def submit(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    body = await _body(request, JobSubmit)
+    rec = svc.submit(_caller(request), body)
+    return _json(views.job_out(svc, rec, svc.planned_starts()), 201)
+
+
+@routes.get("/jobs")
+async def list_jobs(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    q = request.query
+    known = {"user", "state", "queue", "history"}
+    extra = set(q) - known
+    if extra:
+        raise bad_request(
+            f"unknown query parameter {sorted(extra)[0]!r}; use {', '.join(sorted(known))}"
+        )
+    recs = svc.jobs(
+        user=q.get("user"),
+        states=q.get("state"),
+        queue=q.get("queue"),
+        history=_flag(q.get("history"), "history"),
+    )
+    return _json(views.job_list(svc, recs))
+
+
+@routes.get("/jobs/{id}")
+async def show_job(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    rec = svc.find(request.match_info["id"])
+    return _json(views.job_out(svc, rec, svc.planned_starts()))
+
+
+@routes.delete("/jobs/{id}")
+async def delete_job(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    rec = svc.delete(_caller(request), request.match_info["id"])
+    return _json(views.job_out(svc, rec, {}))
+
+
+@routes.post("/jobs/{id}/hold")
+async def hold_job(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    body = await _body(request, HoldRequest)
+    rec = svc.hold(_caller(request), request.match_info["id"], body.types)
+    return _json(views.job_out(svc, rec, {}))
+
+
+@routes.post("/jobs/{id}/release")
+async def release_job(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    body = await _body(request, HoldRequest)
+    rec = svc.release(_caller(request), request.match_info["id"], body.types)
+    return _json(views.job_out(svc, rec, svc.planned_starts()))
+
+
+@routes.patch("/jobs/{id}")
+async def alter_job(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    body = await _body(request, JobAlter)
+    rec = svc.alter(_caller(request), request.match_info["id"], body)
+    return _json(views.job_out(svc, rec, svc.planned_starts()))
+
+
+@routes.get("/nodes")
+async def list_nodes(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    return _json(views.node_list(svc))
+
+
+@routes.get("/nodes/{name}")
+async def show_node(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    where = svc.nodes.find(request.match_info["name"])
+    return _json(views.node_at(svc, where))
+
+
+@routes.patch("/nodes/{name}")
+async def change_node(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    body = await _body(request, NodeChange)
+    where = svc.set_node(_caller(request), request.match_info["name"], body)
+    return _json(views.node_at(svc, where))
+
+
+@routes.get("/queues")
+async def list_queues(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    return _json(views.queue_list(svc))
+
+
+@routes.get("/queues/{name}")
+async def show_queue(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    name = request.match_info["name"]
+    for q in views.queue_list(svc)["queues"]:
+        if q["name"] == name:
+            return _json(q)
+    raise ApiError(404, "not_found", f"Unknown queue {name!r}")
+
+
+@routes.get("/reservations")
+async def list_reservations(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    return _json(views.reservation_list(svc))
+
+
+@routes.post("/reservations")
+async def create_reservation(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    body = await _body(request, ReservationCreate)
+    resv = svc.create_reservation(_caller(request), body)
+    return _json(views.reservation_out(svc, resv), 201)
+
+
+@routes.get("/reservations/{id}")
+async def show_reservation(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    return _json(views.reservation_out(svc, svc.reservations.find(request.match_info["id"])))
+
+
+@routes.delete("/reservations/{id}")
+async def delete_reservation(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    resv = svc.delete_reservation(_caller(request), request.match_info["id"])
+    return _json(views.reservation_out(svc, resv))
+
+
+@routes.get("/scheduler")
+async def scheduler(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    return _json(views.scheduler_out(svc))
+
+
+@routes.patch("/scheduler")
+async def set_scheduler(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    body = await _body(request, SchedulerChange)
+    svc.set_scheduler(_caller(request), body)
+    return _json(views.scheduler_out(svc))

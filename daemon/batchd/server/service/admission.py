@@ -1,0 +1,97 @@
+"""What a job may ask for: its queue's limits, its machine's size, its queue's window.
+
+A submission or an alteration is checked completely before anything changes; a
+refusal names the limit it breaks and, where another queue would take the job,
+which ones.
+"""
+
+from __future__ import annotations
+
+from batchd.model.times import hms
+from batchd.model.windows import DAY, HORIZON, TimeWindow, longest_opening, next_fit
+from batchd.server.errors import bad_request
+from batchd.site.config import QueueConfig, SiteConfig
+
+
+class Admission:
+    def __init__(self, site: SiteConfig, windows: dict[str, TimeWindow]) -> None:
+        self.site = site
+        self.windows = windows  # the scheduler's queue windows, replaced on reload
+
+    def queue(self, name: str) -> QueueConfig:
+        for q in self.site.queues():
+            if q.name == name:
+                return q
+        names = ", ".join(q.name for q in self.site.queues())
+        raise bad_request(f"unknown queue {name!r}; queues: {names}")
+
+    def check(
+        self, qname: str, nodes: int, walltime: int | None, now: int
+    ) -> tuple[QueueConfig, int]:
+        """The queue and walltime for a job of this shape, or the limit it breaks."""
+        queue = self.queue(qname)
+        if not queue.enabled:
+            raise bad_request(
+                f"queue {qname} is not enabled: it takes no new jobs (enabled = true in the "
+                "site config, then SIGHUP the daemon)"
+            )
+        machine = self.site.machine[self.site.machine_index(queue.machine)]
+        if nodes > machine.nodes:
+            raise bad_request(
+                f"nodes: {nodes} nodes requested; machine {machine.name} has {machine.nodes}"
+            )
+        if queue.max_nodes is not None and nodes > queue.max_nodes:
+            raise bad_request(
+                f"nodes: {nodes} nodes exceed the limit of queue {qname} "
+                f"(resources_max.nodect = {queue.max_nodes}){self.takers(nodes, walltime, now)}"
+            )
+        asked = walltime
+        if walltime is None:
+            walltime = queue.default_walltime
+        if queue.max_walltime is not None and walltime > queue.max_walltime:
+            raise bad_request(
+                f"walltime: {hms(walltime)} exceeds the limit of queue {qname} "
+                f"(resources_max.walltime = {hms(queue.max_walltime)})"
+                f"{self.takers(nodes, asked, now)}"
+            )
+        win = self.windows.get(qname)
+        if win is not None and self.site.server.window_must_fit:
+            self._check_fit(qname, win, nodes, walltime, now)
+        return queue, walltime
+
+    def _check_fit(self, qname: str, win: TimeWindow, nodes: int, walltime: int, now: int) -> None:
+        """A job that must end by its window's close needs an opening long enough."""
+        if next_fit(win, now, walltime) is not None:
+            return
+        longest = longest_opening(win, now) or 0
+        days = HORIZON // DAY
+        if longest == 0:
+            raise bad_request(
+                f"queue {qname} is closed ({win.text}) and does not open in the "
+                f"next {days} days: use another queue"
+            )
+        raise bad_request(
+            f"walltime: {hms(walltime)} does not fit in any opening of queue "
+            f"{qname}'s window ({win.text}) in the next {days} days (the longest "
+            f"is {hms(longest)}): ask for less walltime or use another queue"
+            f"{self.takers(nodes, walltime, now)}"
+        )
+
+    def takers(self, nodes: int, walltime: int | None, now: int) -> str:
+        """A hint for a refused job: the queues whose limits (and window) would take it."""
+        must_fit = self.site.server.window_must_fit
+        names = []
+        for q in self.site.queues():
+            if not q.enabled or (q.max_nodes is not None and nodes > q.max_nodes):
+                continue
+            machine = self.site.machine[self.site.machine_index(q.machine)]
+            if nodes > machine.nodes:
+                continue
+            if walltime is not None:
+                if q.max_walltime is not None and walltime > q.max_walltime:
+                    continue
+                win = self.windows.get(q.name)
+                if must_fit and win is not None and next_fit(win, now, walltime) is None:
+                    continue
+            names.append(q.name)
+        return f"; queues that take it: {', '.join(names)}" if names else ""

@@ -1,0 +1,70 @@
+"""What is saved, and when: changed job rows, settings and the clock, in one transaction.
+
+Every part of the service marks what it changed (``touch`` a job record, ``meta``
+a setting, ``node`` a node's state); ``commit`` writes all of it, with the
+reservations whose state moved, in one SQLite transaction, then tells the
+listeners (the scheduling loop's wake-up). The job tally of the metrics moves
+with the same changes, so it is exactly as current as the state file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from batchd.metrics.tally import JobTally
+from batchd.server.records import JobRecord
+from batchd.server.store import Store
+
+
+class Journal:
+    def __init__(self, store: Store | None, tally: JobTally) -> None:
+        self.store = store
+        self.tally = tally
+        self.meta: dict[str, Any] = {}
+        self._dirty: dict[int, JobRecord] = {}
+        self._saved_now: int | None = None
+        self.before_commit: list[Callable[[], None]] = []
+        self.on_change: list[Callable[[], None]] = []
+
+    def touch(self, rec: JobRecord) -> None:
+        self._dirty[rec.seq] = rec
+
+    def save_meta(self, **values: Any) -> None:
+        self.meta.update(values)
+        if self.store is not None:
+            for k, v in values.items():
+                self.store.put_meta(k, v)
+
+    def put_node(self, machine: int, node: int, state: str | None, comment: str | None) -> None:
+        if self.store is not None:
+            self.store.put_node(machine, node, state, comment)
+
+    def put_reservation(self, row: dict[str, Any]) -> None:
+        if self.store is not None:
+            self.store.put_reservation(row)
+
+    def flush_tally(self) -> None:
+        """Count the changed records by queue and state (again: it is idempotent)."""
+        observe = self.tally.observe
+        for rec in self._dirty.values():
+            job = rec.job
+            observe(rec.seq, job.queue, rec.state.value, job.width * job.estimate, rec.owner)
+
+    def commit(self, now: int, *, clock: bool = False) -> None:
+        """Write what changed. The emulated time is saved with any change, and on its own
+        only with ``clock`` (the scheduling loop's heartbeat): a read costs no write."""
+        for flush in self.before_commit:
+            flush()
+        self.flush_tally()
+        store = self.store
+        if store is not None:
+            for rec in self._dirty.values():
+                store.put_job(rec.to_row())
+            if now != self._saved_now and (clock or store.pending):
+                self._saved_now = now
+                store.put_meta("now", now)
+            store.commit()
+        self._dirty.clear()
+        for fn in self.on_change:
+            fn()

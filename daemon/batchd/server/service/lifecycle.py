@@ -1,0 +1,384 @@
+"""A job's life as PBS users see it: submitted, held, released, altered, deleted, ended.
+
+The engine makes every state transition; this module decides which one a request
+asks for, keeps the PBS attributes beside it (hold types, comments, times,
+execution times) and marks what changed for the journal.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from typing import TYPE_CHECKING
+
+import structlog
+
+from batchd.engine.core import Engine, Timer
+from batchd.metrics.live import LiveMetrics
+from batchd.model.job import Job
+from batchd.model.states import JobState
+from batchd.model.times import parse_duration
+from batchd.server.errors import bad_request, forbidden, not_found
+from batchd.server.records import (
+    EXIT_STATUS,
+    JobRecord,
+    drop_holds,
+    merge_holds,
+    parse_job_id,
+)
+from batchd.server.schemas import JobAlter, JobSubmit
+from batchd.server.service.access import Caller, may_act_on, may_hold
+from batchd.server.service.admission import Admission
+from batchd.server.service.dependencies import Dependencies
+from batchd.server.service.journal import Journal
+
+if TYPE_CHECKING:
+    from batchd.site.config import SiteConfig
+
+RUNTIME_VAR = "BATCHD_RUNTIME"
+ENDINGS = {
+    "ok": "Job run and finished",
+    "walltime": "Job killed at its walltime",
+    "cancelled": "Job deleted while running",
+    "node_fail": "Job killed: a node it ran on went down",
+}
+
+log = structlog.get_logger("batchd")
+
+
+def stamp(t: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+
+
+class Lifecycle:
+    def __init__(
+        self,
+        site: SiteConfig,
+        engine: Engine,
+        records: dict[int, JobRecord],
+        journal: Journal,
+        metrics: LiveMetrics,
+        admission: Admission,
+        dependencies: Dependencies,
+        tz: dt.tzinfo,
+    ) -> None:
+        self.site = site
+        self.engine = engine
+        self.records = records
+        self.journal = journal
+        self.metrics = metrics
+        self.admission = admission
+        self.deps = dependencies
+        self.tz = tz  # local time of the queue windows, for comments
+        self.server = dependencies.server
+        self.seq = 0
+        self._exec_timers: dict[int, Timer] = {}
+        engine.on_start.append(self.started)
+        engine.on_end.append(self.ended)
+        engine.on_requeue.append(self.overflow_requeued)
+
+    def job_id(self, seq: int) -> str:
+        return f"{seq}.{self.server}"
+
+    def find(self, text: str) -> JobRecord:
+        try:
+            seq = parse_job_id(text, self.server)
+        except ValueError as exc:
+            raise bad_request(str(exc)) from None
+        rec = self.records.get(seq)
+        if rec is None:
+            raise not_found(f"Unknown Job Id {self.job_id(seq)}")
+        return rec
+
+    def machine_of(self, queue: str) -> int:
+        return self.site.machine_index(self.site.queue_named(queue).machine)
+
+    # -- new jobs -------------------------------------------------------------------
+    def submit(self, caller: Caller, body: JobSubmit) -> JobRecord:
+        owner = body.user or caller.user
+        if owner != caller.user and not caller.at_least("manager"):
+            raise forbidden(f"{caller.user} may not submit jobs as {owner}")
+        rec = self._new_record(body, owner)
+        self._accept(rec)
+        self.metrics.job_submitted(rec.job.queue, owner)
+        return rec
+
+    def _new_record(self, body: JobSubmit, owner: str) -> JobRecord:
+        """Validate a submission completely before anything changes."""
+        now = self.engine.now
+        qname = body.queue or self.site.default_queue
+        _, walltime = self.admission.check(qname, body.nodes, body.walltime, now)
+        runtime_given: int | None = None
+        if RUNTIME_VAR in body.variables:
+            text = body.variables[RUNTIME_VAR]
+            try:
+                runtime_given = parse_duration(text.strip())
+            except ValueError:
+                raise bad_request(
+                    f"{RUNTIME_VAR}={text!r}: give the emulated runtime in seconds or HH:MM:SS"
+                ) from None
+        depend = self.deps.parse(body.depend)
+        job = Job(
+            id=self.seq + 1,
+            submit=now,
+            width=body.nodes,
+            estimate=walltime,
+            runtime=runtime_given if runtime_given is not None else walltime,
+            user=owner,
+            queue=qname,
+            name=body.name,
+            machine=self.machine_of(qname),
+            priority=body.priority,
+        )
+        rec = JobRecord(
+            job=job,
+            owner=owner,
+            ctime=now,
+            qtime=now,
+            exec_time=body.exec_time,
+            depend=depend,
+            depend_text=body.depend,
+            variables=dict(body.variables),
+            script=body.script,
+            runtime_given=runtime_given,
+        )
+        if body.hold:
+            rec.hold_types = "u"
+        if any(not self.deps.met(kind, seq) for kind, seq in depend):
+            rec.hold_types = merge_holds(rec.hold_types, "s")
+            rec.comment = "waiting for dependencies"
+        return rec
+
+    def _register(self, rec: JobRecord) -> None:
+        self.seq = rec.seq
+        self.journal.save_meta(seq=self.seq)
+        self.records[rec.seq] = rec
+        self.deps.index(rec)
+        self.journal.touch(rec)
+
+    def _accept(self, rec: JobRecord) -> None:
+        """A validated job joins: saved, then queued, held or waiting for its time."""
+        self._register(rec)
+        job = rec.job
+        now = self.engine.now
+        # A new job's first state is its state at creation: it was never queued.
+        if rec.hold_types:
+            job.state = JobState.HELD
+            rec.comment = rec.comment or "Job held by user"
+        elif rec.exec_time is not None and rec.exec_time > now:
+            job.state = JobState.WAITING
+            self._arm_exec(rec)
+        else:
+            rec.etime = now
+            self.engine.submit(job)
+
+    def inject(self, job: Job, owner: str) -> JobRecord:
+        """A trace job arrives (from a timer, at its submit time), in the default queue."""
+        now = self.engine.now
+        queue = self.site.default_queue
+        new = Job(
+            id=self.seq + 1,
+            submit=now,
+            width=job.width,
+            estimate=job.estimate,
+            runtime=job.runtime,
+            user=owner,
+            queue=queue,
+            name=job.name or f"swf{job.id}",
+            machine=self.machine_of(queue),
+        )
+        rec = JobRecord(
+            job=new, owner=owner, ctime=now, qtime=now, etime=now, runtime_given=job.runtime
+        )
+        self._register(rec)
+        self.metrics.job_submitted(new.queue, owner)
+        self.engine.submit(new)
+        return rec
+
+    # -- execution times ------------------------------------------------------------
+    def _arm_exec(self, rec: JobRecord) -> None:
+        assert rec.exec_time is not None
+        when = max(rec.exec_time, self.engine.now)
+        self._exec_timers[rec.seq] = self.engine.call_at(when, lambda: self._eligible(rec))
+
+    def arm_waiting(self) -> None:
+        """After a restart: the timers of jobs waiting for their execution time."""
+        for rec in self.records.values():
+            if rec.state is JobState.WAITING and rec.exec_time is not None:
+                self._arm_exec(rec)
+
+    def _eligible(self, rec: JobRecord) -> None:
+        self._exec_timers.pop(rec.seq, None)
+        if rec.state is not JobState.WAITING:
+            return
+        self._queue_again(rec)
+
+    def _queue_again(self, rec: JobRecord) -> None:
+        """A job that was held or waiting becomes eligible now."""
+        now = self.engine.now
+        rec.etime = now
+        rec.comment = None
+        job = rec.job
+        if job.submit < rec.qtime:
+            job.submit = rec.qtime
+        if rec.exec_time is not None and job.submit < rec.exec_time:
+            # Not eligible before its execution time: it queues from then on.
+            job.submit = min(rec.exec_time, now)
+        self.engine.release(job)
+        self.journal.touch(rec)
+
+    # -- engine hooks ---------------------------------------------------------------
+    def started(self, job: Job) -> None:
+        self.metrics.job_started(job, self.engine.now)
+        rec = self.records.get(job.id)
+        if rec is None:
+            return
+        rec.comment = f"Job run at {stamp(job.start)} on {job.width} nodes"
+        self.journal.touch(rec)
+
+    def ended(self, job: Job) -> None:
+        self.metrics.job_ended(job, self.engine.now)
+        rec = self.records.get(job.id)
+        if rec is None:
+            return
+        rec.exit_status = EXIT_STATUS.get(job.outcome)
+        if job.outcome == "overflow":
+            log.info("job_overflow", job=self.job_id(job.id), queue=job.queue, action="kill")
+            rec.comment = (
+                f"Job killed: {self.closed_what(job)} at {self.local(job.end)} "
+                "while it ran (overflow)"
+            )
+        else:
+            rec.comment = ENDINGS.get(job.outcome, f"Job ended: {job.outcome}")
+        self.journal.touch(rec)
+        self._settle_dependents(rec)
+
+    def overflow_requeued(self, job: Job) -> None:
+        """A gate put a job back at the end of its window (overflow = requeue)."""
+        log.info("job_overflow", job=self.job_id(job.id), queue=job.queue, action="requeue")
+        self.requeued(job, "overflow", f"{self.closed_what(job)} while it ran (overflow)")
+
+    def requeued(self, job: Job, reason: str, why: str) -> None:
+        """After the engine put a running job back: counted, commented, saved."""
+        self.metrics.job_requeued(job, reason, self.engine.now)
+        rec = self.records.get(job.id)
+        if rec is not None:
+            rec.comment = f"Requeued: {why}"
+            rec.etime = self.engine.now
+            self.journal.touch(rec)
+
+    def node_failed(self, job: Job) -> None:
+        if self.site.server.node_fail == "kill":
+            self.engine.terminate(job, "node_fail")
+            return
+        self.engine.requeue(job)
+        self.requeued(job, "node_fail", "a node it ran on went down")
+
+    def closed_what(self, job: Job) -> str:
+        if any(q.name == job.queue and q.windowed for q in self.site.queues()):
+            return f"queue {job.queue} closed"
+        return "non-prime time ended"
+
+    def local(self, t: int) -> str:
+        """A time as the windows are written: local time of the calendar's zone."""
+        return dt.datetime.fromtimestamp(t, self.tz).strftime("%Y-%m-%d %H:%M:%S")
+
+    # -- dependencies ---------------------------------------------------------------
+    def _settle_dependents(self, ended: JobRecord) -> None:
+        for rec, release in self.deps.settled_by(ended):
+            if rec.state is not JobState.HELD:
+                continue  # settled meanwhile, through another job it depends on
+            if release:
+                self._release(rec, "s")
+            else:
+                self._finish_unrun(rec, "dependency", "dependency can never be satisfied")
+
+    def _finish_unrun(self, rec: JobRecord, outcome: str, comment: str) -> None:
+        """A job that never ran leaves the system (deleted, or its dependency failed)."""
+        timer = self._exec_timers.pop(rec.seq, None)
+        if timer is not None:
+            timer.cancel()
+        self.engine.cancel(rec.job, outcome)
+        rec.comment = comment
+        self.metrics.job_left_unrun(rec.job.queue, outcome)
+        self.journal.touch(rec)
+        self._settle_dependents(rec)
+
+    # -- requests on existing jobs --------------------------------------------------
+    def delete(self, caller: Caller, text: str) -> JobRecord:
+        rec = self.find(text)
+        may_act_on(caller, rec.owner, "delete", self.job_id(rec.seq))
+        if rec.state is JobState.FINISHED:
+            raise bad_request(f"job {self.job_id(rec.seq)} has already finished")
+        if rec.state is JobState.RUNNING:
+            self.engine.terminate(rec.job, "cancelled")
+        else:
+            self._finish_unrun(rec, "cancelled", f"Job deleted by {caller.user}")
+        return rec
+
+    def hold(self, caller: Caller, text: str, types: str) -> JobRecord:
+        rec = self.find(text)
+        may_hold(caller, rec.owner, types, "hold", self.job_id(rec.seq))
+        if rec.state in (JobState.RUNNING, JobState.EXITING, JobState.FINISHED):
+            raise bad_request(
+                f"job {self.job_id(rec.seq)} is {rec.state.name.lower()}; only queued, "
+                "waiting or held jobs can be held"
+            )
+        self.engine.hold(rec.job)
+        rec.hold_types = merge_holds(rec.hold_types, types)
+        rec.comment = f"Job held by {caller.user}"
+        self.journal.touch(rec)
+        return rec
+
+    def release(self, caller: Caller, text: str, types: str) -> JobRecord:
+        rec = self.find(text)
+        may_hold(caller, rec.owner, types, "release", self.job_id(rec.seq))
+        if rec.state is not JobState.HELD:
+            raise bad_request(f"job {self.job_id(rec.seq)} is not held")
+        self._release(rec, types)
+        return rec
+
+    def _release(self, rec: JobRecord, types: str) -> None:
+        rec.hold_types = drop_holds(rec.hold_types, types)
+        if "s" in types:
+            rec.depend = []  # met, or a manager released the dependency hold
+        self.journal.touch(rec)
+        if rec.hold_types:
+            return
+        if rec.exec_time is not None and rec.exec_time > self.engine.now:
+            self.engine.defer(rec.job)
+            rec.comment = None
+            self._arm_exec(rec)
+            return
+        self._queue_again(rec)
+
+    def alter(self, caller: Caller, text: str, body: JobAlter) -> JobRecord:
+        rec = self.find(text)
+        may_act_on(caller, rec.owner, "alter", self.job_id(rec.seq))
+        if rec.state not in (JobState.QUEUED, JobState.HELD, JobState.WAITING):
+            raise bad_request(
+                f"job {self.job_id(rec.seq)} is {rec.state.name.lower()}; qalter changes "
+                "queued, held or waiting jobs only"
+            )
+        job = rec.job
+        qname = body.queue if body.queue is not None else job.queue
+        nodes = body.nodes if body.nodes is not None else job.width
+        walltime = body.walltime if body.walltime is not None else job.estimate
+        self.admission.check(qname, nodes, walltime, self.engine.now)
+        queued = job.state is JobState.QUEUED
+        if queued:
+            self.engine.withdraw(job)
+        job.queue = qname
+        job.machine = self.machine_of(qname)
+        job.width = nodes
+        if rec.runtime_given is None:
+            job.runtime = walltime
+        job.estimate = walltime
+        if body.priority is not None:
+            job.priority = body.priority
+        if body.name is not None:
+            job.name = body.name
+        if queued:
+            self.engine.enqueue(job)
+        self.journal.touch(rec)
+        return rec

@@ -1,0 +1,116 @@
+"""Advance reservations: nodes of one machine held for a fixed window that no policy moves."""
+
+from __future__ import annotations
+
+import time
+
+from batchd.engine.core import Engine
+from batchd.model.reservation import Reservation, ResvState
+from batchd.model.times import hms
+from batchd.server.errors import bad_request, conflict, not_found
+from batchd.server.records import resv_from_row, resv_to_row
+from batchd.server.schemas import ReservationCreate
+from batchd.server.service.journal import Journal
+
+
+def stamp(t: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+
+
+class Reservations:
+    def __init__(self, server: str, journal: Journal) -> None:
+        self.server = server
+        self.journal = journal
+        self.items: dict[int, Reservation] = {}
+        self.seq = 0
+        self._saved: dict[int, ResvState] = {}
+        journal.before_commit.append(self.flush)
+
+    def resv_id(self, seq: int) -> str:
+        return f"R{seq}.{self.server}"
+
+    def create(
+        self, engine: Engine, machine: int, nodes_total: int, owner: str, body: ReservationCreate
+    ) -> Reservation:
+        """Hold ``body.nodes`` nodes of ``machine`` from the start asked for (or the first fit)."""
+        from batchd.sched.plans import base_profile
+
+        m = engine.machines[machine]
+        now = engine.now
+        if body.nodes > m.capacity:
+            raise bad_request(
+                f"nodes: {body.nodes} nodes requested; {m.capacity} of {nodes_total} nodes "
+                f"of machine {m.machine.name} are in service"
+            )
+        profile = base_profile(m, 0)
+        if body.start == "asap":
+            start = profile.earliest_start(body.nodes, body.duration, now)
+        else:
+            start = now if body.start == "now" else int(body.start)
+            if start < now:
+                raise bad_request(f"start: {stamp(start)} is in the past (now {stamp(now)})")
+            if profile.earliest_start(body.nodes, body.duration, start) != start:
+                raise conflict(
+                    f"reservation of {body.nodes} nodes for {hms(body.duration)} at "
+                    f"{stamp(start)} does not fit around running jobs and reservations; "
+                    "try start=asap"
+                )
+        self.seq += 1
+        resv = Reservation(
+            id=self.seq,
+            start=start,
+            end=start + body.duration,
+            width=body.nodes,
+            machine=machine,
+            owner=owner,
+            name=body.name,
+        )
+        self.items[resv.id] = resv
+        self.journal.save_meta(resv_seq=self.seq)
+        engine.add_reservation(resv)
+        return resv
+
+    def find(self, text: str) -> Reservation:
+        raw = text.strip()
+        body = raw[1:] if raw[:1] in ("R", "r") else raw
+        seq_text, _, server = body.partition(".")
+        if not seq_text.isdigit() or (server and server != self.server):
+            raise bad_request(f"{text!r} is not a reservation id (R<seq>.{self.server})")
+        resv = self.items.get(int(seq_text))
+        if resv is None:
+            raise not_found(f"Unknown reservation {text}")
+        return resv
+
+    def delete(self, engine: Engine, resv: Reservation) -> None:
+        if resv.state is ResvState.FINISHED:
+            raise bad_request(f"reservation {self.resv_id(resv.id)} has already finished")
+        engine.remove_reservation(resv)
+
+    def flush(self) -> None:
+        """Save the reservations whose state moved since the last commit."""
+        for resv in self.items.values():
+            if self._saved.get(resv.id) is not resv.state:
+                self._saved[resv.id] = resv.state
+                self.journal.put_reservation(resv_to_row(resv))
+
+    def restore(self, engine: Engine, rows: list[dict[str, object]], machines: int) -> None:
+        """Reservations saved before a stop: running ones first, then the confirmed ones
+        (see ``restore_confirmed``), so that nodes taken out meanwhile are known."""
+        now = engine.now
+        for row in rows:
+            resv = resv_from_row(row)
+            if not 0 <= resv.machine < machines:
+                continue
+            self.items[resv.id] = resv
+            self._saved[resv.id] = resv.state
+            if resv.state is not ResvState.FINISHED and resv.end <= now:
+                resv.state = ResvState.FINISHED  # its window passed while the daemon was down
+            elif resv.state is ResvState.RUNNING:
+                engine.add_reservation(resv)
+
+    def restore_confirmed(self, engine: Engine) -> None:
+        now = engine.now
+        for resv in self.items.values():
+            if resv.state is ResvState.CONFIRMED:
+                resv.start = max(resv.start, now)  # due while the daemon was down: opens now
+                engine.add_reservation(resv)

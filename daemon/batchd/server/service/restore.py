@@ -1,0 +1,117 @@
+"""Starting again from the state file: every job, reservation and node state back in place.
+
+While the daemon was down (real-time clock) running jobs went on and ended at their
+times, but nothing could start: the scheduler was down. Jobs whose window closed
+while they ran overflowed then. Every change goes through the engine's transitions.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from batchd.model.states import JobState
+from batchd.server.records import JobRecord
+from batchd.server.store import Saved
+
+if TYPE_CHECKING:
+    from batchd.server.service.facade import BatchService
+
+log = structlog.get_logger("batchd")
+
+
+def check_identity(svc: BatchService, meta: dict[str, Any]) -> None:
+    identity = meta.get("machine")
+    if identity is not None and identity != svc.machine_identity():
+        raise ValueError(
+            f"the state was saved by server {identity['server']} for machines "
+            f"{identity['machines']}; this config has {svc.machine_identity()['machines']} "
+            f"(server {svc.server}): use that config, or another --state file"
+        )
+
+
+def saved_choices(svc: BatchService, meta: dict[str, Any]) -> None:
+    """The policies the machines ran: per machine, or one for all (older state files)."""
+    sched = svc.scheduler
+    chosen = meta.get("policies")
+    if isinstance(chosen, dict):
+        for i, m in enumerate(svc.site.machine):
+            entry = chosen.get(m.name)
+            if entry is not None:
+                sched.use(i, sched.choose(i, entry["policy"], dict(entry.get("params", {}))))
+    elif "policy" in meta:
+        for i in range(len(svc.site.machine)):
+            sched.use(i, sched.choose(i, meta["policy"], dict(meta.get("params", {}))))
+
+
+def restore(svc: BatchService, saved: Saved) -> None:
+    meta = saved.meta
+    check_identity(svc, meta)
+    svc.journal.meta = dict(meta)
+    svc.lifecycle.seq = int(meta.get("seq", 0))
+    svc.reservations.seq = int(meta.get("resv_seq", 0))
+    svc.scheduler.switches = list(meta.get("switches", []))
+    svc.started = int(meta.get("started", svc.started))
+    saved_choices(svc, meta)
+    engine = svc.engine
+    now = engine.now
+    saved_now = int(meta.get("now", now))
+    if saved_now > svc.clock.now():
+        raise ValueError(
+            f"the state was saved at emulated time {saved_now}, after the clock's {svc.clock.now()}"
+        )
+    records = [JobRecord.from_row(r) for r in saved.jobs]
+    for rec in records:
+        svc.records[rec.seq] = rec
+        svc.dependencies.index(rec)
+    running = [r for r in records if r.state is JobState.RUNNING]
+    ended: list[tuple[JobRecord, int, str]] = []
+    requeued: list[JobRecord] = []
+    for rec in running:
+        job = rec.job
+        killed = job.runtime > job.estimate
+        end = job.start + (job.estimate if killed else max(job.runtime, 0))
+        policy = engine.machines[job.machine].policy
+        closes = policy.deadline(job)
+        if closes is not None and closes[0] < end and closes[0] <= now:
+            at, action = closes  # its window closed while the daemon was down: overflow then
+            if action == "kill":
+                ended.append((rec, at, "overflow"))
+            else:
+                engine.restore_requeued(job)
+                rec.etime = at
+                requeued.append(rec)
+            svc.journal.touch(rec)
+        elif end <= now:
+            ended.append((rec, end, "walltime" if killed else "ok"))
+        else:
+            engine.restore_running(job)
+    svc.reservations.restore(engine, saved.reservations, len(engine.machines))
+    svc.nodes.restore(engine, saved.nodes)
+    svc.reservations.restore_confirmed(engine)
+    waiting = sorted(
+        (r for r in records if r.state is JobState.QUEUED), key=lambda r: (r.job.submit, r.seq)
+    )
+    for rec in waiting:
+        engine.enqueue(rec.job)
+    svc.lifecycle.arm_waiting()
+    for rec, at, outcome in ended:
+        engine.restore_finished(rec.job, at, outcome)
+    for rec in requeued:
+        svc.metrics.job_requeued(rec.job, "overflow", now)
+    engine.instant(now)
+    observe = svc.metrics.tally.observe
+    for rec in records:
+        job = rec.job
+        observe(rec.seq, job.queue, rec.state.value, job.width * job.estimate, rec.owner)
+    svc.count_allocated()
+    log.info(
+        "state_restored",
+        jobs=len(records),
+        running=len(running),
+        queued=len(waiting),
+        overflow=len(requeued) + sum(outcome == "overflow" for _, _, outcome in ended),
+        now=engine.now,
+    )
+    svc.commit()
