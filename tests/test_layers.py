@@ -1,0 +1,107 @@
+"""The layers of the code: model <- workload <- sched <- engine <- replay and server.
+
+Every import in the package, at the top of a module, inside a function or only
+for type checking, goes down the layers or stays in its own. The daemon never
+imports the client.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from paths import ROOT
+
+PACKAGE = ROOT / "daemon" / "batchd"
+BASE = {"model", "argtypes"}
+# What each part of batchd may import besides itself and BASE.
+ALLOWED: dict[str, set[str]] = {
+    "model": set(),
+    "argtypes": set(),
+    "workload": set(),
+    "sched": set(),
+    "engine": {"sched"},
+    "site": {"sched"},
+    "metrics": {"sched", "engine"},
+    "replay": {"workload", "sched", "engine", "site", "metrics"},
+    "server": {"workload", "sched", "engine", "site", "metrics"},
+    "report": {"workload", "sched", "engine", "site", "metrics", "replay"},
+    "demo": set(),
+    "cli": {"workload", "sched", "engine", "site", "metrics", "replay", "server", "report", "demo"},
+    "__init__": set(),
+}
+
+
+def part_of(path: Path) -> str:
+    first = path.relative_to(PACKAGE).parts[0]
+    return first.removesuffix(".py")
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(), str(path))
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append((node.lineno, node.module))
+    return out
+
+
+def violations() -> list[str]:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        part = part_of(path)
+        allowed = ALLOWED[part] | BASE | {part}
+        for line, module in imports(path):
+            where = f"{path.relative_to(ROOT)}:{line}"
+            if module.split(".")[0] == "batchclient":
+                found.append(f"{where} imports the client ({module})")
+                continue
+            if not module.startswith("batchd."):
+                continue
+            target = module.split(".")[1]
+            if target not in allowed:
+                found.append(f"{where}: {part} imports {module}")
+    return found
+
+
+def test_every_part_is_known() -> None:
+    parts = {part_of(p) for p in PACKAGE.rglob("*.py")}
+    assert parts <= set(ALLOWED), parts - set(ALLOWED)
+
+
+def test_imports_go_down_the_layers() -> None:
+    assert violations() == []
+
+
+def test_the_walk_finds_an_upward_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bad = tmp_path / "batchd" / "sched"
+    bad.mkdir(parents=True)
+    (bad / "oops.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from batchd.server.service import BatchService\n"
+        "def f():\n    import batchclient.qsub\n"
+    )
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", tmp_path / "batchd")
+    monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
+    assert violations() == [
+        "batchd/sched/oops.py:3: sched imports batchd.server.service",
+        "batchd/sched/oops.py:5 imports the client (batchclient.qsub)",
+    ]
+
+
+def test_the_daemon_and_the_client_agree_on_the_default_socket(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from batchclient.transport import default_socket as client_default
+    from batchd.server.paths import default_socket as daemon_default
+
+    for runtime in (str(tmp_path), None):
+        if runtime is None:
+            monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+        else:
+            monkeypatch.setenv("XDG_RUNTIME_DIR", runtime)
+        assert daemon_default() == client_default()
