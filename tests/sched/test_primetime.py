@@ -23,6 +23,7 @@ from batchd.engine.core import Engine
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.replay import ReplayOptions, run_replay
+from batchd.sched.policy import BuildContext
 from batchd.sched.primetime import PrimeTime
 from batchd.sched.registry import PolicyError, make_policy
 
@@ -79,7 +80,7 @@ def test_large_jobs_wait_for_non_prime_and_small_ones_run_at_once() -> None:
     assert (jobs[2].start, jobs[2].end) == (10 * HOUR, 10 * HOUR + 600)
     assert jobs[4].start == 10 * HOUR  # beside J2: 8 + 2 nodes
     assert jobs[1].start == jobs[3].start == THU_1900
-    assert [policy.classes[i] for i in (1, 2, 3, 4)] == ["nonprime", None, "nonprime", None]
+    assert [policy.is_large(jobs[i]) for i in (1, 2, 3, 4)] == [True, False, True, False]
     assert all(j.outcome == "ok" for j in jobs.values())
 
 
@@ -138,9 +139,10 @@ def test_a_holiday_is_non_prime_all_day(tmp_path: Path) -> None:
 
 
 def test_percent_limits_and_one_queue_at_100() -> None:
-    policy = make_policy("primetime", {"prime_nodes": "30%", "prime_runtime": "30%"})
+    policy = make_policy(
+        "primetime", {"prime_nodes": "30%", "prime_runtime": "30%"}, BuildContext(nodes=128)
+    )
     assert isinstance(policy, PrimeTime)
-    policy.set_machine(128)
     assert policy.limits() == {
         "prime_nodes": 38,
         "prime_runtime": int(13 * HOUR * 0.3),
@@ -149,9 +151,10 @@ def test_percent_limits_and_one_queue_at_100() -> None:
     }
     assert policy.is_small(job(1, 0, 3, 20 * HOUR))  # 3% of 128 nodes: always small
     assert not policy.is_small(job(2, 0, 39, HOUR))
-    one = make_policy("primetime", {"prime_nodes": "100%", "prime_runtime": "100%"})
+    one = make_policy(
+        "primetime", {"prime_nodes": "100%", "prime_runtime": "100%"}, BuildContext(nodes=128)
+    )
     assert isinstance(one, PrimeTime)
-    one.set_machine(128)
     assert one.is_small(job(3, 0, 128, 1000 * HOUR))
 
 
@@ -244,10 +247,10 @@ def test_invariants(spec: list[tuple[int, int, int, int]], discipline: str, over
     assert sorted(j.id for j in engine.finished) == sorted(by_id)
     for j in by_id.values():
         assert j.submit <= j.start <= j.end
-        if policy.classes[j.id] == "nonprime":
-            win, end = policy.window(j.start)
+        if policy.is_large(j):
+            win, end = policy.period(j.start)
             assert win == "nonprime", j
-            if j.duration <= policy.longest("nonprime", j.start):
+            if j.duration <= policy.longest(policy.large, j.start):
                 assert end is not None and j.start + j.duration <= end, j
     timed = [j for j in by_id.values() if j.end > j.start]
     for a in timed:
