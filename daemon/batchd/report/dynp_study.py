@@ -33,7 +33,7 @@ from typing import Any
 
 from batchd.argtypes import positive_int
 from batchd.report import tables
-from batchd.report.pool import run_parallel
+from batchd.report.framework.pool import run_parallel
 
 SYNTHETIC_PREFIX = "synthetic-from:"
 DEFAULT_JOBS = 10_000

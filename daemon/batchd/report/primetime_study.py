@@ -40,7 +40,7 @@ from batchd.report.dynp_study import (
     plain_json,
     trace_base_name,
 )
-from batchd.report.pool import run_parallel
+from batchd.report.framework.pool import run_parallel
 
 DEFAULT_OUT = "primetime-study"
 DEFAULT_LIMITS = tuple(range(10, 101, 10))
