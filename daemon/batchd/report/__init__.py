@@ -14,7 +14,7 @@ __all__ = ["add_report_command"]
 
 def add_report_command(sub: Any) -> None:
     """Add ``report`` with its ``dynp`` and ``primetime`` studies to argparse subparsers."""
-    from batchd.report.dynp_study import add_arguments
+    from batchd.report.dynp.options import add_arguments as add_dynp_arguments
     from batchd.report.primetime_study import add_arguments as add_primetime_arguments
 
     report = sub.add_parser(
@@ -34,7 +34,7 @@ def add_report_command(sub: Any) -> None:
             "the paper's Tables 4-6 and Figs. 2-5 and 8."
         ),
     )
-    add_arguments(dynp)
+    add_dynp_arguments(dynp)
     primetime = kinds.add_parser(
         "primetime",
         help="prime/non-prime time queues over runtime x jobsize limits, FCFS and EASY",

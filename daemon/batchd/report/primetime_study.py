@@ -33,14 +33,12 @@ from typing import Any
 
 from batchd.argtypes import positive_int
 from batchd.report import tables
-from batchd.report.dynp_study import (
-    StudyError,
-    file_digest,
-    invoked_command,
-    plain_json,
-    trace_base_name,
-)
+from batchd.report.framework import StudyError
+from batchd.report.framework.cli import invoked_command
+from batchd.report.framework.markdown import MISSING, fmt_float, fmt_int, markdown_table
 from batchd.report.framework.pool import run_parallel
+from batchd.report.framework.results import plain_json
+from batchd.report.framework.traces import file_digest, trace_base_name
 
 DEFAULT_OUT = "primetime-study"
 DEFAULT_LIMITS = tuple(range(10, 101, 10))
@@ -486,19 +484,19 @@ def large_share(summary: Mapping[str, Any] | None) -> float | None:
 
 
 def _pct(value: float | None, digits: int = 1) -> str:
-    return tables.MISSING if value is None else f"{100 * value:.{digits}f} %"
+    return MISSING if value is None else f"{100 * value:.{digits}f} %"
 
 
 def _x(value: float | None) -> str:
-    return tables.MISSING if value is None else f"{value:,.2f}x"
+    return MISSING if value is None else f"{value:,.2f}x"
 
 
 def _hours(seconds: float | None) -> str:
-    return tables.MISSING if seconds is None else f"{seconds / 3600:,.1f} h"
+    return MISSING if seconds is None else f"{seconds / 3600:,.1f} h"
 
 
 def _days(seconds: float | None) -> str:
-    return tables.MISSING if seconds is None else f"{seconds / DAY:,.1f} d"
+    return MISSING if seconds is None else f"{seconds / DAY:,.1f} d"
 
 
 # --------------------------------------------------------------------------- rules of thumb
@@ -523,7 +521,7 @@ def _argbest(grid: Grid, cls: str, metric: str) -> LimitKey | None:
 
 
 def _lbl(key: LimitKey | None) -> str:
-    return tables.MISSING if key is None else tables.limit_label(key)
+    return MISSING if key is None else tables.limit_label(key)
 
 
 def rule_prime(grid: Grid) -> Verdict:
@@ -740,7 +738,7 @@ def rules_section(
                     verdicts.append(v)
                     rows.append([t, str(n), discipline_title(d), v.verdict, v.numbers])
         lines += [f"### {title}: {_count(verdicts)}", "", claim, ""]
-        lines += [tables.markdown_table(["trace", "nodes", "discipline", "verdict", "numbers"],
+        lines += [markdown_table(["trace", "nodes", "discipline", "verdict", "numbers"],
                                         rows, left=5), ""]  # fmt: skip
     rows, verdicts = [], []
     for t in traces:
@@ -756,7 +754,7 @@ def rules_section(
         "better with one queue; one queue is worse than the best limits by more for FCFS than "
         f"for EASY, and by at least {MATTERS:g}x.",
         "",
-        tables.markdown_table(["trace", "nodes", "verdict", "numbers"], rows, left=4),
+        markdown_table(["trace", "nodes", "verdict", "numbers"], rows, left=4),
         "",
     ]
     return lines
@@ -894,8 +892,8 @@ def _workload_section(
         found = next((e for (t, m, _), g in extra.items() if t == spec.name and m == n
                       for e in g.values() if e), None)  # fmt: skip
         load = found.get("load") if found else None
-        rows.append([f"{n:,}", f"{by_size[n]['jobs']:,}", tables.fmt_float(load),
-                     tables.fmt_float(by_size[n]["weekend_need"]),
+        rows.append([f"{n:,}", f"{by_size[n]['jobs']:,}", fmt_float(load),
+                     fmt_float(by_size[n]["weekend_need"]),
                      _days(found.get("submit_span") if found else None)])  # fmt: skip
     facts = by_size[max(sizes)]
     j30, w30 = facts["over_30pct"]
@@ -923,7 +921,7 @@ def _workload_section(
         "must_fit, those jobs alone need more than every weekend, whatever the limits, as "
         "soon as the limits make them large:",
         "",
-        tables.markdown_table(["nodes", "jobs", "offered load", "weekend demand",
+        markdown_table(["nodes", "jobs", "offered load", "weekend demand",
                                "submission span"], rows),
         "",
     ]  # fmt: skip
@@ -942,7 +940,7 @@ def _context_table(grid: Grid, extra: Mapping[LimitKey, Any], columns: Sequence[
         ["utilization-prime, submission span", *(span_util(c, "prime") for c in columns)],
         ["utilization-non, submission span", *(span_util(c, "nonprime") for c in columns)],
         ["jobs waiting at the last submission",
-         *(tables.fmt_int((extra.get(c) or {}).get("backlog_at_last_submit")) for c in columns)],
+         *(fmt_int((extra.get(c) or {}).get("backlog_at_last_submit")) for c in columns)],
         ["drain after the last submission",
          *(_days((extra.get(c) or {}).get("drain")) for c in columns)],
         ["avg resptime-prime", *(_hours(tables.pt_value(grid.get(c), "prime", "art"))
@@ -950,7 +948,7 @@ def _context_table(grid: Grid, extra: Mapping[LimitKey, Any], columns: Sequence[
         ["avg resptime-non", *(_days(tables.pt_value(grid.get(c), "nonprime", "art"))
                                for c in columns)],
     ]  # fmt: skip
-    return tables.markdown_table(["context", *(tables.limit_label(c) for c in columns)], rows)
+    return markdown_table(["context", *(tables.limit_label(c) for c in columns)], rows)
 
 
 def _table3_section(
@@ -1183,7 +1181,7 @@ def _runtimes_section(results: Sequence[Entry], meta: Mapping[str, Any]) -> list
         f"Wall seconds of the replays in their worker processes: {total:,.1f} s in all, "
         f"{meta['seconds']:,.1f} s of study wall time.",
         "",
-        tables.markdown_table(
+        markdown_table(
             ["trace", "nodes", "discipline", "runs", "total [s]", "mean [s]", "max [s]"],
             rows,
             left=3,
@@ -1220,7 +1218,7 @@ def build_report(
     if failures:
         rows = [[r.trace, str(r.nodes), r.discipline, f"{r.runtime}-{r.jobsize}", msg]
                 for r, msg in failures]  # fmt: skip
-        lines += ["## Failed runs", "", tables.markdown_table(
+        lines += ["## Failed runs", "", markdown_table(
             ["trace", "nodes", "discipline", "limits", "error"], rows, left=5), ""]  # fmt: skip
     return "\n".join(lines)
 
