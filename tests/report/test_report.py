@@ -1,4 +1,4 @@
-"""The dynP study report (batchd.report): tables, figures and the command end to end."""
+"""The dynP study report (batchd.report.dynp): tables, figures and the command end to end."""
 
 from __future__ import annotations
 
@@ -11,22 +11,16 @@ from typing import Any
 import numpy as np
 import pytest
 
+from batchd.cli import main
 from batchd.report import add_report_command
-from batchd.report import tables as T
-from batchd.report.dynp_study import (
-    Config,
-    StudyError,
-    TraceSpec,
-    check_policies,
-    config_set,
-    machine_width,
-    main,
-    parse_nodes_for,
-    parse_shrinks,
-    plan_tasks,
-    trace_base_name,
-)
-from batchd.report.plots import figure_specs, plot_metric, write_figures
+from batchd.report.dynp import tables as T
+from batchd.report.dynp.configs import BASIC_DYNP, Config, check_policies, config_set
+from batchd.report.dynp.figures import figure_specs, plot_metric, write_figures
+from batchd.report.dynp.jobsets import TraceSpec, machine_width
+from batchd.report.dynp.options import parse_nodes_for, parse_shrinks
+from batchd.report.dynp.runs import plan_tasks
+from batchd.report.framework import StudyError
+from batchd.report.framework.traces import trace_base_name
 from batchd.sched.registry import policy_names
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -73,7 +67,7 @@ def _dynp_block(cases: dict[str, int] | None = None) -> dict:
 
 
 def _entry(trace: str, shrink: float, config: str, summary: dict, seconds: float = 1.0) -> dict:
-    policy = "dynp" if config.startswith("dynp-") and config != T.BASIC_DYNP else config
+    policy = "dynp" if config.startswith("dynp-") and config != BASIC_DYNP else config
     return {
         "trace": trace,
         "shrink": shrink,
@@ -314,6 +308,21 @@ def test_study_end_to_end_basic(tmp_path: Path, capsys: pytest.CaptureFixture[st
     rc, _ = _run(tmp_path, "basic", "--resume")
     assert rc == 0
     assert "6 runs (0 new, 6 reused, 0 failed)" in capsys.readouterr().out
+
+    # --report-only replays nothing, and a person's discussion.md replaces the placeholder.
+    before = (out / "results.json").read_text()
+    (out / "discussion.md").write_text("SJF wins on TOY_syn.\n")
+    rc, _ = _run(tmp_path, "basic", "--report-only")
+    assert rc == 0
+    assert "6 runs (0 new, 6 reused, 0 failed)" in capsys.readouterr().out
+    assert (out / "results.json").read_text() == before
+    report = (out / "report.md").read_text()
+    assert report.endswith("## Discussion\n\nSJF wins on TOY_syn.\n")
+    assert "--configs basic --report-only`" in report
+    rc, _ = _run(tmp_path, "all", "--report-only")
+    assert rc == 2
+    assert "--report-only: " in capsys.readouterr().err
+    assert (out / "results.json").read_text() == before
 
 
 def test_study_missing_trace_is_a_one_line_error(

@@ -10,15 +10,10 @@ from typing import Any
 import pytest
 
 from batchd.cli import main
-from batchd.report import tables as T
-from batchd.report.primetime_study import (
-    StudyError,
-    parse_disciplines,
-    parse_limits,
-    parse_nodes,
-    rule_prime,
-    rule_thumb,
-)
+from batchd.report.framework import StudyError
+from batchd.report.primetime import tables as T
+from batchd.report.primetime.options import parse_disciplines, parse_limits, parse_nodes
+from batchd.report.primetime.rules import rule_prime, rule_thumb
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MONDAY = 1704067200  # 2024-01-01 00:00 UTC, a Monday: the trace starts in non-prime time
@@ -172,6 +167,11 @@ def test_sweep_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     rc, stdout, _ = run_cli(capsys, "--trace", str(trace), "--limits", "30,100",
                             "--disciplines", "easy", "--workers", "1", "--out", str(out))  # fmt: skip
     assert rc == 0 and "4 runs (0 new, 4 reused, 0 failed)" in stdout
+    rc, stdout, _ = run_cli(
+        capsys, "--trace", str(trace), "--limits", "30,100", "--out", str(out), "--resume"
+    )
+    assert rc == 0 and "8 runs (0 new, 8 reused, 0 failed)" in stdout
+    assert (out / "results.json").read_text() == before
 
 
 def test_report_only_without_results_fails(

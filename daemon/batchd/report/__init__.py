@@ -1,8 +1,11 @@
 """Study reports built on trace replay: ``batchd report dynp`` (seed 000, sec. 5) and
 ``batchd report primetime`` (seed 001, sec. 4-5).
 
-``add_report_command`` registers the ``report`` command on the CLI's subparsers;
-the heavy modules (replay, numpy, matplotlib) load only when a report runs.
+``framework`` holds what the studies share; ``dynp`` and ``primetime`` hold each
+study's runs, tables, figures and text. ``add_report_command`` registers the
+``report`` command on the CLI's subparsers from the studies' ``options`` modules,
+which import the standard library only: the heavy modules (replay, numpy,
+matplotlib) load only when a report runs.
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ __all__ = ["add_report_command"]
 
 def add_report_command(sub: Any) -> None:
     """Add ``report`` with its ``dynp`` and ``primetime`` studies to argparse subparsers."""
-    from batchd.report.dynp_study import add_arguments
-    from batchd.report.primetime_study import add_arguments as add_primetime_arguments
+    from batchd.report.dynp.options import add_arguments as add_dynp_arguments
+    from batchd.report.primetime.options import add_arguments as add_primetime_arguments
 
     report = sub.add_parser(
         "report",
@@ -34,7 +37,7 @@ def add_report_command(sub: Any) -> None:
             "the paper's Tables 4-6 and Figs. 2-5 and 8."
         ),
     )
-    add_arguments(dynp)
+    add_dynp_arguments(dynp)
     primetime = kinds.add_parser(
         "primetime",
         help="prime/non-prime time queues over runtime x jobsize limits, FCFS and EASY",

@@ -1,4 +1,4 @@
-"""Markdown tables of a dynP study (seed 000, sec. 5: Tables 4, 5, 6 and the shrink series).
+"""Markdown tables of the dynP study (seed 000, sec. 5: Tables 4, 5, 6 and the shrink series).
 
 Every function here is pure: it takes the study's results list (one dict per
 replay: ``trace``, ``shrink``, ``config``, ``params``, ``summary`` and a few
@@ -15,27 +15,28 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from batchd.report.dynp.configs import (
+    ADVANCED_ARTWW,
+    COMPARISON_CONFIGS,
+    DECIDERS,
+    PAPER_QUALITIES,
+    POLICIES,
+    QUALITY_NAMES,
+    config_title,
+    dynp_label,
+)
+from batchd.report.framework.markdown import (
+    MISSING,
+    fmt_float,
+    fmt_int,
+    fmt_percent,
+    fmt_seconds,
+    markdown_table,
+)
+
 Result = Mapping[str, Any]
 Summary = Mapping[str, Any]
 Key = tuple[str, float, str]
-
-MISSING = "-"
-POLICIES = ("SJF", "FCFS", "LJF")  # the paper's row order in Tables 4 and 5
-CONS_CONFIGS = ("fcfs-cons", "sjf-cons", "ljf-cons")
-BASIC_DYNP = "dynp-basic"
-DECIDERS = ("simple", "advanced")
-PAPER_QUALITIES = ("artww", "art", "ms")
-EXTRA_QUALITIES = ("sldww", "awt")
-QUALITY_NAMES = {"artww": "ARTwW", "art": "ART", "ms": "MS", "sldww": "SLDwW", "awt": "AWT"}
-
-
-def dynp_label(decider: str, quality: str) -> str:
-    """Configuration name of self-tuning dynP with a decider and a quality metric."""
-    return f"dynp-{decider}-{quality}"
-
-
-ADVANCED_ARTWW = dynp_label("advanced", "artww")
-COMPARISON_CONFIGS = (*CONS_CONFIGS, BASIC_DYNP, ADVANCED_ARTWW)  # Figs. 4, 5, 8
 
 # Table 6: the paper's rows, each a group of Table 1 cases.
 CASE_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -57,21 +58,6 @@ CASE_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 SIMPLE_DIFFERS = ("1", "6b", "8c", "10c")
 KEEPS_CURRENT = ("1", "5", "6a", "6b", "8a", "8c", "10b", "10c")
-
-
-# --------------------------------------------------------------------------- names
-
-
-def config_title(config: str) -> str:
-    """A readable name of a configuration for tables and legends."""
-    if config in CONS_CONFIGS:
-        return config.split("-")[0].upper() + " cons."
-    if config == BASIC_DYNP:
-        return "basic dynP"
-    parts = config.split("-")
-    if len(parts) == 3 and parts[0] == "dynp":
-        return f"dynP {parts[1]} {QUALITY_NAMES.get(parts[2], parts[2])}"
-    return config
 
 
 # --------------------------------------------------------------------------- lookups
@@ -131,23 +117,6 @@ def actual_runtime(summary: Summary) -> float:
 # --------------------------------------------------------------------------- formatting
 
 
-def fmt_int(value: Any) -> str:
-    return MISSING if value is None else f"{int(value):,}"
-
-
-def fmt_seconds(value: Any) -> str:
-    return MISSING if value is None else f"{float(value):,.0f} s"
-
-
-def fmt_float(value: Any, digits: int = 2) -> str:
-    return MISSING if value is None else f"{float(value):,.{digits}f}"
-
-
-def fmt_percent(fraction: Any) -> str:
-    """A fraction (0.7536) as a percentage ("75.36 %")."""
-    return MISSING if fraction is None else f"{100.0 * float(fraction):.2f} %"
-
-
 def fmt_share(count: int, total: int) -> str:
     """``13,218 (= 78.00 %)`` like Table 6's derived rows."""
     share = 100.0 * count / total if total else 0.0
@@ -156,13 +125,6 @@ def fmt_share(count: int, total: int) -> str:
 
 def fmt_shrink(shrink: float) -> str:
     return f"{shrink:.2f}"
-
-
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:
-    """A GitHub markdown table: the first ``left`` columns left-aligned, the rest right."""
-    align = [":--" if i < left else "--:" for i in range(len(header))]
-    lines = [header, align, *rows]
-    return "\n".join("| " + " | ".join(str(c) for c in line) + " |" for line in lines)
 
 
 def _get(summary: Summary | None, key: str) -> Any:
@@ -363,158 +325,4 @@ def runtime_table(results: Sequence[Result]) -> str:
         total = sum(c for c in cells if c is not None)
         rows.append([config, *(fmt_float(c) for c in cells), fmt_float(total)])
     header = ["configuration", *(f"{t} {fmt_shrink(s)}" for t, s in keys), "total"]
-    return markdown_table(header, rows)
-
-
-# --------------------------------------------------------------------------- primetime study
-# Tables of ``batchd report primetime`` (seed 001, Table 3). A grid maps
-# (runtime limit %, jobsize limit %) to a replay summary holding the ``primetime``
-# object (batchd.metrics.primetime). Classes: "prime" = small jobs (within the
-# limits, run any time), "nonprime" = large jobs, "all".
-
-LimitKey = tuple[int, int]
-PT_CLASSES = {"all": "all", "prime": "prime", "non": "nonprime"}
-# Table 3, upper half: ratios to the best value of the sweep (smaller is better).
-PT_RATIO_ROWS: tuple[tuple[str, str, str], ...] = (
-    ("avg resptime-all", "all", "art"),
-    ("avg resptime-prime", "prime", "art"),
-    ("avg resptime-non", "nonprime", "art"),
-    ("slowdown-all", "all", "slowdown"),
-    ("slowdown-prime", "prime", "slowdown"),
-    ("slowdown-non", "nonprime", "slowdown"),
-)
-# Table 3, lower half: percentages.
-PT_PERCENT_ROWS = (
-    "success-prime",
-    "overflow",
-    "utilization-all",
-    "utilization-prime",
-    "utilization-non",
-)
-# The paper's Table 3 (EASY, NAS SP/2 at 80 nodes): 30-100, 80-100, 100-100.
-PAPER_TABLE3: dict[str, tuple[float, float, float]] = {
-    "avg resptime-all": (1.81, 5.17, 6.37),
-    "avg resptime-prime": (1.73, 18.87, 23.91),
-    "avg resptime-non": (4.55, 2.58, 5.19),
-    "slowdown-all": (1.24, 12.80, 16.09),
-    "slowdown-prime": (1.77, 18.55, 23.16),
-    "slowdown-non": (6.74, 2.32, 1.47),
-    "success-prime": (98, 72, 69),
-    "overflow": (16, 4, 0),
-    "utilization-all": (69, 75, 76),
-    "utilization-prime": (57, 78, 80),
-    "utilization-non": (79, 73, 73),
-}
-TABLE3_COLUMNS: tuple[LimitKey, ...] = ((30, 100), (80, 100), (100, 100))
-
-
-def pt_block(summary: Summary | None) -> Mapping[str, Any]:
-    """The ``primetime`` object of a summary, or an empty mapping."""
-    if not summary:
-        return {}
-    block = summary.get("primetime")
-    return block if isinstance(block, Mapping) else {}
-
-
-def pt_value(summary: Summary | None, cls: str, metric: str) -> float | None:
-    """A class metric (art, awt, slowdown, utilization, ...); None if the class has no jobs."""
-    stats = pt_block(summary).get(cls)
-    if not isinstance(stats, Mapping) or metric not in stats:
-        return None
-    if metric != "utilization" and not stats.get("jobs"):
-        return None
-    return float(stats[metric])
-
-
-def pt_percent(summary: Summary | None, row: str) -> float | None:
-    """A percentage row of Table 3 as a fraction (0.98), None if missing."""
-    block = pt_block(summary)
-    if not block:
-        return None
-    if row == "success-prime":
-        rate = block.get("success_rate", {}).get("prime")
-        return None if rate is None else float(rate)
-    if row == "overflow":
-        share = block.get("overflow_share_all")
-        return None if share is None else float(share)
-    cls = PT_CLASSES[row.removeprefix("utilization-")]
-    return pt_value(summary, cls, "utilization")
-
-
-def pt_best(grid: Mapping[LimitKey, Summary], cls: str, metric: str) -> float | None:
-    """The smallest value of a metric over the sweep (classes without jobs left out)."""
-    values = [v for s in grid.values() if (v := pt_value(s, cls, metric)) is not None]
-    return min(values) if values else None
-
-
-def pt_ratio(
-    grid: Mapping[LimitKey, Summary], key: LimitKey, cls: str, metric: str
-) -> float | None:
-    """Value at ``key`` divided by the best value of the sweep (Table 3's ratios)."""
-    value = pt_value(grid.get(key), cls, metric)
-    best = pt_best(grid, cls, metric)
-    if value is None or best is None:
-        return None
-    return value / best if best > 0 else (1.0 if value == 0 else float("inf"))
-
-
-def limit_label(key: LimitKey) -> str:
-    """(30, 100) -> "30-100": runtime limit - jobsize limit, in % (the paper's naming)."""
-    return f"{key[0]}-{key[1]}"
-
-
-def pt_table3(
-    grid: Mapping[LimitKey, Summary],
-    columns: Sequence[LimitKey] = TABLE3_COLUMNS,
-    paper: bool = True,
-) -> str:
-    """Table 3 of the paper for one sweep: ratios to the best value, then percentages.
-
-    Columns are (runtime limit, jobsize limit) pairs; ``paper`` adds the paper's
-    values (EASY, NAS SP/2, 80 nodes) in brackets where it has them. A ratio is
-    ``-`` when the run is missing and ``n/a`` when the class has no jobs there
-    (no large jobs at 100-100).
-    """
-    paper_cols = {c: i for i, c in enumerate(TABLE3_COLUMNS)}
-
-    def cell(text: str, row: str, column: LimitKey) -> str:
-        if paper and column in paper_cols and row in PAPER_TABLE3:
-            return f"{text} ({PAPER_TABLE3[row][paper_cols[column]]:g})"
-        return text
-
-    header = ["metric", *(f"{limit_label(c)} ratio" for c in columns)]
-    rows: list[list[str]] = []
-    for name, cls, metric in PT_RATIO_ROWS:
-        cells = []
-        for column in columns:
-            if column not in grid:
-                text = MISSING
-            else:
-                ratio = pt_ratio(grid, column, cls, metric)
-                text = "n/a" if ratio is None else f"{ratio:,.2f}"
-            cells.append(cell(text, name, column))
-        rows.append([name, *cells])
-    rows.append(["**metric**", *(f"**{limit_label(c)} percent**" for c in columns)])
-    for name in PT_PERCENT_ROWS:
-        cells = []
-        for column in columns:
-            value = pt_percent(grid.get(column), name) if column in grid else None
-            cells.append(cell(MISSING if value is None else f"{100 * value:.1f}", name, column))
-        rows.append([name, *cells])
-    return markdown_table(header, rows)
-
-
-def pt_grid_table(
-    grid: Mapping[LimitKey, Any],
-    fmt: Any = fmt_float,
-) -> str:
-    """Values over the sweep: rows runtime limit, columns jobsize limit (``fmt`` per cell)."""
-    runtimes = sorted({rt for rt, _ in grid})
-    jobsizes = sorted({js for _, js in grid})
-    header = ["runtime \\ jobsize", *(f"{js}%" for js in jobsizes)]
-    rows = [
-        [f"{rt}%", *(MISSING if grid.get((rt, js)) is None else fmt(grid[(rt, js)])
-                     for js in jobsizes)]
-        for rt in runtimes
-    ]  # fmt: skip
     return markdown_table(header, rows)

@@ -1,0 +1,47 @@
+"""The dynP study from options to report: job sets, runs (new or reused), report."""
+
+from __future__ import annotations
+
+from batchd.report.dynp.configs import check_policies, config_set
+from batchd.report.dynp.jobsets import prepare_traces
+from batchd.report.dynp.options import StudyOptions
+from batchd.report.dynp.report import write_report
+from batchd.report.dynp.runs import Task, order_entries, plan_tasks, results_file, run_task
+from batchd.report.framework.meta import elapsed, started, study_meta
+from batchd.report.framework.runs import StudyOutcome, run_missing
+
+
+def run_study(opts: StudyOptions) -> StudyOutcome[Task]:
+    """Generate the job sets, run (or reuse) every replay, write results.json and report.md."""
+    began = started()
+    configs = config_set(opts.configs)
+    check_policies(configs)
+    opts.out.mkdir(parents=True, exist_ok=True)
+    specs = prepare_traces(
+        opts.traces, opts.out, jobs=opts.jobs, seed=opts.seed, nodes_for=opts.nodes_for
+    )
+    tasks = plan_tasks(specs, opts.shrinks, configs, perfect_estimates=opts.perfect_estimates)
+    names = [s.name for s in specs]
+    config_names = [c.name for c in configs]
+    runs = run_missing(
+        tasks,
+        run_task,
+        results_file(opts.out, names, config_names),
+        reuse=opts.resume,
+        report_only=opts.report_only,
+        workers=opts.workers,
+        desc="dynp study",
+    )
+    results = order_entries(runs.results, names, config_names)
+    meta = study_meta(opts.command, runs.workers, runs.new, runs.reused)
+    meta.update(
+        jobs=opts.jobs,
+        seed=opts.seed,
+        perfect_estimates=opts.perfect_estimates,
+        configs=opts.configs,
+        seconds=elapsed(began),
+    )
+    report, figures = write_report(opts.out, specs, results, meta, runs.failures)
+    return StudyOutcome(
+        report, results, runs.new, runs.reused, runs.failures, meta["seconds"], figures
+    )

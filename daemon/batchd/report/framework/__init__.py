@@ -1,0 +1,24 @@
+"""What every study report shares, so that a study writes only its runs, tables and text.
+
+- ``cli``: the options every study has (``--trace``, ``--workers``, ``--out``,
+  ``--resume``, ``--report-only``) and the command-line echo; standard library
+  only, so building the ``batchd`` parser stays cheap.
+- ``traces``: a trace file's short name, digest and header facts.
+- ``results``: OUT/results.json, one entry per run, keyed by the run's content.
+- ``runs``: run what the results file lacks in worker processes (``pool``), then
+  report the outcome on the terminal.
+- ``meta``: who made the report (command, date, machine), kept in OUT/study.json.
+- ``markdown``: tables, number formats and the sections every report has.
+- ``plots``: matplotlib details both studies' figures share.
+
+A study is a list of run objects, each with ``identity()`` (a plain dict of
+everything that determines its result; its digest is the run's key) and
+``label()`` (a short text for the progress bar and messages), and a module-level
+function that replays one run and returns its results entry.
+"""
+
+from __future__ import annotations
+
+
+class StudyError(ValueError):
+    """Study options or files that cannot be used (printed as one line by the CLI)."""

@@ -1,0 +1,97 @@
+"""Markdown of a study report: tables, number formats and the sections every report has.
+
+Sections are lists of lines (joined with newlines at the end), each ending with
+an empty line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+MISSING = "-"
+DISCUSSION_FILE = "discussion.md"  # a person's discussion, included in the report if present
+
+
+def fmt_int(value: Any) -> str:
+    return MISSING if value is None else f"{int(value):,}"
+
+
+def fmt_seconds(value: Any) -> str:
+    return MISSING if value is None else f"{float(value):,.0f} s"
+
+
+def fmt_float(value: Any, digits: int = 2) -> str:
+    return MISSING if value is None else f"{float(value):,.{digits}f}"
+
+
+def fmt_percent(fraction: Any) -> str:
+    """A fraction (0.7536) as a percentage ("75.36 %")."""
+    return MISSING if fraction is None else f"{100.0 * float(fraction):.2f} %"
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:
+    """A GitHub markdown table: the first ``left`` columns left-aligned, the rest right."""
+    align = [":--" if i < left else "--:" for i in range(len(header))]
+    lines = [header, align, *rows]
+    return "\n".join("| " + " | ".join(str(c) for c in line) + " |" for line in lines)
+
+
+def provenance_lines(meta: Mapping[str, Any]) -> list[str]:
+    """The header's command (every option too, if the command left some out), date, machine."""
+    lines = [f"- Command: `{meta['command']}`"]
+    if meta["options"] != meta["command"]:
+        lines.append(f"- All options: `{meta['options']}`")
+    return [
+        *lines,
+        f"- Date: {meta['date']}",
+        f"- Machine: {meta['cpus']} CPUs, Python {meta['python']}, {meta['platform']}, "
+        f"batchd {meta['batchd']}",
+    ]
+
+
+def figures_section(
+    figures: Sequence[tuple[str, Path | None]], *, heading: str, missing: str
+) -> list[str]:
+    """Each (caption, PNG) as an image with its caption; a figure not drawn says ``missing``."""
+    lines = [heading, ""]
+    for caption, path in figures:
+        if path is None:
+            lines += [f"_{caption}: not drawn ({missing})._", ""]
+        else:
+            lines += [f"![{caption}]({path.name})", "", f"*{caption}.*", ""]
+    return lines
+
+
+def runtimes_section(lead: str, busy: float, wall: float, table: str) -> list[str]:
+    """``busy``: seconds of all replays; ``wall``: the study's wall time."""
+    return [
+        "## Run times",
+        "",
+        f"{lead}{busy:,.1f} s in all, {wall:,.1f} s of study wall time.",
+        "",
+        table,
+        "",
+    ]
+
+
+def failures_section(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """The runs that failed, one row each with its error last; nothing when none did."""
+    if not rows:
+        return []
+    return ["## Failed runs", "", markdown_table(header, rows, left=len(header)), ""]
+
+
+def discussion_section(out: Path, placeholder: str, note: str | None = None) -> list[str]:
+    """OUT/discussion.md, written by a person from the numbers and kept across reruns.
+
+    Without the file: ``placeholder``. ``note`` (in italics) goes before the text.
+    """
+    path = out / DISCUSSION_FILE
+    if not path.is_file():
+        return ["## Discussion", "", placeholder, ""]
+    lines = ["## Discussion", ""]
+    if note is not None:
+        lines += [f"_{note}_", ""]
+    return [*lines, path.read_text().strip(), ""]

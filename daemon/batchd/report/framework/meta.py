@@ -1,0 +1,63 @@
+"""Who made a report: the command, the date, the machine, the runs; kept in OUT/study.json."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from batchd.report.framework.cli import invoked_command
+
+META_FILE = "study.json"  # command, date and wall time of the last invocation that replayed
+
+
+def now() -> str:
+    """The date line of a report."""
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def started() -> float:
+    return time.perf_counter()
+
+
+def elapsed(since: float) -> float:
+    """Study wall time since ``started()``."""
+    return time.perf_counter() - since
+
+
+def study_meta(command: str, workers: int, new: int, reused: int) -> dict[str, Any]:
+    """The facts of this invocation; ``command`` is every option spelled out.
+
+    A study adds its own options and sets ``seconds`` when its runs are done.
+    """
+    from batchd import __version__
+
+    return {
+        "command": invoked_command() or command,
+        "options": command,
+        "date": now(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "batchd": __version__,
+        "workers": workers,
+        "new": new,
+        "reused": reused,
+    }
+
+
+def save_meta(path: Path, meta: dict[str, Any]) -> None:
+    path.write_text(json.dumps(meta, indent=1) + "\n")
+
+
+def previous_meta(path: Path) -> dict[str, Any] | None:
+    """The meta data of the last invocation that replayed something, if recorded."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) and "command" in data else None

@@ -1,0 +1,115 @@
+"""The committed studies come out again from their results.json, byte for byte, no replays.
+
+Each study is copied to a temporary tree laid out like the repository (the
+commands name ``../shared/traces`` and ``docs/...``) and its report is written
+again with ``--report-only``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+import batchd.report.framework.meta
+import batchd.report.primetime.study
+from batchd.cli import main
+from paths import ROOT, TRACES
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+pytestmark = pytest.mark.skipif(not TRACES.is_dir(), reason="needs the shared traces")
+
+
+def copy_study(tmp_path: Path, folder: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``docs/<folder>`` without its report and figures, in a tree like the repository's."""
+    work = tmp_path / "repo"
+    (tmp_path / "shared").symlink_to(TRACES.parent)
+    source = ROOT / "docs" / folder
+    target = work / "docs" / folder
+    target.mkdir(parents=True)
+    for name in ("results.json", "study.json", "discussion.md"):
+        if (source / name).is_file():
+            shutil.copy(source / name, target / name)
+    monkeypatch.chdir(work)
+    return target
+
+
+def as_invoked(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> int:
+    """Run ``batchd`` as from a shell, so the report names the exact command line."""
+    monkeypatch.setattr(sys, "argv", ["batchd", *argv])
+    return main(argv)
+
+
+def test_primetime_kth_report_is_byte_identical(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = copy_study(tmp_path, "primetime-study/kth", monkeypatch)
+    committed = (ROOT / "docs" / "primetime-study" / "kth" / "report.md").read_text()
+    # The date and wall time of the pass that wrote the committed report.
+    monkeypatch.setattr(batchd.report.framework.meta, "now", lambda: "2026-11-21 13:06:01 UTC")
+    monkeypatch.setattr(batchd.report.primetime.study, "elapsed", lambda since: 0.0)
+    argv = [
+        "report",
+        "primetime",
+        "--trace",
+        "../shared/traces/KTH-SP2-1996-2.1-cln.swf.gz",
+        "--nodes",
+        "100",
+        "--out",
+        "docs/primetime-study/kth",
+        "--report-only",
+    ]
+    assert as_invoked(monkeypatch, argv) == 0
+    assert "200 runs (0 new, 200 reused, 0 failed), 7 figures" in capsys.readouterr().out
+    assert (out / "report.md").read_text() == committed
+    figures = sorted(p.name for p in out.glob("*.png"))
+    assert figures == sorted(p.name for p in (ROOT / "docs/primetime-study/kth").glob("*.png"))
+    for name in figures:
+        assert (out / name).read_bytes().startswith(PNG_MAGIC)
+
+
+def test_dynp_report_is_identical_but_for_the_invocation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """dynP's header describes the pass that wrote the report: here a --report-only one."""
+    out = copy_study(tmp_path, "dynp-study", monkeypatch)
+    committed = (ROOT / "docs" / "dynp-study" / "report.md").read_text().splitlines()
+    traces = ("KTH-SP2-1996-2.1", "CTC-SP2-1996-3.1", "SDSC-SP2-1998-4.2")
+    argv = ["report", "dynp"]
+    for trace in traces:
+        argv += ["--trace", f"synthetic-from:../shared/traces/{trace}-cln.swf.gz"]
+    argv += [
+        "--shrink",
+        "1.0,0.95,0.9,0.85,0.8,0.75,0.7,0.65,0.6",
+        "--jobs",
+        "10000",
+        "--seed",
+        "1",
+        "--workers",
+        "2",
+        "--out",
+        "docs/dynp-study",
+        "--report-only",
+    ]
+    assert as_invoked(monkeypatch, argv) == 0
+    assert "270 runs (0 new, 270 reused, 0 failed), 5 figures" in capsys.readouterr().out
+    report = (out / "report.md").read_text().splitlines()
+    assert len(report) == len(committed)
+    differ = [new for new, old in zip(report, committed, strict=True) if new != old]
+    invocation = ("- Command:", "- All options:", "- Date:", "- Machine:", "- Runs: 270 (0 run")
+    assert [line for line in differ if not line.startswith(invocation)] == [
+        next(line for line in report if line.startswith("Wall seconds of each replay"))
+    ]
+    assert differ[0].endswith("--out docs/dynp-study --report-only`")
+    assert "## Discussion" in report and report[-1].endswith("does not define its own.")
+    for name in (
+        "fig2_artww_quality",
+        "fig3_sldww60_quality",
+        "fig4_artww",
+        "fig5_sldww60",
+        "fig8_utilization",
+    ):
+        assert (out / f"{name}.png").read_bytes().startswith(PNG_MAGIC)
