@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,14 @@ from batchd.workload.swf import read_header
 if TYPE_CHECKING:
     from batchd.site.config import SiteConfig
 
-__all__ = ["ReplayError", "ReplayOptions", "ReplayResult", "run_replay", "trace_clock"]
+__all__ = [
+    "ReplayError",
+    "ReplayOptions",
+    "ReplayResult",
+    "run_replay",
+    "trace_clock",
+    "trace_policy",
+]
 
 
 class ReplayError(ValueError):
@@ -105,6 +112,17 @@ def replay_calendar(site: SiteConfig | None, zone: dt.tzinfo | None) -> PrimeCal
     if site is None:
         return PrimeCalendar.default(zone)
     return site.calendar(default_zone=zone or dt.UTC)
+
+
+def trace_policy(
+    name: str, params: Mapping[str, str], workload: Workload, nodes: int, seed: int = 0
+) -> Policy:
+    """A policy built as a replay of ``workload`` on ``nodes`` nodes builds it."""
+    origin, zone = trace_clock(workload)
+    context = BuildContext(
+        nodes=nodes, calendar=replay_calendar(None, zone), origin=origin, seed=seed
+    )
+    return make_policy(name, params, context)
 
 
 def build_policies(setup: Setup, calendar: PrimeCalendar, origin: int, seed: int) -> list[Policy]:

@@ -1,10 +1,9 @@
 """Everything the prime-time study asks of the core, behind plain signatures.
 
-The replay itself, the ``primetime`` policy's calendar on a trace's clock
-(``make_policy``, ``localize``, ``set_machine``, ``window``, ``calendar``,
-``longest``), ``batchd.replay.trace_clock`` and the window metrics of
-``batchd.metrics.primetime``. The core is refactored on its own schedule; this is
-the one module to adapt.
+The replay itself, the ``primetime`` policy built as a replay builds it (the
+trace's clock and the machine, ``batchd.replay.trace_policy``) with its calendar
+periods and its non-prime class, and the window metrics of
+``batchd.metrics.primetime``.
 """
 
 from __future__ import annotations
@@ -31,14 +30,9 @@ def is_discipline(name: str) -> bool:
 
 def _gate(params: Mapping[str, str], workload: Any, nodes: int) -> Any:
     """A ``primetime`` policy set up like the replay's: the trace's clock and machine."""
-    from batchd.replay import trace_clock
-    from batchd.sched.registry import make_policy
+    from batchd.replay import trace_policy
 
-    gate = make_policy(POLICY, dict(params))
-    origin, zone = trace_clock(workload)
-    gate.localize(origin, zone)
-    gate.set_machine(nodes)
-    return gate
+    return trace_policy(POLICY, params, workload, nodes)
 
 
 def replay(
@@ -74,7 +68,7 @@ def span_metrics(jobs: Sequence[Any], gate: Any, nodes: int) -> dict[str, Any]:
     util = window_utilization(ran, nodes, windows_between(gate, t0, t0 + span))
     by_window: dict[str, list[Any]] = {"prime": [], "nonprime": []}
     for job in ran:
-        by_window[gate.window(job.submit)[0]].append(job)
+        by_window[gate.period(job.submit)[0]].append(job)
     return {
         "submit_span": t1 - t0,
         "load": sum(j.width * j.runtime for j in jobs) / (nodes * span),
@@ -120,4 +114,4 @@ def trace_calendar(trace: str, *, nodes: int, first: int | None) -> TraceCalenda
     workload = load_swf(trace, nodes=nodes, first=first)
     gate = _gate({}, workload, nodes)
     requests = [Request(j.submit, j.width, j.runtime, j.estimate) for j in workload.jobs]
-    return TraceCalendar(requests, gate.calendar.prime_slot_seconds(), gate.longest("nonprime", 0))
+    return TraceCalendar(requests, gate.calendar.prime_slot_seconds(), gate.longest(gate.large, 0))
