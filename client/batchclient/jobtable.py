@@ -125,7 +125,7 @@ def comment_line(comment: str | None) -> list[str]:
     return ["   " + comment]
 
 
-def est_sort_key(job: Obj, now: int) -> tuple:
+def est_sort_key(job: Obj, now: int) -> tuple[object, ...]:
     """qstat -T order: started jobs by start time, then by estimated start, unknown last."""
     if job.get("stime") is not None:
         return (0, job["stime"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from . import jobattrs
 from .cli import Parser, UsageError, run
@@ -25,9 +26,9 @@ def build_parser() -> Parser:
     return p
 
 
-def build_alter(ns: argparse.Namespace) -> dict:
+def build_alter(ns: argparse.Namespace) -> dict[str, Any]:
     """The JobAlter body: only the attributes given."""
-    body: dict = {}
+    body: dict[str, Any] = {}
     try:
         res = parse_resources(ns.resources or [])
     except ResourceError as exc:

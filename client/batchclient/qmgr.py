@@ -48,9 +48,9 @@ class Session:
     def __init__(self, client: Client, as_json: bool = False) -> None:
         self.client = client
         self.as_json = as_json
-        self._server: dict | None = None
+        self._server: dict[str, Any] | None = None
 
-    def server(self) -> dict:
+    def server(self) -> dict[str, Any]:
         if self._server is None:
             self._server = self.client.get("/server")
         return self._server
@@ -83,7 +83,7 @@ class Session:
 
     # -- list -----------------------------------------------------------------------
 
-    def _check_server_name(self, name: str | None, extra: tuple[str, ...] = ()) -> dict:
+    def _check_server_name(self, name: str | None, extra: tuple[str, ...] = ()) -> dict[str, Any]:
         server = self.server()
         if name is not None and name not in (server["name"], *extra):
             raise UsageError(f"Unknown server {name}")
@@ -118,9 +118,10 @@ class Session:
             data = self.client.get("/nodes")
             self.emit(data, fmt.list_nodes(data["nodes"]))
 
-    def _get_named(self, kind: str, path: str, name: str) -> dict:
+    def _get_named(self, kind: str, path: str, name: str) -> dict[str, Any]:
         try:
-            return self.client.get(path)
+            found: dict[str, Any] = self.client.get(path)
+            return found
         except ApiError as exc:
             if exc.status == 404:
                 raise ApiError(404, exc.error, f"Unknown {kind} {name}") from None
@@ -211,7 +212,7 @@ class Session:
             raise
 
 
-def param_name(attr: str, policy: str, sched: dict) -> str:
+def param_name(attr: str, policy: str, sched: dict[str, Any]) -> str:
     """A scheduler parameter's name: ``dynp_decider`` -> ``decider`` when ``decider`` is a
     parameter of the policy and ``dynp`` a policy family (the name before '-', or the
     whole name with '-' as '_'). Anything else is sent as given."""

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from . import nodes as fmt
 from .cli import EXIT_REFUSED, Parser, UsageError, add_json_flag, print_json, run, say, wants_json
@@ -33,10 +35,10 @@ def build_parser() -> Parser:
     return p
 
 
-def _change(client: Client, ns, state: str) -> int:
+def _change(client: Client, ns: argparse.Namespace, state: str) -> int:
     if not ns.names:
         raise UsageError(f"mark nodes {state}: name at least one node")
-    body: dict = {"state": state}
+    body: dict[str, Any] = {"state": state}
     if ns.comment is not None:
         body["comment"] = ns.comment
     code = 0

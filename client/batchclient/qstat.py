@@ -89,13 +89,13 @@ class Result:
     """What the operands gave: jobs in order, plus the server name and time if known."""
 
     def __init__(self) -> None:
-        self.jobs: list[dict] = []
+        self.jobs: list[dict[str, Any]] = []
         self.seen: set[str] = set()
         self.server: str | None = None
         self.now: int | None = None
         self.code = 0
 
-    def add(self, jobs: Sequence[dict]) -> None:
+    def add(self, jobs: Sequence[dict[str, Any]]) -> None:
         for job in jobs:
             if job["id"] not in self.seen:
                 self.seen.add(job["id"])
@@ -114,7 +114,7 @@ def _list(client: Client, opts: Options, res: Result, queue: str | None) -> None
     for user in opts.users or [None]:
         q = dict(query, user=user) if user else query
         lists.append(client.get("/jobs", q))
-    found: list[dict] = []
+    found: list[dict[str, Any]] = []
     for data in lists:
         res.server = data["server"]
         res.now = int(data["now"])
@@ -126,7 +126,7 @@ def _list(client: Client, opts: Options, res: Result, queue: str | None) -> None
 
 def _one(client: Client, opts: Options, res: Result, job_id: str) -> None:
     try:
-        job: dict = client.get(f"/jobs/{quote(job_id)}")
+        job: dict[str, Any] = client.get(f"/jobs/{quote(job_id)}")
     except ApiError as exc:
         if exc.status == 404:
             res.fail(EXIT_UNKNOWN_JOB, f"Unknown Job Id {job_id}")
@@ -152,7 +152,7 @@ def _jobs(client: Client, opts: Options) -> int:
             _list(client, opts, res, queue or None)
     need_server = opts.json or (opts.alt and ns.est)
     if res.now is None and need_server and (res.jobs or opts.json):
-        info: dict = client.get("/server")
+        info: dict[str, Any] = client.get("/server")
         res.server, res.now = info["name"], int(info["now"])
     if opts.json:
         print_json({"server": res.server, "now": res.now, "jobs": res.jobs})
@@ -171,7 +171,7 @@ def _jobs(client: Client, opts: Options) -> int:
 
 
 def _queues(client: Client, opts: Options) -> int:
-    data: dict = client.get("/queues")
+    data: dict[str, Any] = client.get("/queues")
     queues = data["queues"]
     code = 0
     if opts.ns.operands:
@@ -196,7 +196,7 @@ def _queues(client: Client, opts: Options) -> int:
 
 
 def _server(client: Client, opts: Options) -> int:
-    data: dict = client.get("/server")
+    data: dict[str, Any] = client.get("/server")
     if opts.json:
         print_json(data)
     elif opts.ns.full:

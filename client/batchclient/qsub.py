@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from . import jobattrs
 from .cli import Parser, UsageError, run
@@ -72,7 +73,7 @@ def read_script(path: str | None) -> tuple[str, str]:
 
 def build_request(
     argv: Sequence[str], script: str | None = None, default_name: str = "STDIN"
-) -> tuple[dict, str | None]:
+) -> tuple[dict[str, Any], str | None]:
     """The JobSubmit body from the command line and the script's #PBS directives.
 
     Returns the body and the raw ``-a`` value (resolved later against the
@@ -109,7 +110,7 @@ def build_request(
         except ValueError as exc:
             raise UsageError(f"-a {opts.exec_time}: illegal date/time: {exc}") from None
 
-    body: dict = {}
+    body: dict[str, Any] = {}
     try:
         body["name"] = default_name if opts.name is None else jobattrs.check_name(opts.name)
         if opts.queue:

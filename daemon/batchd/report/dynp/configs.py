@@ -66,7 +66,7 @@ def config_set(which: str) -> list[Config]:
     basic = [_cons(order) for order in ("fcfs", "sjf", "ljf")]
     if which == "basic":
         return basic
-    qualities = PAPER_QUALITIES
+    qualities: tuple[str, ...] = PAPER_QUALITIES
     if which == "all":
         qualities = (*qualities, *EXTRA_QUALITIES)
     elif which != "default":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ def plain_tick(value: float, _pos: int | None = None) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:g}"
 
 
-def legend_entries(axes: Sequence[Axes]) -> tuple[list[Artist], list[str]]:
+def legend_entries(axes: Iterable[Axes]) -> tuple[list[Artist], list[str]]:
     """One legend entry per label over all subplots, in order of first appearance."""
     seen: dict[str, Artist] = {}
     for ax in axes:

@@ -192,11 +192,20 @@ def write_figures(
         ]
 
     def lines(
-        caption: str, data: Sequence[tuple[str, LimitGrid]], stem: str, ylabel: str, **kw: bool
+        caption: str,
+        data: Sequence[tuple[str, LimitGrid]],
+        stem: str,
+        ylabel: str,
+        *,
+        log: bool = False,
+        percent: bool = False,
+        mark_single: bool = False,
     ) -> FigureOut:
-        return FigureOut(
-            f"{trace}{caption}", plot_limit_lines(data, out / f"{trace}_{stem}.png", ylabel, **kw)
+        path = out / f"{trace}_{stem}.png"
+        plotted = plot_limit_lines(
+            data, path, ylabel, log=log, percent=percent, mark_single=mark_single
         )
+        return FigureOut(f"{trace}{caption}", plotted)
 
     util = "utilization [%]"
     resp = "average response time [s]"

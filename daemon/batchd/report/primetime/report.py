@@ -78,7 +78,8 @@ def _some_span_metrics(
         if t == trace and n == nodes:
             for metrics in grid.values():
                 if metrics:
-                    return metrics
+                    found: Mapping[str, Any] = metrics
+                    return found
     return {}
 
 
