@@ -192,7 +192,14 @@ async def test_policy_switch_replans_the_waiting_queue(api: Api) -> None:
     SchedulerOut.model_validate(body)
     assert body["policy"] == "sjf-easy" and body["params"] == {}
     assert body["switches"] == [
-        {"time": T0 + 10, "machine": "mini", "from": "fcfs-easy", "to": "sjf-easy", "params": {}, "by": "boss"}
+        {
+            "time": T0 + 10,
+            "machine": "mini",
+            "from": "fcfs-easy",
+            "to": "sjf-easy",
+            "params": {},
+            "by": "boss",
+        }
     ]
     assert await planned() == {"3.mini": 1000, "2.mini": 1100}  # SJF: C (100 s) first
 

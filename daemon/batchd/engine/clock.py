@@ -16,6 +16,11 @@ from typing import Protocol
 
 
 class Clock(Protocol):
+    @property
+    def start(self) -> int:
+        """Emulated time when the clock started."""
+        ...
+
     def now(self) -> int:
         """Emulated time in integer seconds."""
         ...
@@ -29,6 +34,7 @@ class VirtualClock:
     """Emulated time that moves only when told: replay as fast as possible."""
 
     def __init__(self, start: int = 0) -> None:
+        self.start = start
         self._now = start
 
     def now(self) -> int:

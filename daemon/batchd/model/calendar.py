@@ -106,7 +106,10 @@ class DaySlots:
     def segments(self) -> tuple[Segment, ...]:
         """The day as (second, period) steps, the first at second 0."""
         steps: list[Segment] = [(0, self.period_at(0))]
-        marks: tuple[tuple[int | None, Period], ...] = ((self.prime, PRIME), (self.nonprime, NONPRIME))
+        marks: tuple[tuple[int | None, Period], ...] = (
+            (self.prime, PRIME),
+            (self.nonprime, NONPRIME),
+        )
         for sec, period in sorted(marks, key=_by_sec):
             if sec is not None and sec > 0:
                 steps.append((sec, period))

@@ -235,7 +235,9 @@ class DynP(SwitchingPolicy):
             soon = starts < now + self.horizon
             keep = soon if keep is None else keep & soon
         if keep is not None:
-            starts, widths, durations, submits = (a[keep] for a in (starts, widths, durations, submits))
+            starts, widths, durations, submits = (
+                a[keep] for a in (starts, widths, durations, submits)
+            )
         return plan_quality(self.params.quality, starts, widths, durations, submits)
 
     def tune(self, view: MachineView) -> None:

@@ -48,7 +48,10 @@ class ReplayFeed:
 
     @classmethod
     def starting_now(cls, svc: BatchService, trace: str, *, shrink: float, seed: int) -> ReplayFeed:
-        """A feed whose first job arrives now; the gaps between jobs are the trace's."""
+        """A feed whose first job arrives now; the gaps between jobs are the trace's.
+
+        On a fresh daemon "now" is when its clock started (``--start``), to the second.
+        """
         feed = cls(svc, trace, shrink=shrink, seed=seed, origin=svc.now)
         if feed.jobs:
             feed.origin = svc.now - feed.jobs[0].submit

@@ -94,7 +94,9 @@ class BatchService:
         self.speed = speed
         self.realtime = realtime
         self.server = site.server_name
-        self.started = clock.now()
+        # The engine starts where the clock started: whatever the clock passed while the
+        # daemon was being set up happens in order at the first catch-up.
+        self.started = clock.start
         self.replay: Any = None  # a ReplayFeed when a trace is injected
         self.records: dict[int, JobRecord] = {}
         self.calendar = site.calendar()
@@ -102,7 +104,7 @@ class BatchService:
         self.metrics = LiveMetrics(
             pools=[m.name for m in site.machine],
             queues=[q.name for q in site.queues()],
-            now=clock.now(),
+            now=clock.start,
             window=mconf.utilization_window,
             per_user=mconf.per_user,
             max_users=mconf.max_users,
@@ -113,7 +115,7 @@ class BatchService:
         self.scheduler.observers = [PoolObserver(self.metrics, m.name) for m in site.machine]
         grid = Grid([Machine(m.name, m.nodes, m.description) for m in site.machine])
         self.engine = Engine(grid, self.scheduler.policies(), kill=True)
-        self.engine.now = clock.now()
+        self.engine.now = clock.start
         for m in self.engine.machines:
             m.now = self.engine.now
         self.scheduler.engine = self.engine

@@ -1,0 +1,125 @@
+"""One scheduler: a trace through the live daemon at high speed gives the replay's schedule.
+
+The site has queue windows (and, in one case, prime time inside them); the trace starts
+on a Monday by its header. ``batchd serve --replay TRACE --start trace`` runs it on an
+accelerated clock that starts when the trace's first job arrived, and every job must
+start and end on the same emulated second as in ``batchd replay`` of the same site file.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from batchd.replay import ReplayOptions, run_replay
+from daemon_proc import Daemon
+
+MONDAY = 1_136_160_000  # Mon 2006-01-02 00:00 UTC
+NODES = 16
+
+SITE = """
+[[machine]]
+name = "live"
+nodes = 16
+
+[server]
+policy = "{policy}"
+timezone = "UTC"
+default_queue = "day"
+overflow = "{overflow}"
+{params}
+
+[[queue]]
+name = "day"
+window = ["Mon-Fri 07:00-21:00"]
+
+[[queue]]
+name = "any"
+"""
+
+
+def write_trace(path: Path, jobs: int, seed: int) -> None:
+    """A seeded SWF trace over two and a half days, some jobs longer than their estimate."""
+    rng = random.Random(seed)
+    lines = [
+        "; Version: 2.2",
+        f"; UnixStartTime: {MONDAY}",
+        "; TimeZoneString: UTC",
+        f"; MaxNodes: {NODES}",
+    ]
+    t = 6 * 3600
+    for i in range(1, jobs + 1):
+        t += rng.randint(0, 5400)
+        width = rng.choice([1, 1, 2, 4, 4, 8, 12, 16])
+        runtime = rng.randint(60, 5 * 3600)
+        estimate = runtime if rng.random() < 0.3 else rng.randint(runtime // 2, 2 * runtime)
+        fields = [i, t, -1, runtime, width, -1, -1, width, max(estimate, 60), -1, 1, 1, 1, 1,
+                  1, 1, -1, -1]  # fmt: skip
+        lines.append(" ".join(map(str, fields)))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def live_schedule(tmp: Path, site: Path, trace: Path, jobs: int) -> dict[int, tuple[Any, ...]]:
+    with Daemon(
+        tmp, "--speed", "40000", "--replay", str(trace), "--start", "trace", config=str(site)
+    ) as d:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            server = d.call("GET", "/server")[1]
+            counts = server["jobs"]
+            replay = server["replay"]
+            if replay["cursor"] == jobs and counts["F"] == jobs:
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail(f"the daemon did not finish the trace in time: {server}")
+        listed = d.call("GET", "/jobs?history=true")[1]["jobs"]
+        assert d.stop() == 0
+    out = {}
+    for job in listed:
+        trace_id = int(job["name"].removeprefix("swf"))
+        out[trace_id] = (
+            job["stime"] - MONDAY if job["stime"] is not None else None,
+            job["end_time"] - MONDAY,
+            job["outcome"],
+        )
+    return out
+
+
+@pytest.mark.parametrize(
+    ("policy", "overflow", "params"),
+    [
+        ("fcfs-easy", "kill", ""),
+        ("sjf-cons", "requeue", ""),
+        (
+            "primetime",
+            "kill",
+            '[server.policy_params]\nprime_nodes = "50%"\nprime_runtime = "30%"\n'
+            'discipline = "easy"',
+        ),
+    ],
+)
+def test_the_daemon_schedules_a_trace_as_the_replay_does(
+    tmp_path: Path, policy: str, overflow: str, params: str
+) -> None:
+    jobs = 60
+    site = tmp_path / "site.toml"
+    site.write_text(SITE.format(policy=policy, overflow=overflow, params=params))
+    trace = tmp_path / "trace.swf"
+    write_trace(trace, jobs, seed=len(policy))
+    replay = run_replay(ReplayOptions(trace=str(trace), machine=str(site)))
+    expected = {j.id: (j.start if j.start >= 0 else None, j.end, j.outcome) for j in replay.jobs}
+    assert len(expected) == jobs
+    assert {o for _, _, o in expected.values()} >= {"ok"}
+    # The windows matter: some job waited for its queue to open, or overflowed at its close.
+    held_back = [
+        i
+        for i, (s, _, o) in expected.items()
+        if o == "overflow" or (s is not None and s >= 21 * 3600)
+    ]
+    assert held_back
+    assert live_schedule(tmp_path, site, trace, jobs) == expected
