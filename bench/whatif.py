@@ -6,7 +6,8 @@ running jobs and a queue of 50, 200 or 1,000 waiting jobs, every job present
 (no later arrivals). Job shapes (width, estimate) are drawn from the CTC-SP2
 trace (``--source ctc``, the default), from KTH-SP2, or from a seeded synthetic
 mix when no trace is at hand. The running jobs are a draw whose widths fit the
-machine, each with a uniform part of its estimate left; the queue is another
+machine (if the source's jobs are too wide for that, a draw among its narrower
+jobs), each with a uniform part of its estimate left; the queue is another
 draw.
 
 Each figure is the time of one call, in microseconds: the best and the median
@@ -133,8 +134,17 @@ def scenario(
 ) -> Scenario:
     widths, estimates = pool
     rng = np.random.default_rng(seed)
-    for _ in range(10_000):
-        pick = rng.integers(0, len(widths), running)
+    # Running jobs: a draw from the whole pool whose widths fit the machine (CTC-SP2's
+    # mean width of 11 nodes gives one at once); for a pool of wider jobs, a draw
+    # among the jobs at most twice the mean share of a running job wide.
+    small = np.flatnonzero(widths <= max(1, 2 * capacity // max(running, 1)))
+    for attempt in range(2_000):
+        among = small if attempt >= 1_000 else None
+        pick = (
+            rng.integers(0, len(widths), running)
+            if among is None
+            else among[rng.integers(0, len(among), running)]
+        )
         if widths[pick].sum() <= capacity:
             break
     else:
