@@ -76,8 +76,8 @@ def shift_up(a: Ints, lo: int, hi: int) -> None:
     """``a[lo + 1 : hi + 1] = a[lo:hi]``.
 
     Unsigned indices on purpose: numba checks every signed index for wrapping
-    around from the end, which keeps the loop scalar; this one compiles to a
-    block move, three times faster on a few hundred elements.
+    around from the end; without those checks the loop ran three times faster
+    in a micro-benchmark of a few hundred elements.
     """
     one = np.uint64(1)
     i = np.uint64(hi)
