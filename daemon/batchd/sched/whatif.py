@@ -12,7 +12,9 @@ positions:
   candidate order as its queue order, if every job ran exactly its estimate
   (holding its nodes for ``max(estimate, 1)`` seconds, ``Job.duration``) and
   no other job arrived. A job with ``submit > now`` joins the queue at its
-  submit time, in its candidate position.
+  submit time, in its candidate position. It takes no advance reservations:
+  with one ahead, ``EasyPolicy`` plans on the full profile instead of its
+  counting pass, which this simulation does not follow.
 - ``conservative_starts``: each job in candidate order at its earliest start
   not before ``max(now, submit)`` on the profile of the running jobs, the
   advance reservations and the jobs placed before it: the plan
