@@ -21,7 +21,7 @@ positions:
   ``ConservativePolicy`` makes when it rebuilds in that order and places later
   arrivals behind it.
 
-A job wider than ``capacity`` gets ``NEVER`` (``batchd.sched.kernels.NEVER``).
+A job wider than ``capacity`` gets ``NEVER`` (``batchd.model.times.NEVER``).
 
 The fast path takes int64 arrays as they are; lists and other sequences are
 converted, at a cost that ``bench/whatif.py`` measures (more than the
@@ -41,8 +41,8 @@ import numpy as np
 import numpy.typing as npt
 
 from batchd.model.job import Job
+from batchd.model.times import NEVER
 from batchd.sched import whatif_kernels
-from batchd.sched.kernels import NEVER
 
 if TYPE_CHECKING:
     from batchd.sched.policy import MachineView

@@ -28,8 +28,8 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from batchd.model.times import NEVER
 from batchd.sched import kernels
-from batchd.sched.kernels import NEVER
 
 Ints = npt.NDArray[np.int64]
 
