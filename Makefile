@@ -16,6 +16,7 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check daemon client tests bench
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
@@ -24,6 +25,7 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check daemon client tests bench
 	$(BIN)/ruff format --check daemon client tests bench
+	$(BIN)/mypy
 
 format: $(STAMP)
 	$(BIN)/ruff format daemon client tests bench

@@ -109,7 +109,8 @@ def draw_submits(
         scale = arrivals.mean_interarrival / math.gamma(1.0 + 1.0 / arrivals.alpha)
     gaps = rng.weibull(arrivals.alpha, count - 1) * (scale * shrink)
     op = np.concatenate(([0.0], np.cumsum(gaps)))
-    return np.rint(from_operational(op, arrivals.weekly_rate)).astype(np.int64)
+    submits: np.ndarray = np.rint(from_operational(op, arrivals.weekly_rate)).astype(np.int64)
+    return submits
 
 
 def draw_shapes(
@@ -197,7 +198,8 @@ def swf_header(
 
 
 def _record(job: GeneratedJob) -> str:
-    fields = (job.id, job.submit, -1, job.runtime, job.width, -1, -1, job.width, job.estimate)
+    fields: tuple[int, ...] = (job.id, job.submit, -1, job.runtime, job.width, -1, -1)
+    fields += (job.width, job.estimate)
     fields += (-1, 1, -1, -1, -1, -1, -1, -1, -1)
     return (
         "{:>7d} {:>10d} {:>3d} {:>8d} {:>5d} {:>3d} {:>3d} {:>5d} {:>8d} "

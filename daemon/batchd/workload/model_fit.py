@@ -187,7 +187,8 @@ class TraceModel:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-serialisable dict (tuples become lists)."""
-        return json.loads(json.dumps(asdict(self)))
+        plain: dict[str, Any] = json.loads(json.dumps(asdict(self)))
+        return plain
 
     @classmethod
     def from_json(cls, data: Any, *, origin: str = "<json>") -> TraceModel:
@@ -385,14 +386,16 @@ def weekly_rate(aligned: np.ndarray) -> np.ndarray:
     rate = np.divide(counts, exposure, out=np.zeros(HOURS_PER_WEEK), where=exposure > 0)
     rate[exposure == 0] = counts.sum() / max(exposure.sum(), 1)  # trace shorter than a week
     rate = np.maximum(rate / rate.mean(), RATE_FLOOR)
-    return rate / rate.mean()
+    normalised: np.ndarray = rate / rate.mean()
+    return normalised
 
 
 def _knots(rate: Sequence[float] | np.ndarray) -> np.ndarray:
     r = np.asarray(rate, dtype=np.float64)
     r = np.maximum(r / r.mean(), RATE_FLOOR)
     knots = np.concatenate(([0.0], np.cumsum(r))) * HOUR_S
-    return knots * (WEEK_S / knots[-1])
+    scaled: np.ndarray = knots * (WEEK_S / knots[-1])
+    return scaled
 
 
 def to_operational(aligned: np.ndarray, rate: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -401,7 +404,8 @@ def to_operational(aligned: np.ndarray, rate: Sequence[float] | np.ndarray) -> n
     week, within = np.divmod(np.asarray(aligned, dtype=np.float64), WEEK_S)
     hour = np.minimum((within // HOUR_S).astype(np.int64), HOURS_PER_WEEK - 1)
     slope = np.diff(knots) / HOUR_S
-    return week * WEEK_S + knots[hour] + slope[hour] * (within - hour * HOUR_S)
+    op: np.ndarray = week * WEEK_S + knots[hour] + slope[hour] * (within - hour * HOUR_S)
+    return op
 
 
 def from_operational(op: np.ndarray, rate: Sequence[float] | np.ndarray) -> np.ndarray:

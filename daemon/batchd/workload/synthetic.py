@@ -62,7 +62,7 @@ def _width(rng: random.Random, nodes: int) -> int:
     top = max(1, math.ceil(math.log2(nodes)))
     weights = [1.0 / k for k in range(1, top + 1)]
     k = rng.choices(range(1, top + 1), weights=weights)[0]
-    return min(2**k, nodes)
+    return min(1 << k, nodes)
 
 
 def _runtime_estimate(rng: random.Random) -> tuple[int, int]:
