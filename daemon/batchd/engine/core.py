@@ -105,7 +105,8 @@ class MachineState:
         i = bisect_left(self._keys, k)
         self._keys.insert(i, k)
         self._ends.insert(i, end)
-        self._widths.insert(i, self._returning(holder.nodes))
+        nodes = holder.nodes
+        self._widths.insert(i, len(nodes) if not self.pool._out else self._returning(nodes))
         self._holders.insert(i, holder)
 
     def remove_running(self, end: int, key: int) -> None:
@@ -292,9 +293,11 @@ class Engine:
             if not timer.cancelled:
                 timer.fn()
         trace = self._trace
-        while self._next < len(trace) and trace[self._next].submit == t:
-            self._arrive(trace[self._next])
-            self._next += 1
+        k = self._next
+        while k < len(trace) and trace[k].submit == t:
+            self._next = k + 1
+            self._arrive(trace[k])
+            k = self._next
         arrivals = self._arrivals
         while arrivals and arrivals[0][0] == t:
             self._arrive(heapq.heappop(arrivals)[2])
@@ -339,28 +342,32 @@ class Engine:
 
     def _start(self, m: MachineState, placement: Placement) -> None:
         job, machine, width = placement
-        if machine != m.index or width != job.width or width > m.pool.free:
+        pool = m.pool
+        if machine != m.index or width != job.width or width > len(pool._free):
             raise PlacementError(
                 f"policy {m.policy.name} placed job {job.id} on machine {machine} with "
                 f"{width} nodes; it waits on machine {m.index} for {job.width}, "
-                f"{m.pool.free} are free"
+                f"{pool.free} are free"
             )
         change_state(job, JobState.RUNNING)
-        job.start = self.now
-        job.nodes = m.pool.allocate(width)
+        now = self.now
+        job.start = now
+        job.nodes = pool.allocate(width)
         if not job.started_by:
             job.started_by = m.policy.name
-        m.add_running(job.start + job.duration, job.id, job)
+        estimate = job.estimate
+        m.add_running(now + (estimate if estimate > 0 else 1), job.id, job)  # Job.duration
         self._push_end(job)
         for hook in self.on_start:
             hook(job)
 
     def _push_end(self, job: Job) -> None:
-        if self.kill and job.runtime > job.estimate:
-            end = job.start + job.estimate
+        runtime, estimate = job.runtime, job.estimate
+        if self.kill and runtime > estimate:
+            end = job.start + estimate
             job.killed = True
         else:
-            end = job.start + max(job.runtime, 0)
+            end = job.start + (runtime if runtime > 0 else 0)
         self._seq += 1
         heapq.heappush(self._ends, (end, self._seq, job))
 
@@ -370,7 +377,8 @@ class Engine:
         job.outcome = outcome or ("walltime" if job.killed else "ok")
         change_state(job, JobState.FINISHED)
         m.pool.release(job.nodes)
-        m.remove_running(job.start + job.duration, job.id)
+        estimate = job.estimate
+        m.remove_running(job.start + (estimate if estimate > 0 else 1), job.id)  # Job.duration
         self.finished.append(job)
         m.policy.job_ended(m, job)
         for hook in self.on_end:

@@ -17,9 +17,11 @@ class JobState(Enum):
     EXITING = "E"
     FINISHED = "F"
 
+    successors: tuple[JobState, ...]  # the states it may change to (set below)
+
     @property
     def letter(self) -> str:
-        return self.value
+        return str(self.value)
 
 
 PENDING_STATES = (JobState.QUEUED, JobState.HELD, JobState.WAITING)
@@ -36,12 +38,18 @@ _ALLOWED: dict[JobState, frozenset[JobState]] = {
 }
 
 
+# Each state carries its successors as a tuple: looking them up by the state would hash
+# an enum member, a Python-level call, and the engine changes a state twice per job.
+for _state, _successors in _ALLOWED.items():
+    _state.successors = tuple(_successors)
+
+
 class StateError(ValueError):
     """A transition that the job's current state does not allow."""
 
 
 def change_state(job: Job, new: JobState) -> None:
     """Move a job to a new state, refusing transitions that cannot happen."""
-    if new not in _ALLOWED[job.state]:
+    if new not in job.state.successors:
         raise StateError(f"job {job.id}: cannot go from {job.state.name} to {new.name}")
     job.state = new

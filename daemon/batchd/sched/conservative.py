@@ -111,7 +111,7 @@ class ConservativePolicy(Policy):
         self.reshaped = True
 
     def schedule(self, view: MachineView) -> list[Placement]:
-        return [self.place(job) for job in self._starting(view)]
+        return self.place_all(self._starting(view))
 
     def _starting(self, view: MachineView) -> list[Job]:
         """The jobs whose planned start is now; they leave the queue."""

@@ -58,13 +58,13 @@ class EasyPolicy(Policy):
         return list(self.queue.jobs)
 
     def schedule(self, view: MachineView) -> list[Placement]:
-        return [self.place(job) for job in self._starting(view)]
+        return self.place_all(self._starting(view))
 
     def _starting(self, view: MachineView) -> list[Job]:
         if view.reservations():
             return self._schedule_on_profile(view)
         q = self.queue
-        jobs, widths = q.jobs, q.widths
+        jobs, widths, durations = q.jobs, q.widths, q.durations
         now = view.now
         free = view.free
         n = len(jobs)
@@ -87,7 +87,7 @@ class EasyPolicy(Policy):
                 if w > free:
                     continue
                 job = jobs[m]
-                if now + job.duration <= s_time:
+                if now + durations[m] <= s_time:
                     free -= w
                 elif w <= extra:
                     free -= w

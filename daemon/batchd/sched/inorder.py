@@ -34,7 +34,7 @@ class InOrderPolicy(Policy):
             k += 1
         if k == 0:
             return []
-        return [self.place(job) for job in self.queue.pop_front(k)]
+        return self.place_all(self.queue.pop_front(k))
 
     def _schedule_on_profile(self, view: MachineView) -> list[Placement]:
         """In order while the head fits now for its whole estimate, around reservations."""
@@ -48,4 +48,4 @@ class InOrderPolicy(Policy):
                 break
             profile.reserve(now, now + job.duration, job.width)
             k += 1
-        return [self.place(job) for job in self.queue.pop_front(k)] if k else []
+        return self.place_all(self.queue.pop_front(k)) if k else []

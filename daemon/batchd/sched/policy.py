@@ -157,6 +157,12 @@ class Policy(ABC):
         """A rigid job on this policy's machine at its requested width."""
         return Placement(job, self.machine, job.width)
 
+    def place_all(self, jobs: list[Job]) -> list[Placement]:
+        """Rigid jobs on this policy's machine at their requested widths."""
+        # tuple.__new__ in C, not Placement's generated __new__: once per started job.
+        new, machine = tuple.__new__, self.machine
+        return [new(Placement, (job, machine, job.width)) for job in jobs]
+
     @abstractmethod
     def waiting(self) -> list[Job]:
         """The waiting jobs in the order the policy serves them."""

@@ -43,11 +43,11 @@ class PolicySpec:
     params: type[BaseModel] | ParamsModel | None = None
 
     def params_model(self) -> type[BaseModel] | None:
-        from pydantic import BaseModel
-
         model = self.params
         if model is None:
             return None
+        from pydantic import BaseModel
+
         if isinstance(model, type) and issubclass(model, BaseModel):
             return model
         loader = cast("ParamsModel", model)
