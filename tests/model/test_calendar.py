@@ -19,10 +19,9 @@ from batchd.model.calendar import (
     CalendarError,
     DaySlots,
     PrimeCalendar,
-    load_holidays,
-    parse_holidays,
     resolve_timezone,
 )
+from batchd.model.holidays import load_holidays, parse_holidays
 from paths import ROOT
 
 DATA = ROOT / "tests" / "data" / "holidays"

@@ -25,9 +25,9 @@ from batchd.model.calendar import (
     CalendarError,
     Period,
     PrimeCalendar,
-    load_holidays,
     resolve_timezone,
 )
+from batchd.model.holidays import load_holidays
 from batchd.model.job import Job
 from batchd.model.times import parse_duration
 from batchd.model.windows import CalendarWindow

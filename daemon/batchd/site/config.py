@@ -19,12 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from batchd.model.calendar import (
     CalendarError,
     PrimeCalendar,
-    load_holidays,
     resolve_timezone,
 )
+from batchd.model.holidays import load_holidays
 from batchd.model.machine import Grid, Machine
+from batchd.model.spans import WindowError, describe, parse_window
 from batchd.model.times import positive_duration
-from batchd.model.windows import WindowError, describe, parse_window
 from batchd.sched.queues import QueueSpec
 
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"

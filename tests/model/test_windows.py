@@ -1,0 +1,146 @@
+"""Time windows and weekly spans: parsing, opening and closing, fitting jobs in them.
+
+T0 = 1_000_000 is Monday 1970-01-12 13:46:40 UTC, in prime time; MON_19 is 19:00 that
+day, as an offset from T0.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from batchd.model.calendar import PrimeCalendar
+from batchd.model.spans import WEEK, WindowError, parse_window, spans_of, week_intervals
+from batchd.model.windows import (
+    Stopped,
+    fits,
+    longest_opening,
+    make_window,
+    next_fit,
+    next_opening,
+    openings,
+)
+
+T0 = 1_000_000
+H = 3600
+MON_19 = 18_800
+
+
+def test_parse_window_forms() -> None:
+    assert parse_window("any") == "any"
+    assert parse_window(" Prime ") == "prime"
+    assert parse_window("NONPRIME") == "nonprime"
+    assert parse_window("mon-fri 7:00-19:30") == ["Mon-Fri 07:00-19:30"]
+    assert parse_window(
+        [
+            "Monday-Thursday 20:00-06:00",
+            "fri 20:00-mon 6:00",
+            "Sat,Sun 00:00-24:00",
+            "daily 12:00-13:00",
+        ]
+    ) == [
+        "Mon-Thu 20:00-06:00",
+        "Fri 20:00-Mon 06:00",
+        "Sat,Sun 00:00-24:00",
+        "Mon-Sun 12:00-13:00",
+    ]
+    assert parse_window(["Fri-Mon 01:00-02:00", "Mon,Wed,Fri 01:00-02:00"]) == [
+        "Fri-Mon 01:00-02:00",
+        "Mon,Wed,Fri 01:00-02:00",
+    ]
+
+
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        ("Fryday 20:00-Mon 07:00", "bad day 'Fryday' in 'Fryday 20:00-Mon 07:00' (Mon, Tue,"),
+        (["Mon-Fri 7-19"], "cannot read the span 'Mon-Fri 7-19': a span is 'DAYS HH:MM-HH:MM'"),
+        ("Mon 25:00-26:00", "bad time '25:00' in 'Mon 25:00-26:00' (00:00 to 23:59)"),
+        ("Mon 24:00-01:00", "bad time '24:00' in 'Mon 24:00-01:00' (00:00 to 23:59)"),
+        ("Mon 07:60-08:00", "bad time '07:60'"),
+        ("Mon 07:00-07:00", "'Mon 07:00-07:00' is empty: it ends when it starts"),
+        ("Mon 07:00-Mon 07:00", "starts where it ends; for a queue that is always open use"),
+        ("Mon-Fri 20:00-Tue 01:00", "a span across days starts on one day"),
+        (["prime", "Mon 07:00-08:00"], "'prime' cannot be mixed with spans"),
+        ([], 'expected "any", "prime", "nonprime", or a list of spans'),
+        (3, 'expected "any", "prime", "nonprime", or a list of spans'),
+        ([3], "a span must be a string, got 3"),
+        ("Mon,,Tue 07:00-08:00", "empty day in 'Mon,,Tue 07:00-08:00'"),
+    ],
+)
+def test_parse_window_errors(value: Any, message: str) -> None:
+    with pytest.raises(WindowError) as err:
+        parse_window(value)
+    assert message in str(err.value)
+
+
+def test_span_windows_in_local_time() -> None:
+    utc = PrimeCalendar.default()
+    assert week_intervals(spans_of(["Fri 20:00-Mon 07:00"])) == [
+        (0, 7 * 3600),
+        (4 * 86_400 + 20 * H, WEEK),
+    ]
+    nights = make_window(["Mon-Fri 23:00-04:00"], utc)
+    assert nights.text == "Mon-Fri 23:00-04:00"
+    assert not nights.is_open(T0) and nights.next_change(T0) == T0 + MON_19 + 4 * H
+    got = [(o - T0, c - T0) for o, c in openings(nights, T0, 5 * 86_400) if c is not None]
+    assert got[:2] == [(MON_19 + 4 * H, MON_19 + 9 * H), (MON_19 + 28 * H, MON_19 + 33 * H)]
+    assert len(got) == 5  # Mon..Fri nights; Friday's ends Saturday 04:00
+    assert longest_opening(nights, T0) == 5 * H
+    assert next_fit(nights, T0, 6 * H) is None
+    assert next_fit(nights, T0, 5 * H) == T0 + MON_19 + 4 * H
+    assert fits(nights, T0 + MON_19 + 4 * H, 5 * H) and not fits(
+        nights, T0 + MON_19 + 4 * H + 1, 5 * H
+    )
+    # Spans that touch or overlap make one opening: Thursday night runs into Friday 06:00,
+    # Friday 20:00 into the weekend and Monday 06:00.
+    spans = ["Mon-Thu 20:00-06:00", "Fri 20:00-Mon 06:00"]
+    joined = make_window(spans, utc)
+    week_nights = [(d * 86_400 + 20 * H, (d + 1) * 86_400 + 6 * H) for d in range(4)]
+    weekend = (4 * 86_400 + 20 * H, WEEK)
+    assert week_intervals(spans_of(spans)) == [(0, 6 * H), *week_nights, weekend]
+    assert longest_opening(joined, T0) == 58 * H
+    always = make_window(["Mon 00:00-Sun 24:00"], utc)
+    assert always.is_open(T0) and always.next_change(T0) is None
+    assert longest_opening(always, T0) is None and next_fit(always, T0, 10**6) == T0
+    # Prime time of the calendar: the weekend is the longest non-prime opening.
+    assert longest_opening(make_window("nonprime", utc), T0) == 59 * H
+    assert make_window("any", utc).next_change(T0) is None
+
+
+def test_span_windows_across_daylight_saving_time() -> None:
+    la = ZoneInfo("America/Los_Angeles")
+    cal = PrimeCalendar.default(la)
+    night = make_window(["Sat 20:00-Sun 08:00"], cal)
+    # 2026-03-08 is the spring-forward Sunday: the night is an hour shorter.
+    sat = int(dt.datetime(2026, 3, 7, 12, 0, tzinfo=la).timestamp())
+    ((start, end),) = openings(night, sat, 86_400)
+    assert end is not None and end - start == 11 * H
+    assert dt.datetime.fromtimestamp(start, la).hour == 20
+    assert dt.datetime.fromtimestamp(end, la).hour == 8
+    # A boundary the clocks skip (02:30 that Sunday) happens at the jump.
+    skip = make_window(["Sun 02:30-04:00"], cal)
+    sun = int(dt.datetime(2026, 3, 8, 0, 0, tzinfo=la).timestamp())
+    opens = skip.next_change(sun)
+    assert opens is not None and dt.datetime.fromtimestamp(opens, la).strftime("%H:%M") == "03:00"
+    assert skip.is_open(opens) and not skip.is_open(opens - 1)
+
+
+def test_a_stopped_queue_never_opens() -> None:
+    stopped = Stopped()
+    assert not stopped.is_open(T0) and stopped.next_change(T0) is None
+    assert next_opening(stopped, T0) is None and openings(stopped, T0) == []
+    assert longest_opening(stopped, T0) == 0 and next_fit(stopped, T0, 60) is None
+
+
+def test_an_opening_exactly_two_weeks_ahead_is_beyond_the_horizon() -> None:
+    utc = PrimeCalendar.default()
+    nights = make_window(["Mon-Fri 23:00-04:00"], utc)
+    opens = next_opening(nights, T0)
+    assert opens == T0 + MON_19 + 4 * H
+    # Looking from one opening, the one 14 days later is out; the one 7 days later is in.
+    starts = [o for o, _ in openings(nights, opens)]
+    assert starts[-1] < opens + 14 * 86_400 and opens + 7 * 86_400 in starts
