@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from batchd.engine.core import Engine, Timer
+from batchd.engine.core import Engine
+from batchd.engine.machine import Timer
 from batchd.metrics.live import LiveMetrics
 from batchd.model.job import Job
 from batchd.model.states import JobState

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from batchd.engine.core import Engine, MachineState
+from batchd.engine.core import Engine
+from batchd.engine.machine import MachineState
 from batchd.model.calendar import PrimeCalendar
 from batchd.model.job import Job
 from batchd.model.times import NEVER

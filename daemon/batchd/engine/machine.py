@@ -1,0 +1,128 @@
+"""One machine as the engine runs it, which is also the view its policy sees, and timers."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable
+
+from batchd.model.job import Job
+from batchd.model.machine import Machine
+from batchd.model.reservation import Reservation
+from batchd.sched.policy import Policy
+
+
+class MachineState:
+    """One machine as the engine runs it; also the view its policy sees.
+
+    Running jobs and open reservations are kept by estimated end. Each holds
+    the nodes it gives back when it ends: a node taken out of service while
+    busy does not come back, so the policy's picture stays exact.
+    """
+
+    __slots__ = ("index", "machine", "policy", "pool", "now", "kill")
+    __slots__ += ("_keys", "_ends", "_widths", "_holders", "future", "_pending")
+
+    def __init__(self, index: int, machine: Machine, policy: Policy, kill: bool) -> None:
+        self.index = index
+        self.machine = machine
+        self.policy = policy
+        self.pool = machine.pool
+        self.now = 0
+        self.kill = kill
+        self._keys: list[tuple[int, int]] = []  # (estimated end, holder key), ascending
+        self._ends: list[int] = []
+        self._widths: list[int] = []
+        self._holders: list[Job | Reservation] = []
+        self.future: list[Reservation] = []  # confirmed reservations, by start
+        self._pending: list[tuple[int, int, int]] = []  # their windows, for the planners
+
+    # -- the policy's view ------------------------------------------------------
+    @property
+    def capacity(self) -> int:
+        return self.pool.available
+
+    @property
+    def free(self) -> int:
+        return self.pool.free
+
+    @property
+    def overrun(self) -> bool:
+        return bool(self._ends) and self._ends[0] <= self.now
+
+    def running_ends(self) -> list[int]:
+        if self._ends and self._ends[0] <= self.now:
+            # Past its estimate and still running: nobody knows when it ends.
+            soon = self.now + 1
+            return [e if e > soon else soon for e in self._ends]
+        return self._ends
+
+    def running_widths(self) -> list[int]:
+        return self._widths
+
+    def reservations(self) -> list[tuple[int, int, int]]:
+        return self._pending
+
+    def add_future(self, resv: Reservation) -> None:
+        self.future.append(resv)
+        self.future.sort(key=lambda r: (r.start, r.id))
+        self._pending = [(r.start, r.end, r.width) for r in self.future]
+
+    def drop_future(self, resv: Reservation) -> None:
+        self.future.remove(resv)
+        self._pending = [(r.start, r.end, r.width) for r in self.future]
+
+    # -- bookkeeping ------------------------------------------------------------
+    def add_running(self, end: int, key: int, holder: Job | Reservation) -> None:
+        k = (end, key)
+        i = bisect_left(self._keys, k)
+        self._keys.insert(i, k)
+        self._ends.insert(i, end)
+        nodes = holder.nodes
+        self._widths.insert(i, len(nodes) if not self.pool._out else self._returning(nodes))
+        self._holders.insert(i, holder)
+
+    def remove_running(self, end: int, key: int) -> None:
+        i = bisect_left(self._keys, (end, key))
+        del self._keys[i], self._ends[i], self._widths[i], self._holders[i]
+
+    def _returning(self, nodes: list[int]) -> int:
+        pool = self.pool
+        if pool.all_in_service:
+            return len(nodes)
+        return sum(1 for n in nodes if pool.in_service(n))
+
+    def refresh_widths(self) -> None:
+        """Recount what each holder gives back, after nodes left or rejoined service."""
+        self._widths = [self._returning(h.nodes) for h in self._holders]
+
+    def holder_of(self, node: int) -> Job | Reservation | None:
+        for h in self._holders:
+            if node in h.nodes:
+                return h
+        return None
+
+    def holders(self) -> list[Job | Reservation]:
+        return list(self._holders)
+
+    @property
+    def running_count(self) -> int:
+        return len(self._keys)
+
+
+def resv_key(resv: Reservation) -> int:
+    """Reservations share the running list with jobs; negative keys keep them apart."""
+    return -1 - resv.id
+
+
+class Timer:
+    """A callback at an emulated time; cancelling it leaves a tombstone in the heap."""
+
+    __slots__ = ("when", "fn", "cancelled")
+
+    def __init__(self, when: int, fn: Callable[[], None]) -> None:
+        self.when = when
+        self.fn = fn
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
