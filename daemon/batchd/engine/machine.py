@@ -19,8 +19,20 @@ class MachineState:
     busy does not come back, so the policy's picture stays exact.
     """
 
-    __slots__ = ("index", "machine", "policy", "pool", "now", "kill")
-    __slots__ += ("_keys", "_ends", "_widths", "_holders", "future", "_pending")
+    __slots__ = (
+        "index",
+        "machine",
+        "policy",
+        "pool",
+        "now",
+        "kill",
+        "_keys",
+        "_ends",
+        "_widths",
+        "_holders",
+        "future",
+        "_pending",
+    )
 
     def __init__(self, index: int, machine: Machine, policy: Policy, kill: bool) -> None:
         self.index = index
