@@ -151,17 +151,28 @@ def build_parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser("replay", help="replay a workload trace through a policy")
     rp.add_argument("trace", help="SWF file (plain or .gz), or synthetic[:N] for the built-in one")
-    rp.add_argument("--policy",
-                    help="policy name, e.g. fcfs-easy, sjf-cons, dynp (default: the --machine "
-                         "site file's [server] policy)")  # fmt: skip
+    rp.add_argument(
+        "--policy",
+        help="policy name, e.g. fcfs-easy, sjf-cons, dynp (default: the --machine "
+        "site file's [server] policy)",
+    )
     rp.add_argument(
         "--param", action="append", default=[], metavar="KEY=VALUE", help="policy parameter"
     )
     where = rp.add_mutually_exclusive_group()
-    where.add_argument("--machine", metavar="CONF", help="machine config, e.g. conf/hpcline96.toml")
+    where.add_argument(
+        "--machine",
+        metavar="CONF",
+        help="site file (machines, queues, policy), e.g. conf/hpcline96.toml",
+    )
     rp.add_argument("--nodes", type=positive_int, help="machine size (overrides the config)")
-    rp.add_argument("--shrink", type=positive_float, default=1.0, metavar="F",
-                    help="multiply inter-arrival times by F")  # fmt: skip
+    rp.add_argument(
+        "--shrink",
+        type=positive_float,
+        default=1.0,
+        metavar="F",
+        help="multiply inter-arrival times by F",
+    )
     rp.add_argument("--perfect-estimates", action="store_true", help="estimate := runtime")
     rp.add_argument("--no-kill", action="store_true", help="let jobs run past their estimate")
     rp.add_argument("--first", type=positive_int, metavar="N", help="only the first N jobs")
@@ -183,10 +194,19 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("-n", "--count", type=positive_int, default=10_000, help="number of jobs")
     gen.add_argument("--seed", type=int, default=0, help="random seed")
     gen.add_argument("-o", "--output", required=True, metavar="OUT.swf", help="SWF output")
-    gen.add_argument("--max-width", type=positive_int, metavar="W",
-                     help="split wider jobs to width W, keeping each job's area")  # fmt: skip
-    gen.add_argument("--shrink", type=positive_float, default=1.0, metavar="F",
-                     help="multiply inter-arrival times by F")  # fmt: skip
+    gen.add_argument(
+        "--max-width",
+        type=positive_int,
+        metavar="W",
+        help="split wider jobs to width W, keeping each job's area",
+    )
+    gen.add_argument(
+        "--shrink",
+        type=positive_float,
+        default=1.0,
+        metavar="F",
+        help="multiply inter-arrival times by F",
+    )
     gen.set_defaults(func=cmd_generate)
 
     for extra in _EXTRA_COMMANDS:
@@ -222,24 +242,46 @@ def _serve_command(sub: Any) -> None:
     sv = sub.add_parser("serve", help="run the live daemon (qsub/qstat talk to it)")
     sv.add_argument("--config", default="conf/hpcline96.toml", help="site config (TOML)")
     clock = sv.add_mutually_exclusive_group()
-    clock.add_argument("--speed", type=positive_float, metavar="F",
-                       help="accelerated clock: one wall second is F emulated seconds")  # fmt: skip
+    clock.add_argument(
+        "--speed",
+        type=positive_float,
+        metavar="F",
+        help="accelerated clock: one wall second is F emulated seconds",
+    )
     clock.add_argument("--realtime", action="store_true", help="real-time clock (the default)")
     sv.add_argument("--socket", metavar="PATH", help="Unix socket to listen on")
-    sv.add_argument("--listen", metavar="[HOST:]PORT",
-                    help="also listen on TCP (loopback unless HOST is given); needs --token-file")  # fmt: skip
+    sv.add_argument(
+        "--listen",
+        metavar="[HOST:]PORT",
+        help="also listen on TCP (loopback unless HOST is given); needs --token-file",
+    )
     sv.add_argument("--token-file", metavar="FILE", help="USER:TOKEN lines for TCP callers")
     sv.add_argument("--state", metavar="FILE.db", help="SQLite state file")
-    sv.add_argument("--replay", metavar="TRACE",
-                    help="inject a trace's jobs at their submit times (SWF or synthetic[:N])")  # fmt: skip
-    sv.add_argument("--shrink", type=positive_float, default=1.0, metavar="F",
-                    help="multiply the trace's inter-arrival times by F")  # fmt: skip
+    sv.add_argument(
+        "--replay",
+        metavar="TRACE",
+        help="inject a trace's jobs at their submit times (SWF or synthetic[:N])",
+    )
+    sv.add_argument(
+        "--shrink",
+        type=positive_float,
+        default=1.0,
+        metavar="F",
+        help="multiply the trace's inter-arrival times by F",
+    )
     sv.add_argument("--seed", type=int, default=0, help="seed of the synthetic workload")
-    sv.add_argument("--start", metavar="WHEN",
-                    help="emulated start of an accelerated clock: epoch seconds, an ISO date "
-                         "and time, or 'trace' (when the --replay trace's first job arrived)")  # fmt: skip
-    sv.add_argument("--sync", choices=["full", "normal"], default="full",
-                    help="SQLite synchronous mode: full survives power loss, normal a crash")  # fmt: skip
+    sv.add_argument(
+        "--start",
+        metavar="WHEN",
+        help="emulated start of an accelerated clock: epoch seconds, an ISO date "
+        "and time, or 'trace' (when the --replay trace's first job arrived)",
+    )
+    sv.add_argument(
+        "--sync",
+        choices=["full", "normal"],
+        default="full",
+        help="SQLite synchronous mode: full survives power loss, normal a crash",
+    )
     sv.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     sv.set_defaults(func=cmd_serve)
 
@@ -253,8 +295,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def _demo_command(sub: Any) -> None:
     dm = sub.add_parser("demo", help="start the daemon, use it as a user would, stop it")
     dm.add_argument("--config", default="conf/hpcline96.toml", help="site config (TOML)")
-    dm.add_argument("--speed", type=positive_float, default=600.0, metavar="F",
-                    help="emulated seconds per wall second")  # fmt: skip
+    dm.add_argument(
+        "--speed",
+        type=positive_float,
+        default=600.0,
+        metavar="F",
+        help="emulated seconds per wall second",
+    )
     dm.add_argument("--jobs", type=positive_int, default=2000, help="synthetic jobs to inject")
     dm.set_defaults(func=cmd_demo)
 

@@ -125,10 +125,10 @@ class ServiceCollector(Collector):
             busy = live.busy[i]
             busy.update(now, busy.busy)
             for w in PERIODS:
-                by_window.add_metric([pool.name, w], busy.area_by_window.get(w, 0))
+                by_window.add_metric([pool.name, w], busy.area_by_period.get(w, 0))
         first = live.busy[0]
         for w in PERIODS:
-            seconds.add_metric([w], first.seconds_by_window.get(w, 0))
+            seconds.add_metric([w], first.seconds_by_period.get(w, 0))
         yield by_window
         yield seconds
         change = calendar.next_change(now)
@@ -183,7 +183,7 @@ def make_registry(source: MetricsSource) -> CollectorRegistry:
         return calendar.period_at(t), calendar.next_change(t)
 
     for busy in live.busy:
-        busy.window_of = period_of
+        busy.period_of = period_of
     for c in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
         registry.register(c)
     registry.register(ServiceCollector(source))

@@ -14,6 +14,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics
 
+from batchd.metrics.busy import BusyIntegral
 from batchd.metrics.catalog import (
     BY_NAME,
     CYCLE_BUCKETS,
@@ -23,10 +24,9 @@ from batchd.metrics.catalog import (
     TIME_BUCKETS,
 )
 from batchd.metrics.tally import JobTally
-from batchd.metrics.window import BusyIntegral
 from batchd.model.job import Job
+from batchd.model.times import NEVER
 from batchd.sched.decider import CASES
-from batchd.sched.profile import NEVER
 
 REQUEUE_REASONS = ("node_fail", "overflow")
 

@@ -25,8 +25,8 @@ from batchd.sched.primetime import PrimeTime
 CLASSES = ("prime", "nonprime")
 
 
-def windows_between(gate: PrimeTime, t0: int, t1: int) -> list[tuple[int, int, Period]]:
-    """The calendar's windows covering [t0, t1) as (start, end, window)."""
+def periods_between(gate: PrimeTime, t0: int, t1: int) -> list[tuple[int, int, Period]]:
+    """The calendar's periods covering [t0, t1) as (start, end, period)."""
     out = []
     t = t0
     while t < t1:
@@ -54,10 +54,10 @@ def _class_stats(jobs: Sequence[Job]) -> dict[str, float | int]:
     }
 
 
-def window_utilization(
+def period_utilization(
     jobs: Sequence[Job], nodes: int, spans: Sequence[tuple[int, int, str]]
 ) -> dict[str, float]:
-    """Node-time used in each window's hours over what they offer, within ``spans`` only."""
+    """Node-time used in each period's hours over what they offer, within ``spans`` only."""
     starts = [a for a, _, _ in spans]
     busy = dict.fromkeys(CLASSES, 0)
     length = dict.fromkeys(CLASSES, 0)
@@ -107,8 +107,8 @@ def primetime_summary(jobs: Sequence[Job], nodes: int, gate: PrimeTime) -> dict[
         return out
     t0 = min(j.submit for j in ran)
     t1 = max(j.end for j in ran)
-    spans = windows_between(gate, t0, max(t1, t0 + 1))
-    util = window_utilization(ran, nodes, spans)
+    spans = periods_between(gate, t0, max(t1, t0 + 1))
+    util = period_utilization(ran, nodes, spans)
     for cls in CLASSES:
         out[cls] = {**_class_stats(by_class[cls]), "utilization": util[cls]}
     out["all"] = {**_class_stats(ran), "utilization": util["all"]}

@@ -56,7 +56,7 @@ def span_metrics(jobs: Sequence[Any], gate: Any, nodes: int) -> dict[str, Any]:
     drain, and the prime/non-prime utilization over the submission span only.
     ``gate`` is the replay's ``primetime`` policy (its calendar on the trace's clock).
     """
-    from batchd.metrics.primetime import window_utilization, windows_between
+    from batchd.metrics.primetime import period_utilization, periods_between
 
     if not jobs:
         return {}
@@ -65,7 +65,7 @@ def span_metrics(jobs: Sequence[Any], gate: Any, nodes: int) -> dict[str, Any]:
     ran = [j for j in jobs if j.start >= 0 and j.end >= j.start]
     last_end = max((j.end for j in ran), default=t1)
     span = max(1, t1 - t0)
-    util = window_utilization(ran, nodes, windows_between(gate, t0, t0 + span))
+    util = period_utilization(ran, nodes, periods_between(gate, t0, t0 + span))
     by_window: dict[str, list[Any]] = {"prime": [], "nonprime": []}
     for job in ran:
         by_window[gate.period(job.submit)[0]].append(job)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Callable
 
-WindowOf = Callable[[int], tuple[str, int | None]]  # t -> (window, when it ends)
+PeriodOf = Callable[[int], tuple[str, int | None]]  # t -> (calendar period, when it ends)
 
 
 class BusyIntegral:
@@ -23,15 +23,15 @@ class BusyIntegral:
         self.busy = busy
         self.area = 0  # node-seconds from origin to t
         self._points: deque[tuple[int, int, int]] = deque([(now, 0, busy)])  # (t, area, busy after)
-        # With a calendar: node-seconds and seconds by prime/non-prime window.
-        self.window_of: WindowOf | None = None
-        self.area_by_window: Counter[str] = Counter()
-        self.seconds_by_window: Counter[str] = Counter()
+        # With a calendar: node-seconds and seconds by prime and non-prime period.
+        self.period_of: PeriodOf | None = None
+        self.area_by_period: Counter[str] = Counter()
+        self.seconds_by_period: Counter[str] = Counter()
 
     def update(self, now: int, busy: int) -> None:
         if now > self.t:
             self.area += self.busy * (now - self.t)
-            if self.window_of is not None:
+            if self.period_of is not None:
                 self._split(self.t, now)
             self.t = now
         if busy != self.busy or now > self._points[-1][0]:
@@ -42,13 +42,13 @@ class BusyIntegral:
         self._prune(now - self.window)
 
     def _split(self, t: int, now: int) -> None:
-        """Share [t, now) at the current busy count among the calendar's windows."""
-        assert self.window_of is not None
+        """Share [t, now) at the current busy count among the calendar's periods."""
+        assert self.period_of is not None
         while t < now:
-            window, end = self.window_of(t)
+            period, end = self.period_of(t)
             stop = now if end is None else min(now, end)
-            self.area_by_window[window] += self.busy * (stop - t)
-            self.seconds_by_window[window] += stop - t
+            self.area_by_period[period] += self.busy * (stop - t)
+            self.seconds_by_period[period] += stop - t
             t = stop
 
     def _prune(self, lo: int) -> None:
