@@ -91,9 +91,9 @@ def in_process_case(policy: str, jobs: int) -> dict[str, float]:
 
     from batchd.engine.clock import VirtualClock
     from batchd.metrics.exporter import make_registry
-    from batchd.site.config import load_site
     from batchd.server.schemas import JobSubmit
     from batchd.server.service import BatchService
+    from batchd.site.config import load_site
 
     with tempfile.TemporaryDirectory(prefix="batchd-bench-") as tmp:
         site = load_site(site_config(policy, Path(tmp)))

@@ -90,7 +90,9 @@ def simulate(jobs: list[tuple[int, int, int, int, int]], nodes: int, policy: str
                 start(queue.pop(0))
             if queue:
                 head = queue[0]
-                ends = sorted((s + dur(i), jobs[i][2]) for _, i, _ in running if (s := starts[i]) >= 0)
+                ends = sorted(
+                    (s + dur(i), jobs[i][2]) for _, i, _ in running if (s := starts[i]) >= 0
+                )
                 avail, shadow = free, now
                 for t, w in ends:
                     if avail >= jobs[head][2] and t > shadow:
