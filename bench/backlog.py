@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from batchd.argtypes import positive_ints
 from batchd.engine.core import Engine
 from batchd.model.machine import Grid, Machine
 from batchd.sched import conservative
@@ -447,28 +448,18 @@ def replay_tables(rows: list[ReplayRow]) -> str:
 # -- command line --------------------------------------------------------------------
 
 
-def _ints(text: str) -> list[int]:
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers, got {text!r}"
-        ) from None
-    if not values or min(values) <= 0:
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
-    return values
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", choices=("plan", "replay", "all"), default="all", help="what to run")
     ap.add_argument(
         "--backlogs",
-        type=_ints,
+        type=positive_ints,
         default=[50, 100, 200, 500, 1000, 2000, 5000],
         help="waiting-queue lengths to plan (comma-separated)",
     )
-    ap.add_argument("--machines", type=_ints, default=[100, 430], help="machine sizes in nodes")
+    ap.add_argument(
+        "--machines", type=positive_ints, default=[100, 430], help="machine sizes in nodes"
+    )
     ap.add_argument("--source", choices=("synthetic", "kth"), default="synthetic")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=7, help="timed plans per case (median)")

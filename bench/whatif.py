@@ -48,6 +48,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from batchd.argtypes import positive_ints
 from batchd.model.job import Job
 from batchd.sched import whatif_kernels
 from batchd.sched.whatif import conservative_starts, easy_starts, inputs_from
@@ -326,25 +327,13 @@ def target(res: dict[str, Any]) -> str | None:
     return None
 
 
-def _ints(text: str) -> list[int]:
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers, got {text!r}"
-        ) from None
-    if not values or min(values) <= 0:
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
-    return values
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     assert __doc__ is not None
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--source", choices=("ctc", "kth", "synthetic"), default="ctc")
     ap.add_argument("--nodes", type=int, default=1152)
     ap.add_argument("--running", type=int, default=100)
-    ap.add_argument("--sizes", type=_ints, default=[50, 200, 1000], help="queue lengths")
+    ap.add_argument("--sizes", type=positive_ints, default=[50, 200, 1000], help="queue lengths")
     ap.add_argument("--draws", type=int, default=10, help="seeded scenarios per size")
     ap.add_argument("--repeat", type=int, default=100, help="samples of each call")
     ap.add_argument("--seed", type=int, default=1)

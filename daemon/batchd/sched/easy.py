@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from batchd.model.job import Job
 from batchd.model.times import NEVER
-from batchd.sched.order import OrderedQueue, OrderKey
-from batchd.sched.policy import MachineView, Placement, Policy
+from batchd.sched.policy import MachineView, OrderedPolicy, Placement
 
 
 def shadow(
@@ -43,20 +42,7 @@ def shadow(
     return t, avail - need
 
 
-class EasyPolicy(Policy):
-    def __init__(self, name: str, key: OrderKey) -> None:
-        self.name = name
-        self.queue = OrderedQueue(key)
-
-    def job_submitted(self, view: MachineView, job: Job) -> None:
-        self.queue.insert(job)
-
-    def withdraw(self, view: MachineView, job: Job) -> None:
-        self.queue.remove(job)
-
-    def waiting(self) -> list[Job]:
-        return list(self.queue.jobs)
-
+class EasyPolicy(OrderedPolicy):
     def schedule(self, view: MachineView) -> list[Placement]:
         return self.place_all(self._starting(view))
 

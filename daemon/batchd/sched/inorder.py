@@ -2,26 +2,11 @@
 
 from __future__ import annotations
 
-from batchd.model.job import Job
-from batchd.sched.order import OrderedQueue, OrderKey
-from batchd.sched.policy import MachineView, Placement, Policy
+from batchd.sched.policy import MachineView, OrderedPolicy, Placement
 
 
-class InOrderPolicy(Policy):
+class InOrderPolicy(OrderedPolicy):
     serves_in_order = True
-
-    def __init__(self, name: str, key: OrderKey) -> None:
-        self.name = name
-        self.queue = OrderedQueue(key)
-
-    def job_submitted(self, view: MachineView, job: Job) -> None:
-        self.queue.insert(job)
-
-    def withdraw(self, view: MachineView, job: Job) -> None:
-        self.queue.remove(job)
-
-    def waiting(self) -> list[Job]:
-        return list(self.queue.jobs)
 
     def schedule(self, view: MachineView) -> list[Placement]:
         if view.reservations():

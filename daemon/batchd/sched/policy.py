@@ -28,6 +28,7 @@ from batchd.model.job import Job
 
 if TYPE_CHECKING:
     from batchd.sched.forecast import Forecaster
+    from batchd.sched.order import OrderKey
 
 Overflow = Literal["kill", "requeue"]
 P = TypeVar("P", bound="Policy")
@@ -213,3 +214,22 @@ class Policy(ABC):
     def expired(self, view: MachineView) -> list[tuple[Job, Overflow]]:
         """Running jobs to end at a wake-up: (job, "kill" or "requeue")."""
         return []
+
+
+class OrderedPolicy(Policy):
+    """A policy whose waiting jobs are one queue sorted by an order key (no plan)."""
+
+    def __init__(self, name: str, key: OrderKey) -> None:
+        from batchd.sched.order import OrderedQueue
+
+        self.name = name
+        self.queue = OrderedQueue(key)
+
+    def job_submitted(self, view: MachineView, job: Job) -> None:
+        self.queue.insert(job)
+
+    def withdraw(self, view: MachineView, job: Job) -> None:
+        self.queue.remove(job)
+
+    def waiting(self) -> list[Job]:
+        return list(self.queue.jobs)
