@@ -182,7 +182,8 @@ def _jobs_from_table(
         job.record = rec
 
     # Skips, each record counted under the first check it fails.
-    (w_min, w_max), (r_min, _) = _extremes(widths), _extremes(runtimes)
+    w_min, w_max = _extremes(widths)
+    r_min = min(runtimes) if isinstance(runtimes, list) else runtimes
     dropped: dict[int, int] = {}  # row: reason
     if w_min <= 0:
         dropped.update(dict.fromkeys(_rows_where(widths, partial(ge, 0), rows), 0))
@@ -252,14 +253,15 @@ def _positive_else(column: Column, other: Column, rows: int) -> Column:
         return column if column > 0 else other
     if min(column) > 0:
         return column
-    if max(column) <= 0:
+    replaced = list(_rows_where(column, partial(ge, 0), rows))
+    if len(replaced) == rows:
         return other
     out = column.copy()
     if isinstance(other, list):
-        for row in _rows_where(column, partial(ge, 0), rows):
+        for row in replaced:
             out[row] = other[row]
     else:
-        for row in _rows_where(column, partial(ge, 0), rows):
+        for row in replaced:
             out[row] = other
     return out
 
