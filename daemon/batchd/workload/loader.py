@@ -153,7 +153,7 @@ def _jobs_from_table(
     records = list(zip(*(_values(c, rows) for c in columns), strict=True))
     order = table.order  # the job line of each row, when rows are not in file order
     to_file = None if order is None else _file_order(order)
-    if table.floats and any(_holds_float(columns[i]) for i in _JOB_FIELDS):
+    if table.floats.intersection(_JOB_FIELDS):
         if to_file is not None:  # back to file order, for the one-at-a-time rules
             records = list(map(records.__getitem__, to_file))
         jobs, skipped = _jobs_from_records(records, nodes, None, perfect_estimates)
@@ -239,12 +239,6 @@ def _collector_paused() -> Iterator[None]:
 def _values(column: Column, rows: int) -> Iterable[int | float]:
     """The values of a column, row by row."""
     return column if isinstance(column, list) else repeat(column, rows)
-
-
-def _holds_float(column: Column) -> bool:
-    if isinstance(column, list):
-        return type(sum(column)) is float  # sum turns float at the first float
-    return type(column) is float
 
 
 def _positive_else(column: Column, other: Column, rows: int) -> Column:

@@ -66,14 +66,14 @@ class SWFTable:
     ``columns[i]`` holds field ``i + 1`` of every row, or its one value when that is
     the same on every row. Rows are the job lines in file order, unless ``order`` is
     given: then row ``r`` is job line ``order[r]`` (0-based, counting job lines only).
-    ``floats`` is False when no value is a float.
+    ``floats`` holds the (0-based) fields with a float on some row.
     """
 
     header: SWFHeader
     columns: list[Column]
     rows: int
     order: list[int] | None = None
-    floats: bool = False
+    floats: frozenset[int] = frozenset()
 
 
 class _Irregular(Exception):
@@ -233,29 +233,29 @@ def _table(header: SWFHeader, blocks: list[_Block]) -> SWFTable:
     if not blocks:
         return SWFTable(header, [[] for _ in range(N_FIELDS)], 0)
     done: list[tuple[_Block, list[Column]]] = []
+    floats: set[int] = set()
     work = blocks[::-1]
     count = len(blocks)
     while work:
         block = work.pop()
         try:
-            done.append((block, _parse_block(block)))
+            done.append((block, _parse_block(block, floats)))
         except _Split as split:
             count += 1
             if count > _MAX_BLOCKS:
                 raise _Irregular from None
             work.extend(_split_block(block, split.plane)[::-1])
-    floats = any(b"." in block.data for block, _ in done)
     if len(done) == 1:
         block, columns = done[0]
-        return SWFTable(header, columns, block.rows, block.order, floats)
+        return SWFTable(header, columns, block.rows, block.order, frozenset(floats))
     columns = [_concat([cols[i] for _, cols in done], [b.rows for b, _ in done]) for i in range(18)]
     order: list[int] = []
     for block, _ in done:
         order += block.order if block.order is not None else range(block.rows)
     rows = len(order)
     if order == list(range(rows)):
-        return SWFTable(header, columns, rows, None, floats)
-    return SWFTable(header, columns, rows, order, floats)
+        return SWFTable(header, columns, rows, None, frozenset(floats))
+    return SWFTable(header, columns, rows, order, frozenset(floats))
 
 
 def _concat(parts: list[Column], sizes: list[int]) -> Column:
@@ -295,11 +295,12 @@ def _split_block(block: _Block, plane: bytes) -> list[_Block]:
     return out
 
 
-def _parse_block(block: _Block) -> list[Column]:
+def _parse_block(block: _Block, floats: set[int]) -> list[Column]:
     """The 18 columns of a block of equal-width lines; see the module's docstring.
 
-    Raises :class:`_Split` when the lines do not all share the first line's layout,
-    :class:`_Irregular` when they are not all regular job lines.
+    Adds to ``floats`` the fields that have a float. Raises :class:`_Split` when the
+    lines do not all share the first line's layout, :class:`_Irregular` when they are
+    not all regular job lines.
     """
     data, rows, width = block.data, block.rows, block.width
     if width > _MAX_WIDTH:
@@ -348,9 +349,12 @@ def _parse_block(block: _Block) -> list[Column]:
         else:
             start, end = spans[k]
             try:
-                columns.append(_parse_number(first[start:end].decode()))
+                value = _parse_number(first[start:end].decode())
             except ValueError:
                 raise _Irregular from None
+            columns.append(value)
+            if type(value) is float:
+                floats.add(k)
     if not variable:
         return columns
 
@@ -365,6 +369,8 @@ def _parse_block(block: _Block) -> list[Column]:
             text[j::size] = data[p::stride]
         if text.translate(None, _ALLOWED):  # b"\0" where the commas go
             raise _Irregular
+        if b"." in text:  # without exponents, the one way to a JSON float
+            floats.add(k)
         text[size::size] = comma
         text[0] = 0x5B  # "["
         text[-1] = 0x5D  # "]"
