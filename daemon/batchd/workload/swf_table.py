@@ -9,19 +9,22 @@ or the precise error.
 How it works. The job lines follow the header (the leading comment block). Lines of
 one length are joined into a block in which every line has the same width. The tokens
 of the block's first line give the layout: one cut at a blank position between each
-pair of neighbouring tokens, checked blank on every line of the block (a line whose
-fields sit elsewhere, after a wider value pushed them along, is moved to a block of
-its own). The cuts split every line into 18 regions. A region with the same text on
-every line (``-1`` for an unknown field, mostly) is a constant, parsed once with the
-exact reader's rule. The other regions are made into one JSON array by writing commas
-at the cuts between them and at the line ends, and parsed by the C JSON decoder.
+pair of neighbouring tokens, checked blank on every line of the block (the lines that
+are not, whose fields a wider value pushed along, go to a block of their own). The
+cuts split every line into 18 regions. A region with the same text on every line
+(``-1`` for an unknown field, mostly) is a constant, parsed once with the exact
+reader's rule; a single digit on every line is translated to its value. Every other
+region is gathered, one plane (the same character position of every line) at a time,
+into a JSON array with a comma after each line's text, and parsed by the C JSON
+decoder: one column per call, so that the ints of a column are made one after the
+other and lie together in memory, which later passes over the column depend on.
 
-Why that is exact: the bytes are limited to digits, blanks, ``-``, ``.`` and line
-ends, so the decoder can only read numbers, and a JSON number without exponent is a
-text for which ``int()`` (no ``.``) or ``float()`` (a ``.``) gives the same value as
-the exact reader does. The decoder refuses everything else that can occur here, and
-with it the whole file: two tokens in one region (a line with more fields), an empty
-region (fewer), ``05``, ``1.``, ``.5``, ``-``, ``1-2``. Lines are at most 256
+Why that is exact: the bytes of those regions are limited to digits, blanks, ``-``
+and ``.``, so the decoder can only read numbers, and a JSON number without exponent
+is a text for which ``int()`` (no ``.``) or ``float()`` (a ``.``) gives the same value
+as the exact reader does. The decoder refuses everything else that can occur there,
+and with it the whole file: two tokens in one region (a line with more fields), an
+empty region (fewer), ``05``, ``1.``, ``.5``, ``-``, ``1-2``. Lines are at most 256
 characters long, so no number can overflow a float.
 """
 
