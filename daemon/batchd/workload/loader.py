@@ -2,16 +2,31 @@
 
 from __future__ import annotations
 
+import gc
 import math
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import partial
+from itertools import compress, islice, repeat
+from operator import attrgetter, ge, gt, le, lt
+from typing import TypeVar
 
 from batchd.model.job import Job
 from batchd.workload.swf import PathLike, SWFHeader, iter_swf, read_header
+from batchd.workload.swf_table import Column, SWFTable, read_swf_table
 
 __all__ = ["SKIP_REASONS", "Workload", "load_swf", "shrink_submits"]
 
 SKIP_REASONS: tuple[str, ...] = ("width<=0", "runtime<0", "wider_than_machine")
+
+# 0-based SWF fields a job is made of: number, submit, run time, allocated processors,
+# requested processors, requested time, user, queue.
+_JOB_FIELDS = (0, 1, 3, 4, 7, 8, 11, 14)
+
+_submit_key = attrgetter("submit")
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -41,6 +56,10 @@ def load_swf(
     order of checks. ``first`` keeps only the first N job lines of the file (counted before
     skipping). Jobs come sorted by submit time, ties in file order, and ``shrink`` then
     scales the submit gaps (see :func:`shrink_submits`).
+
+    The trace is read whole into columns (:mod:`batchd.workload.swf_table`); a file that
+    reader does not take is read line by line (:func:`~batchd.workload.swf.iter_swf`),
+    with the same result, or the same error.
     """
     if nodes <= 0:
         raise ValueError(f"a machine needs at least one node, got {nodes}")
@@ -49,55 +68,244 @@ def load_swf(
     if not (shrink > 0 and math.isfinite(shrink)):
         raise ValueError(f"shrink factor must be a finite number > 0, got {shrink}")
 
+    with _collector_paused():  # many new objects, none of them garbage
+        table = read_swf_table(path, first)
+        if table is None:
+            jobs, skipped = _load_lines(path, nodes, first, perfect_estimates)
+            header = read_header(path)
+        else:
+            jobs, skipped = _jobs_from_table(table, nodes, perfect_estimates)
+            header = table.header
+    if shrink != 1.0:
+        shrink_submits(jobs, shrink)
+    return Workload(jobs=jobs, skipped=skipped, header=header, source=str(path))
+
+
+def _load_lines(
+    path: PathLike, nodes: int, first: int | None, perfect_estimates: bool
+) -> tuple[list[Job], dict[str, int]]:
+    """Jobs (by submit, ties in file order) and skip counts from the exact line reader."""
+    records = iter_swf(path)
+    try:
+        jobs, skipped = _jobs_from_records(
+            (rec for _, rec in records), nodes, first, perfect_estimates
+        )
+    finally:
+        records.close()
+    jobs.sort(key=_submit_key)  # stable: equal submits keep file order
+    return jobs, skipped
+
+
+def _jobs_from_records(
+    records: Iterable[tuple[int | float, ...]],
+    nodes: int,
+    first: int | None,
+    perfect_estimates: bool,
+) -> tuple[list[Job], dict[str, int]]:
+    """Jobs and skip counts, one record at a time (any record, floats rounded)."""
     n_width = n_runtime = n_wide = 0
     jobs: list[Job] = []
     append = jobs.append
     new_job = Job
     count = 0
-    records = iter_swf(path)
-    try:
-        for _line_no, rec in records:
-            if first is not None and count >= first:
-                break
-            count += 1
-            jid, submit, _, runtime, alloc, _, _, req_procs, req_time = rec[:9]
-            width = round(req_procs) if req_procs > 0 else round(alloc)
-            if width <= 0:
-                n_width += 1
-                continue
-            runtime = round(runtime)
-            if runtime < 0:
-                n_runtime += 1
-                continue
-            if width > nodes:
-                n_wide += 1
-                continue
-            estimate = runtime if perfect_estimates or req_time <= 0 else round(req_time)
-            queue = round(rec[14])
-            append(
-                new_job(
-                    id=round(jid),
-                    submit=round(submit),
-                    width=width,
-                    estimate=estimate,
-                    runtime=runtime,
-                    user=str(round(rec[11])),
-                    queue=str(queue) if queue >= 0 else "",
-                    record=rec,
-                )
+    for rec in records:
+        if first is not None and count >= first:
+            break
+        count += 1
+        jid, submit, _, runtime, alloc, _, _, req_procs, req_time = rec[:9]
+        width = round(req_procs) if req_procs > 0 else round(alloc)
+        if width <= 0:
+            n_width += 1
+            continue
+        runtime = round(runtime)
+        if runtime < 0:
+            n_runtime += 1
+            continue
+        if width > nodes:
+            n_wide += 1
+            continue
+        estimate = runtime if perfect_estimates or req_time <= 0 else round(req_time)
+        queue = round(rec[14])
+        user = str(round(rec[11]))
+        append(
+            new_job(
+                round(jid),
+                round(submit),
+                width,
+                estimate,
+                runtime,
+                user,
+                str(queue) if queue >= 0 else "",
+                record=rec,
             )
+        )
+    return jobs, _skipped(n_width, n_runtime, n_wide)
+
+
+def _jobs_from_table(
+    table: SWFTable, nodes: int, perfect_estimates: bool
+) -> tuple[list[Job], dict[str, int]]:
+    """Jobs (by submit, ties in file order) and skip counts from a table, by columns."""
+    rows = table.rows
+    columns = table.columns
+    if rows == 0:
+        return [], _skipped(0, 0, 0)
+    records = list(zip(*(_values(c, rows) for c in columns), strict=True))
+    order = table.order  # the job line of each row, when rows are not in file order
+    to_file = None if order is None else _file_order(order)
+    if table.floats.intersection(_JOB_FIELDS):
+        if to_file is not None:  # back to file order, for the one-at-a-time rules
+            records = list(map(records.__getitem__, to_file))
+        jobs, skipped = _jobs_from_records(records, nodes, None, perfect_estimates)
+        jobs.sort(key=_submit_key)
+        return jobs, skipped
+
+    # All the fields a job is made of are ints here: no rounding.
+    ids, submits, runtimes, allocated, requested, req_times, users, queues = (
+        columns[i] for i in _JOB_FIELDS
+    )
+    widths = _positive_else(requested, allocated, rows)
+    estimates = runtimes if perfect_estimates else _positive_else(req_times, runtimes, rows)
+    jobs = list(
+        map(
+            Job,
+            _values(ids, rows),
+            _values(submits, rows),
+            _values(widths, rows),
+            _values(estimates, rows),
+            _values(runtimes, rows),
+            _texts(users, rows, str),
+            _texts(queues, rows, _queue_name),
+        )
+    )
+    for job, rec in zip(jobs, records, strict=True):
+        job.record = rec
+
+    # Skips, each record counted under the first check it fails.
+    w_min, w_max = _extremes(widths)
+    r_min = min(runtimes) if isinstance(runtimes, list) else runtimes
+    dropped: dict[int, int] = {}  # row: reason
+    if w_min <= 0:
+        dropped.update(dict.fromkeys(_rows_where(widths, partial(ge, 0), rows), 0))
+    if r_min < 0:
+        for row in _rows_where(runtimes, partial(gt, 0), rows):
+            dropped.setdefault(row, 1)
+    if w_max > nodes:
+        for row in _rows_where(widths, partial(lt, nodes), rows):
+            dropped.setdefault(row, 2)
+    counts = [0, 0, 0]
+    for reason in dropped.values():
+        counts[reason] += 1
+    if order is not None and to_file is not None:  # rows to job lines
+        jobs = list(map(jobs.__getitem__, to_file))
+        dropped = {order[row]: reason for row, reason in dropped.items()}
+    if dropped:
+        jobs = _without(jobs, dropped)
+    if not _ascending(submits, to_file):
+        jobs.sort(key=_submit_key)  # stable: equal submits keep file order
+    return jobs, _skipped(*counts)
+
+
+def _skipped(n_width: int, n_runtime: int, n_wide: int) -> dict[str, int]:
+    return {"width<=0": n_width, "runtime<0": n_runtime, "wider_than_machine": n_wide}
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for the duration, and what was made meanwhile moved
+    to its oldest generation.
+
+    A trace makes three tracked objects per job (the job, its node list, its record), all
+    long-lived and none in a cycle. With the collector on, the young generations scan them
+    again and again while they are made; paused, it scans all of them at once as soon as it
+    is back on. Either way that costs about as much as making them. ``gc.freeze()`` followed
+    by ``gc.unfreeze()`` moves every tracked object to the oldest generation without a scan,
+    where the next full collection finds them as it would have. (It moves any other young
+    object of the process too; and it is left out when something in the process has frozen
+    objects itself, as unfreezing would undo that.)
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
-        records.close()
-
-    jobs.sort(key=_submit_key)  # stable: equal submits keep file order
-    if shrink != 1.0:
-        shrink_submits(jobs, shrink)
-    skipped = {"width<=0": n_width, "runtime<0": n_runtime, "wider_than_machine": n_wide}
-    return Workload(jobs=jobs, skipped=skipped, header=read_header(path), source=str(path))
+        if gc.get_freeze_count() == 0:
+            gc.freeze()
+            gc.unfreeze()
+        if enabled:
+            gc.enable()
 
 
-def _submit_key(job: Job) -> int:
-    return job.submit
+def _values(column: Column, rows: int) -> Iterable[int | float]:
+    """The values of a column, row by row."""
+    return column if isinstance(column, list) else repeat(column, rows)
+
+
+def _positive_else(column: Column, other: Column, rows: int) -> Column:
+    """Per row: the value of ``column`` when it is > 0, else that of ``other``."""
+    if not isinstance(column, list):
+        return column if column > 0 else other
+    if min(column) > 0:
+        return column
+    replaced = list(_rows_where(column, partial(ge, 0), rows))
+    if len(replaced) == rows:
+        return other
+    out = column.copy()
+    if isinstance(other, list):
+        for row in replaced:
+            out[row] = other[row]
+    else:
+        for row in replaced:
+            out[row] = other
+    return out
+
+
+def _texts(column: Column, rows: int, text: Callable[[int], str]) -> Iterable[str]:
+    """``text`` of each value of an int column, made once per distinct value."""
+    if not isinstance(column, list):
+        return repeat(text(int(column)), rows)
+    names = {v: text(int(v)) for v in set(column)}
+    return map(names.__getitem__, column)
+
+
+def _queue_name(queue: int) -> str:
+    return str(queue) if queue >= 0 else ""
+
+
+def _extremes(column: Column) -> tuple[int | float, int | float]:
+    if isinstance(column, list):
+        return min(column), max(column)
+    return column, column
+
+
+def _rows_where(column: Column, test: Callable[[int | float], bool], rows: int) -> Iterable[int]:
+    """The rows whose value passes ``test``."""
+    return compress(range(rows), map(test, _values(column, rows)))
+
+
+def _without(items: list[_T], rows: dict[int, int]) -> list[_T]:
+    """``items`` without the given rows."""
+    if len(rows) <= 64:  # a few: delete in place, from the end
+        for row in sorted(rows, reverse=True):
+            del items[row]
+        return items
+    keep = bytearray(b"\x01") * len(items)
+    for row in rows:
+        keep[row] = 0
+    return list(compress(items, keep))
+
+
+def _ascending(column: Column, to_file: list[int] | None) -> bool:
+    """Whether the values never decrease from one job line to the next."""
+    if not isinstance(column, list):
+        return True
+    values = column if to_file is None else list(map(column.__getitem__, to_file))
+    return all(map(le, values, islice(values, 1, None)))
+
+
+def _file_order(order: list[int]) -> list[int]:
+    """The permutation that puts rows numbered ``order`` back in file order."""
+    return sorted(range(len(order)), key=order.__getitem__)
 
 
 def shrink_submits(jobs: list[Job], factor: float) -> None:
