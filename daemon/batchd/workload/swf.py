@@ -12,7 +12,7 @@ import io
 import math
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -217,7 +217,7 @@ def _parse_mixed(path: PathLike, line_no: int, parts: list[str]) -> tuple[int | 
     return _parse_slow(path, line_no, parts)  # the general rule; raises naming the field
 
 
-def iter_swf(path: PathLike) -> Iterator[tuple[int, tuple[int | float, ...]]]:
+def iter_swf(path: PathLike) -> Generator[tuple[int, tuple[int | float, ...]], None, None]:
     """Stream the job lines: (1-based line number, the 18 fields as int or float).
 
     Comment lines (``;``) and blank lines are skipped wherever they are; the header is
