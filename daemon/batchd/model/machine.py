@@ -10,17 +10,19 @@ class NodePool:
 
     A node can be taken out of service (offline or down): it is never handed
     out, and if a job holds it, it does not come back when the job releases it.
+    Only the free list is kept; a node is busy when it is neither free nor out of
+    service idle, so allocating and releasing touch no node one by one.
     """
 
-    __slots__ = ("size", "_free", "_busy", "_out")
+    __slots__ = ("size", "_free", "_out", "_out_busy")
 
     def __init__(self, size: int) -> None:
         if size <= 0:
             raise ValueError(f"a node pool needs at least one node, got {size}")
         self.size = size
-        self._free: list[int] = list(range(size))
-        self._busy = bytearray(size)
-        self._out: set[int] = set()
+        self._free: list[int] = list(range(size))  # ascending
+        self._out: set[int] = set()  # out of service
+        self._out_busy: set[int] = set()  # out of service while a holder still has them
 
     @property
     def free(self) -> int:
@@ -40,33 +42,30 @@ class NodePool:
             raise ValueError(f"asked for {count} nodes, only {len(self._free)} are free")
         nodes = self._free[:count]
         del self._free[:count]
-        busy = self._busy
-        for n in nodes:
-            busy[n] = 1
         return nodes
 
     def take(self, nodes: list[int]) -> None:
         """Allocate these very nodes (a job restored after a restart)."""
-        wanted = set(nodes)
-        bad = [n for n in nodes if not 0 <= n < self.size or self._busy[n] or n in self._out]
-        if bad or len(wanted) != len(nodes):
+        free = set(self._free)
+        bad = [n for n in nodes if not 0 <= n < self.size or n not in free]
+        if bad or len(set(nodes)) != len(nodes):
             raise ValueError(f"nodes {sorted(bad or nodes)} are not all free")
+        wanted = set(nodes)
         self._free = [n for n in self._free if n not in wanted]
-        for n in nodes:
-            self._busy[n] = 1
 
     def release(self, nodes: list[int]) -> None:
-        busy = self._busy
-        for n in nodes:
-            busy[n] = 0
         if self._out:
-            nodes = [n for n in nodes if n not in self._out]
+            out_busy = self._out_busy
+            back = [n for n in nodes if n not in out_busy]
+            out_busy.difference_update(nodes)
+            nodes = back
         # Two sorted runs: timsort merges them in linear time.
         self._free += nodes
         self._free.sort()
 
     def is_busy(self, node: int) -> bool:
-        return bool(self._busy[node])
+        self._check(node)
+        return node in self._out_busy or (node not in self._out and node not in self._free)
 
     def in_service(self, node: int) -> bool:
         return node not in self._out
@@ -76,8 +75,11 @@ class NodePool:
         self._check(node)
         if node in self._out:
             return
+        busy = self.is_busy(node)
         self._out.add(node)
-        if not self._busy[node]:
+        if busy:
+            self._out_busy.add(node)
+        else:
             self._free.remove(node)
 
     def put_back(self, node: int) -> None:
@@ -85,7 +87,9 @@ class NodePool:
         if node not in self._out:
             return
         self._out.discard(node)
-        if not self._busy[node]:
+        if node in self._out_busy:
+            self._out_busy.discard(node)  # its holder gives it back when it ends
+        else:
             self._free.append(node)
             self._free.sort()
 
