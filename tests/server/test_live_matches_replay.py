@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from batchd.engine.core import StuckJobsError
 from batchd.replay import ReplayOptions, run_replay
 from daemon_proc import Daemon
 
@@ -35,7 +36,7 @@ overflow = "{overflow}"
 
 [[queue]]
 name = "day"
-window = ["Mon-Fri 07:00-21:00"]
+window = ["{window}"]
 
 [[queue]]
 name = "any"
@@ -90,25 +91,27 @@ def live_schedule(tmp: Path, site: Path, trace: Path, jobs: int) -> dict[int, tu
     return out
 
 
+DAY = "Mon-Fri 07:00-21:00"
+PRIMETIME = (
+    '[server.policy_params]\nprime_nodes = "50%"\nprime_runtime = "30%"\ndiscipline = "easy"'
+)
+
+
 @pytest.mark.parametrize(
-    ("policy", "overflow", "params"),
+    ("policy", "overflow", "params", "window"),
     [
-        ("fcfs-easy", "kill", ""),
-        ("sjf-cons", "requeue", ""),
-        (
-            "primetime",
-            "kill",
-            '[server.policy_params]\nprime_nodes = "50%"\nprime_runtime = "30%"\n'
-            'discipline = "easy"',
-        ),
+        ("fcfs-easy", "kill", "", DAY),
+        ("sjf-cons", "requeue", "", DAY),
+        # Large jobs run in non-prime time, weekday nights inside the weekday window.
+        ("primetime", "kill", PRIMETIME, "Mon-Fri 00:00-24:00"),
     ],
 )
 def test_the_daemon_schedules_a_trace_as_the_replay_does(
-    tmp_path: Path, policy: str, overflow: str, params: str
+    tmp_path: Path, policy: str, overflow: str, params: str, window: str
 ) -> None:
     jobs = 60
     site = tmp_path / "site.toml"
-    site.write_text(SITE.format(policy=policy, overflow=overflow, params=params))
+    site.write_text(SITE.format(policy=policy, overflow=overflow, params=params, window=window))
     trace = tmp_path / "trace.swf"
     write_trace(trace, jobs, seed=len(policy))
     replay = run_replay(ReplayOptions(trace=str(trace), machine=str(site)))
@@ -123,3 +126,14 @@ def test_the_daemon_schedules_a_trace_as_the_replay_does(
     ]
     assert held_back
     assert live_schedule(tmp_path, site, trace, jobs) == expected
+
+
+def test_a_replay_whose_jobs_no_window_lets_run_stops_and_says_why(tmp_path: Path) -> None:
+    """Large prime-time jobs must fit in non-prime time and in the queue's day window
+    (19:00-21:00 on weekdays): those over two hours never run."""
+    site = tmp_path / "site.toml"
+    site.write_text(SITE.format(policy="primetime", overflow="kill", params=PRIMETIME, window=DAY))
+    trace = tmp_path / "trace.swf"
+    write_trace(trace, 60, seed=9)
+    with pytest.raises(StuckJobsError, match="no window lets them run .*nonprime time"):
+        run_replay(ReplayOptions(trace=str(trace), machine=str(site)))

@@ -29,8 +29,11 @@ from batchd.sched.policy import Placement, Policy
 JobHook = Callable[[Job], None]
 
 
-class StuckJobsError(RuntimeError):
-    """The event queue ran dry while jobs were still waiting."""
+class StuckJobsError(ValueError):
+    """Jobs wait that nothing will ever start: the workload and the machine do not fit."""
+
+
+STUCK_AFTER = 366 * 86_400  # a year without a start, an end or an arrival
 
 
 class PlacementError(RuntimeError):
@@ -71,6 +74,7 @@ class Engine:
         self._dead: set[int] = set()  # seqs of end events of killed or requeued jobs
         self._timers: list[tuple[int, int, Timer]] = []
         self._seq = 0
+        self._progress_at = 0  # when a job last arrived, started or ended
         self.on_submit: list[JobHook] = []
         self.on_start: list[JobHook] = []
         self.on_end: list[JobHook] = []
@@ -135,14 +139,36 @@ class Engine:
                 break
             self.instant(t)
             rounds += 1
-            if progress is not None and rounds & 1023 == 0:
-                progress(len(self.finished))
+            if rounds & 1023 == 0:
+                if progress is not None:
+                    progress(len(self.finished))
+                if until is None:
+                    self._check_stuck()
         if until is None:
             stuck = sum(len(m.policy.waiting()) for m in self.machines)
             if stuck:
                 raise StuckJobsError(f"{stuck} jobs were still waiting when no event was left")
         if progress is not None:
             progress(len(self.finished))
+
+    def _check_stuck(self) -> None:
+        """Jobs that wait while nothing runs or arrives for a year wait for a window that
+        never lets them run (a gate inside a gate, both must fit): say so, do not loop."""
+        if self.now - self._progress_at < STUCK_AFTER:
+            return
+        if self._next < len(self._trace) or self._arrivals:
+            return
+        if any(m.running_count for m in self.machines):
+            return
+        waiting = [(m, j) for m in self.machines for j in m.policy.waiting()]
+        if not waiting:
+            return
+        m, job = waiting[0]
+        why = m.policy.explain(job, self.now) or "it does not fit"
+        raise StuckJobsError(
+            f"{len(waiting)} jobs have waited since {self._progress_at} with nothing running "
+            f"and nothing left to arrive: no window lets them run (job {job.id}: {why})"
+        )
 
     def advance_to(self, when: int) -> None:
         """Process every event up to ``when`` and set the time there: for live clocks."""
@@ -217,6 +243,7 @@ class Engine:
     def _arrive(self, job: Job) -> None:
         m = self.machines[job.machine]
         self.submitted += 1
+        self._progress_at = self.now
         m.policy.job_submitted(m, job)
         for hook in self.on_submit:
             hook(job)
@@ -232,6 +259,7 @@ class Engine:
             )
         change_state(job, JobState.RUNNING)
         now = self.now
+        self._progress_at = now
         job.start = now
         job.nodes = pool.allocate(width)
         if not job.started_by:
@@ -254,7 +282,7 @@ class Engine:
 
     def _finish(self, job: Job, outcome: str = "") -> None:
         m = self.machines[job.machine]
-        job.end = self.now
+        job.end = self._progress_at = self.now
         job.outcome = outcome or ("walltime" if job.killed else "ok")
         change_state(job, JobState.FINISHED)
         m.pool.release(job.nodes)
