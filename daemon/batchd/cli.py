@@ -109,7 +109,8 @@ class Parser(argparse.ArgumentParser):
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    from batchd.workload.model_fit import analyze_trace, format_table2
+    from batchd.workload.model_fit import analyze_trace
+    from batchd.workload.trace_model import format_table2
 
     if not Path(args.trace).is_file():
         fail(f"{args.trace}: no such trace file")
@@ -127,7 +128,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         job_set_stats,
         write_generated_swf,
     )
-    from batchd.workload.model_fit import TraceModel
+    from batchd.workload.trace_model import TraceModel
 
     if not Path(args.model).is_file():
         fail(f"{args.model}: no such model file (make one with batchd analyze)")

@@ -16,15 +16,8 @@ from batchd.workload.generate import (
     job_set_stats,
     write_generated_swf,
 )
-from batchd.workload.model_fit import (
-    ModelFormatError,
-    TraceModel,
-    analyze_trace,
-    fit_weibull,
-    format_table2,
-    from_operational,
-    to_operational,
-)
+from batchd.workload.model_fit import analyze_trace, fit_weibull, from_operational, to_operational
+from batchd.workload.trace_model import ModelFormatError, TraceModel, format_table2
 from paths import TRACES
 
 HOUR = 3600

@@ -36,14 +36,13 @@ from typing import Any
 
 import numpy as np
 
-from batchd.workload.model_fit import (
+from batchd.workload.model_fit import basic_stats, from_operational
+from batchd.workload.trace_model import (
     COMMON_ROWS,
     ArrivalModel,
     ShapeMatrix,
     TraceModel,
-    basic_stats,
     format_table,
-    from_operational,
 )
 
 SWF_VERSION = "2.2"
