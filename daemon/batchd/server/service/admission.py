@@ -39,6 +39,7 @@ class Admission:
         if nodes > machine.nodes:
             raise bad_request(
                 f"nodes: {nodes} nodes requested; machine {machine.name} has {machine.nodes}"
+                f"{self.takers(nodes, walltime, now)}"
             )
         if queue.max_nodes is not None and nodes > queue.max_nodes:
             raise bad_request(

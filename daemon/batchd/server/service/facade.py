@@ -376,6 +376,15 @@ class BatchService:
             raise ValueError(
                 "the machine and the server name cannot change while the daemon runs; restart it"
             )
+        for q in site.queues():
+            old = next((o for o in self.site.queues() if o.name == q.name), None)
+            if old is not None and site.machine_index(q.machine) != self.site.machine_index(
+                old.machine
+            ):
+                raise ValueError(
+                    f"queue {q.name}: its machine cannot change while the daemon runs "
+                    "(its jobs wait there); add a queue for the other machine"
+                )
         if site.server.max_body != self.site.server.max_body:
             log.warning("max_body_needs_restart", max_body=site.server.max_body)
         self.site = site
