@@ -91,15 +91,16 @@ class ServiceCollector(Collector):
             backlog.add_metric([q], tally.backlog.get(q, 0))
         yield jobs
         yield backlog
-        for name, field in (
-            ("batchd_queue_head_planned_start_seconds", "head_start"),
-            ("batchd_queue_head_wait_seconds", "head_wait"),
-            ("batchd_plan_makespan_seconds", "makespan"),
-        ):
-            g = gauge(name)
-            for i, pool in enumerate(pools):
-                g.add_metric([pool.name], getattr(live.plans[i], field))
-            yield g
+        head_start = gauge("batchd_queue_head_planned_start_seconds")
+        head_wait = gauge("batchd_queue_head_wait_seconds")
+        makespan = gauge("batchd_plan_makespan_seconds")
+        for pool, plan in zip(pools, live.plans, strict=True):
+            head_start.add_metric([pool.name], plan.head_start)
+            head_wait.add_metric([pool.name], plan.head_wait)
+            makespan.add_metric([pool.name], plan.makespan)
+        yield head_start
+        yield head_wait
+        yield makespan
         yield single("batchd_plan_age_seconds", min(p.age() for p in live.plans))
         policy = gauge("batchd_scheduler_policy")
         order = gauge("batchd_scheduler_order")

@@ -43,6 +43,7 @@ class Scheduler:
         self.switches: list[dict[str, Any]] = []
         self.windows: dict[str, TimeWindow] = {}
         self.observers: list[PolicyObserver] = []
+        self.gates: list[WindowGate] = []  # each machine's policy, behind its queue windows
         self.engine: Engine | None = None
         self._plans: dict[int, tuple[int, list[tuple[Job, int]]]] = {}
         self.version = 0  # moves with every change; plans are kept for one version
@@ -76,11 +77,8 @@ class Scheduler:
         return gate
 
     def policies(self) -> list[Policy]:
-        return [self.build(i, c) for i, c in enumerate(self.choices)]
-
-    def policy(self, machine: int) -> Policy:
-        assert self.engine is not None
-        return self.engine.machines[machine].policy
+        self.gates = [self.build(i, c) for i, c in enumerate(self.choices)]
+        return list(self.gates)
 
     # -- changes --------------------------------------------------------------------
     def choose(self, machine: int, policy: str | None, params: Mapping[str, str] | None) -> Choice:
@@ -104,7 +102,8 @@ class Scheduler:
         """Run ``choice`` on ``machine`` from now on; its waiting jobs move over."""
         assert self.engine is not None
         old = self.choices[machine]
-        self.engine.set_policy(machine, self.build(machine, choice))
+        gate = self.gates[machine] = self.build(machine, choice)
+        self.engine.set_policy(machine, gate)
         self.choices[machine] = choice
         self.changed()
         return old
@@ -115,9 +114,7 @@ class Scheduler:
         self.site = site
         self.calendar = calendar
         self._build_windows()
-        for m in self.engine.machines:
-            gate = m.policy
-            assert isinstance(gate, WindowGate)
+        for m, gate in zip(self.engine.machines, self.gates, strict=True):
             gate.overflow = site.server.overflow
             gate.must_fit = site.server.window_must_fit
             gate.reclassify(m, queue_classes(self.queue_specs(m.index), calendar))
