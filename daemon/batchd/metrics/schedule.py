@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter, mul, sub
 
-import numpy as np
-
+from batchd.metrics.float_sums import pairwise_sum, percentile
 from batchd.model.job import Job
 
 SUMMARY_KEYS = (
@@ -29,9 +29,13 @@ SUMMARY_KEYS = (
 )
 
 
-def _weighted_slowdown(w: np.ndarray, resp: np.ndarray, run: np.ndarray, bound: int) -> float:
-    sld = np.maximum(resp, bound) / np.maximum(run, bound)
-    return float((w * sld).sum() / w.sum())
+def _weighted_slowdown(w: list[int], resp: list[int], run: list[int], bound: int) -> float:
+    b = bound
+    sld = [
+        wi * ((r if r > b else b) / (x if x > b else b))
+        for wi, r, x in zip(w, resp, run, strict=True)
+    ]
+    return pairwise_sum(sld) / sum(w)
 
 
 def schedule_metrics(jobs: Sequence[Job], nodes: int) -> dict[str, float | int]:
@@ -40,6 +44,8 @@ def schedule_metrics(jobs: Sequence[Job], nodes: int) -> dict[str, float | int]:
     UTIL = sum(width * run) / (nodes * (last end - first submit)); run = end - start
     as simulated (killed jobs count up to their kill). Makespan is last end - first
     submit. Wait percentiles use linear interpolation between order statistics.
+    Sums of whole numbers are exact; sums of fractions are numpy's pairwise sums
+    (see float_sums), so the figures are those numpy gave.
     """
     if not jobs:
         return {
@@ -57,28 +63,32 @@ def schedule_metrics(jobs: Sequence[Job], nodes: int) -> dict[str, float | int]:
             "wait_p90": 0.0,
             "wait_p99": 0.0,
         }
-    w = np.fromiter((j.width for j in jobs), dtype=np.float64, count=len(jobs))
-    submit = np.fromiter((j.submit for j in jobs), dtype=np.int64, count=len(jobs))
-    start = np.fromiter((j.start for j in jobs), dtype=np.int64, count=len(jobs))
-    end = np.fromiter((j.end for j in jobs), dtype=np.int64, count=len(jobs))
-    wait = start - submit
-    resp = end - submit
-    run = end - start
-    span = int(end.max() - submit.min())
-    util = float((w * run).sum() / (nodes * span)) if span > 0 else 0.0
-    p50, p90, p99 = np.percentile(wait, [50, 90, 99]).tolist()
+    n = len(jobs)
+    w = list(map(attrgetter("width"), jobs))
+    submit = list(map(attrgetter("submit"), jobs))
+    start = list(map(attrgetter("start"), jobs))
+    end = list(map(attrgetter("end"), jobs))
+    wait = list(map(sub, start, submit))
+    resp = list(map(sub, end, submit))
+    run = list(map(sub, end, start))
+    span = max(end) - min(submit)
+    width_sum = sum(w)
+    util = sum(map(mul, w, run)) / (nodes * span) if span > 0 else 0.0
+    ordered = sorted(wait)
+    bsld = [r / x if x > 10 else r / 10 for r, x in zip(resp, run, strict=True)]
+    bsld = [s if s > 1.0 else 1.0 for s in bsld]
     return {
-        "jobs": len(jobs),
+        "jobs": n,
         "killed": sum(1 for j in jobs if j.killed),
         "utilization": util,
         "makespan": span,
-        "awt": float(wait.mean()),
-        "art": float(resp.mean()),
-        "artww": float((w * resp).sum() / w.sum()),
+        "awt": sum(wait) / n,
+        "art": sum(resp) / n,
+        "artww": sum(map(mul, w, resp)) / width_sum,
         "sldww60": _weighted_slowdown(w, resp, run, 60),
         "sldww300": _weighted_slowdown(w, resp, run, 300),
-        "bsld10": float(np.maximum(1.0, resp / np.maximum(run, 10)).mean()),
-        "wait_p50": float(p50),
-        "wait_p90": float(p90),
-        "wait_p99": float(p99),
+        "bsld10": pairwise_sum(bsld) / n,
+        "wait_p50": percentile(ordered, 50),
+        "wait_p90": percentile(ordered, 90),
+        "wait_p99": percentile(ordered, 99),
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import insort
 from dataclasses import dataclass, field
 
 
@@ -59,9 +60,14 @@ class NodePool:
             back = [n for n in nodes if n not in out_busy]
             out_busy.difference_update(nodes)
             nodes = back
-        # Two sorted runs: timsort merges them in linear time.
-        self._free += nodes
-        self._free.sort()
+        free = self._free
+        if len(nodes) < 4:
+            for node in nodes:
+                insort(free, node)
+        else:
+            # Two sorted runs: timsort merges them in linear time.
+            free += nodes
+            free.sort()
 
     def is_busy(self, node: int) -> bool:
         self._check(node)

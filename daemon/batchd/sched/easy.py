@@ -63,7 +63,7 @@ class EasyPolicy(OrderedPolicy):
             # Nodes are out of service and the first blocked job cannot fit at all.
             return self._schedule_on_profile(view)
         if k < n and free > 0:
-            more = sorted((now + j.duration, j.width) for j in started)
+            more = sorted([(now + j.duration, j.width) for j in started]) if k else []
             s_time, extra = shadow(
                 now, free, widths[k], view.running_ends(), view.running_widths(), more
             )
