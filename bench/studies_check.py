@@ -24,6 +24,12 @@ from batchd.argtypes import positive_int
 ROOT = Path(__file__).resolve().parent.parent
 PRIMETIME = sorted((ROOT / "docs" / "primetime-study").rglob("results.json"))
 DYNP = ROOT / "docs" / "dynp-study" / "results.json"
+# The logs the dynP study's job sets were generated from (docs/dynp-study/report.md).
+DYNP_SOURCES = {
+    "KTH_syn": "KTH-SP2-1996-2.1-cln.swf.gz",
+    "CTC_syn": "CTC-SP2-1996-3.1-cln.swf.gz",
+    "SDSC_syn": "SDSC-SP2-1998-4.2-cln.swf.gz",
+}
 WALL = ("wall_seconds", "tuning_seconds_mean", "tuning_seconds_max")
 
 
@@ -64,8 +70,7 @@ def check_dynp(path: Path, every: int) -> tuple[int, list[str]]:
         for e in runs:
             name = e["trace"]
             if name not in jobsets:
-                trace = ROOT.parent / "shared" / "traces"
-                source = next(trace.glob(f"{name.removesuffix('_syn')}-*.swf.gz"))
+                source = ROOT.parent / "shared" / "traces" / DYNP_SOURCES[name]
                 spec = prepare_trace(
                     f"synthetic-from:{source}", Path(tmp), jobs=10_000, seed=1, nodes_for={}
                 )
