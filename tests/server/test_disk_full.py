@@ -131,12 +131,16 @@ async def test_qsub_on_a_full_disk_is_refused_and_leaves_nothing(tmp_path: Path)
             for path_ in ("/jobs", "/jobs/1", "/nodes", "/queues", "/scheduler", "/healthz"):
                 await api.call("alice", "GET", path_)
             assert (await api.call("alice", "GET", "/server"))["state_save_error"] == FULL
+            metrics = await api.call(None, "GET", "/metrics")
+            assert "batchd_state_save_failing 1.0" in metrics
             # Too soon for a retry: refused at once, without trying.
             await api.error("alice", "POST", "/jobs", {}, status=503, code="unavailable", says=FULL)
             make_room(svc.store.db)
             retry_due(svc)
             body = await api.submit("alice", nodes=1, script="#!/bin/sh\n")
             assert body["id"] == jid(2)  # the refused job took no id
+            metrics = await api.call(None, "GET", "/metrics")
+            assert "batchd_state_save_failing 0.0" in metrics
             assert (await api.call("alice", "GET", "/server"))["state_save_error"] is None
         assert [e["error"] for e in events(logs, "state_save_failing")] == [FULL]
         assert len(events(logs, "state_save_recovered")) == 1

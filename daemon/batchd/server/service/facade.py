@@ -505,6 +505,9 @@ class BatchService:
     def flush_tally(self) -> None:
         self.journal.flush_tally()
 
+    def save_failing(self) -> bool:
+        return self.saving.failing or self.lost is not None
+
     def pools(self) -> list[PoolState]:
         """Each machine now: nodes by state, the policy it runs and the order in force."""
         out = []
