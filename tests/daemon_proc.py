@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -29,10 +30,24 @@ def call(sock: str | Path, method: str, path: str, body: Any = None) -> tuple[in
 
 
 class Daemon:
-    """One ``batchd serve`` process; stop() sends SIGTERM, crash() SIGKILL."""
+    """One ``batchd serve`` process; stop() sends SIGTERM, crash() SIGKILL.
 
-    def __init__(self, tmp: Path, *args: str, config: str = "conf/hpcline96.toml") -> None:
+    ``piped``: its output reaches the log file through a pipe that the test drains, so
+    a file-size limit set on the daemon does not stop its logging. ``env``: more
+    environment variables.
+    """
+
+    def __init__(
+        self,
+        tmp: Path,
+        *args: str,
+        config: str = "conf/hpcline96.toml",
+        piped: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.tmp = tmp
+        self.piped = piped
+        self.env = dict(env or {})
         self.socket = tmp / "batchd.sock"
         self.state = tmp / "state.db"
         self.log = tmp / "daemon.log"
@@ -46,9 +61,15 @@ class Daemon:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 30.0) -> Daemon:
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(self.argv, stdout=log, stderr=log, env=env, cwd=ROOT)
+        env = dict(os.environ, PYTHONUNBUFFERED="1", **self.env)
+        if self.piped:
+            self.proc = subprocess.Popen(
+                self.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=ROOT
+            )
+            threading.Thread(target=self._drain, args=(self.proc.stdout,), daemon=True).start()
+        else:
+            with open(self.log, "ab") as log:
+                self.proc = subprocess.Popen(self.argv, stdout=log, stderr=log, env=env, cwd=ROOT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -60,6 +81,12 @@ class Daemon:
                 pass
             time.sleep(0.05)
         raise RuntimeError(f"batchd did not answer within {timeout} s: {self.log_text()}")
+
+    def _drain(self, pipe: Any) -> None:
+        with open(self.log, "ab") as log:
+            for line in pipe:
+                log.write(line)
+                log.flush()
 
     def log_text(self) -> str:
         return self.log.read_text(errors="replace")[-3000:]

@@ -25,6 +25,7 @@ PANEL_TYPES = {"timeseries", "stat", "state-timeline", "heatmap", "bargauge", "t
 ROWS = ("Machine", "Queue", "Scheduler", "Prime time", "Clock & process")
 ALERTS = (
     "BatchdDown",
+    "BatchdStateNotSaved",
     "BatchdNodesDown",
     "BatchdNodesOffline",
     "BatchdQueueHeadWaitingLong",

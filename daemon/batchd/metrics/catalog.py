@@ -191,6 +191,13 @@ METRICS: tuple[MetricDef, ...] = (
     ),
     MetricDef("batchd_clock_speed", "gauge", (), "Emulated seconds per wall second"),
     MetricDef(
+        "batchd_state_save_failing",
+        "gauge",
+        (),
+        "1 while the state file takes no writes (a full disk, an I/O error): changes are "
+        "refused and the daemon retries saving; 0 when saving works",
+    ),
+    MetricDef(
         "batchd_prime_time_window",
         "gauge",
         ("window",),

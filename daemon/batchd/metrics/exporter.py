@@ -56,6 +56,8 @@ class MetricsSource(Protocol):
 
     def flush_tally(self) -> None: ...
 
+    def save_failing(self) -> bool: ...
+
 
 def gauge(name: str) -> GaugeMetricFamily:
     d = BY_NAME[name]
@@ -114,6 +116,7 @@ class ServiceCollector(Collector):
         yield order
         yield single("batchd_emulated_time_seconds", now)
         yield single("batchd_clock_speed", source.speed)
+        yield single("batchd_state_save_failing", 1.0 if source.save_failing() else 0.0)
         calendar = source.calendar
         period = calendar.period_at(now)
         prime = gauge("batchd_prime_time_window")

@@ -52,6 +52,13 @@ class JobTally:
         if self.per_user:
             self.by_user[(label, letter)] += 1
 
+    def clear(self) -> None:
+        """Forget every job (the service counts them again after rebuilding its state)."""
+        self.counts.clear()
+        self.backlog.clear()
+        self.by_user.clear()
+        self._seen.clear()
+
     def count(self, queue: str, letter: str) -> int:
         return self.counts.get((queue, letter), 0)
 

@@ -2,6 +2,8 @@
 
 Signal handlers only set events; the scheduling loop does the work (SIGTERM
 and SIGINT: stop cleanly and save everything; SIGHUP: re-read the config).
+While the state file takes no writes the daemon goes on: the loop's records wait
+for a retry (``BatchService.save``), and requests that change something get 503.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from batchd.server.auth import daemon_user, load_tokens
 from batchd.server.feed import ReplayFeed
 from batchd.server.paths import default_socket, default_state_path
 from batchd.server.service import BatchService
-from batchd.server.store import Store
+from batchd.server.store import SaveError, Store
 from batchd.site.config import ConfigError, load_site
 
 log = structlog.get_logger("batchd")
@@ -149,7 +151,7 @@ async def serve(opts: ServeOptions) -> int:
             raise ServeError(f"{store.path}: {exc}") from None
     else:
         svc.save_meta(started=svc.now, machine=svc.machine_identity())
-        svc.commit()
+        svc.save()
     replay = saved.meta.get("replay")
     if replay is not None and replay["cursor"] >= replay["jobs"] and opts.replay:
         replay = None  # that replay is over: a new one may start
@@ -171,7 +173,7 @@ async def serve(opts: ServeOptions) -> int:
             trace = str(Path(trace).resolve())  # a restart may run from another directory
         svc.replay = ReplayFeed.starting_now(svc, trace, shrink=opts.shrink, seed=opts.seed)
         svc.replay.start()
-    svc.commit()
+    svc.save()
 
     # The modules, config and restored state live as long as the daemon: keep them
     # out of the collector's full passes, whose pauses otherwise set the p99 latency.
@@ -191,6 +193,7 @@ async def serve(opts: ServeOptions) -> int:
     wake = asyncio.Event()
     reload = asyncio.Event()
     svc.on_change.append(wake.set)
+    svc.on_lost.append(stop.set)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
@@ -220,14 +223,26 @@ async def serve(opts: ServeOptions) -> int:
         with contextlib.suppress(asyncio.CancelledError):
             crashed = await scheduler
         await runner.cleanup()
+        crashed = crashed or svc.lost is not None
+        all_saved = True
         try:
             if not crashed:
-                svc.tick()
+                svc.sync()
+                all_saved = svc.save(clock=True, force=True)
         finally:
-            store.close()
+            if not all_saved:
+                # Logged (state_save_failing); a restart goes on from the last commit.
+                store.discard()
+            try:
+                store.close()
+            except SaveError as exc:
+                all_saved = False
+                log.error("state_save_failing", error=exc.cause, state=str(store.path))
             with contextlib.suppress(FileNotFoundError):
                 sock_path.unlink()
-        log.info("daemon_stopped", now=svc.now, jobs=len(svc.records), crashed=crashed)
+        log.info(
+            "daemon_stopped", now=svc.now, jobs=len(svc.records), crashed=crashed, saved=all_saved
+        )
     return EXIT_CRASHED if crashed else 0
 
 

@@ -1,4 +1,5 @@
-"""Refusals the API answers with a 4xx status and ``{"error": code, "message": text}``."""
+"""Refusals the API answers with ``{"error": code, "message": text}``: a 4xx status, or
+503 while the daemon cannot save its state (nothing was changed)."""
 
 from __future__ import annotations
 
@@ -25,3 +26,7 @@ def not_found(message: str) -> ApiError:
 
 def conflict(message: str) -> ApiError:
     return ApiError(409, "conflict", message)
+
+
+def unavailable(message: str) -> ApiError:
+    return ApiError(503, "unavailable", message)

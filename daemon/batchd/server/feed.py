@@ -61,6 +61,13 @@ class ReplayFeed:
         self._save()
         self._arm()
 
+    def resume(self) -> None:
+        """After the service went back to its saved state: on from the saved cursor."""
+        saved = self.svc.meta.get("replay")
+        self.cursor = 0 if saved is None else int(saved["cursor"])
+        if self.cursor < len(self.jobs):
+            self._arm()
+
     def _arm(self) -> None:
         if self.cursor < len(self.jobs):
             when = max(self.origin + self.jobs[self.cursor].submit, self.svc.engine.now)

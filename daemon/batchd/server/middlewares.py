@@ -67,7 +67,8 @@ async def identity(request: web.Request, handler: Handler) -> web.StreamResponse
 
 @web.middleware
 async def committed(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Every request sees the engine at the clock's now, with all of it saved."""
+    """Every request sees the engine at the clock's now, with all of it saved (or waiting
+    for the next try while the state file takes no writes: a read answers all the same)."""
     if request.path != "/openapi.json":
         request.app[SERVICE].catch_up()
     return await handler(request)

@@ -125,7 +125,8 @@ def openapi_document() -> dict[str, Any]:
                 "description": "ok",
                 "content": {"text/plain": {"schema": {"type": "string"}}},
             }
-        for code in r.errors:
+        # A change is refused with 503 while the daemon cannot save its state.
+        for code in (*r.errors, 503) if r.method != "GET" else r.errors:
             op["responses"][str(code)] = error
         paths.setdefault(r.path, {})[r.method.lower()] = op
     del keys

@@ -263,6 +263,11 @@ class ServerOut(BaseModel):
     )
     jobs: dict[str, int] = Field(description="jobs by state letter")
     replay: dict[str, Any] | None = Field(description="the trace being injected, if any")
+    state_save_error: str | None = Field(
+        None,
+        description="why the state file takes no writes now (changes get 503 meanwhile); "
+        "null while saving works",
+    )
 
 
 class Health(BaseModel):

@@ -4,10 +4,15 @@ Writes are gathered and committed in one transaction; the daemon commits
 before it answers a request that changed something, so an acknowledged
 submission survives ``kill -9``. Rows hold JSON documents: the store never
 needs to query inside them, it only reloads everything at start.
+
+A commit that fails (a full disk, an I/O error) is rolled back whole and raises
+``SaveError`` with SQLite's cause; the writes stay gathered, so the next commit
+tries them again, unless the caller ``discard``s them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from dataclasses import dataclass, field
@@ -30,6 +35,14 @@ VERSION = 1
 
 class StoreError(ValueError):
     """A state file that cannot be opened or read."""
+
+
+class SaveError(Exception):
+    """A commit that did not happen: nothing of it was written. ``cause`` is SQLite's word."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(cause)
+        self.cause = cause
 
 
 @dataclass
@@ -58,7 +71,10 @@ class Store:
             raise StoreError(f"{self.path}: cannot open the state database: {exc}") from None
         if version is None:
             self.put_meta("schema_version", VERSION)
-            self.commit()
+            try:
+                self.commit()
+            except SaveError as exc:
+                raise StoreError(f"{self.path}: cannot write the state database: {exc}") from None
         elif version != VERSION:
             raise StoreError(
                 f"{self.path}: state schema version {version}, this batchd reads {VERSION}"
@@ -104,9 +120,17 @@ class Store:
     def pending(self) -> bool:
         return bool(self._jobs or self._resvs or self._nodes or self._meta)
 
-    def commit(self) -> None:
+    def discard(self) -> None:
+        """Forget the gathered writes (a change that is undone instead of saved)."""
+        self._jobs.clear()
+        self._resvs.clear()
+        self._nodes.clear()
+        self._meta.clear()
+
+    def commit(self) -> bool:
+        """Write what was gathered in one transaction; False if there was nothing to write."""
         if not self.pending:
-            return
+            return False
         db = self.db
         db.execute("BEGIN")
         try:
@@ -133,14 +157,20 @@ class Store:
                     list(self._meta.items()),
                 )
             db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
+        except BaseException as exc:
+            # SQLite rolls back by itself after a full disk or an I/O error; a ROLLBACK
+            # then fails ("no transaction is active") and must not hide the cause.
+            if db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error | OSError):
+                raise SaveError(str(exc)) from exc
             raise
-        self._jobs.clear()
-        self._resvs.clear()
-        self._nodes.clear()
-        self._meta.clear()
+        self.discard()
+        return True
 
     def close(self) -> None:
-        self.commit()
-        self.db.close()
+        try:
+            self.commit()
+        finally:
+            self.db.close()

@@ -229,6 +229,7 @@ def server_out(svc: BatchService) -> dict[str, Any]:
         "overflow": svc.site.server.overflow,
         "jobs": svc.counts(),
         "replay": replay,
+        "state_save_error": svc.saving.cause,
     }
 
 

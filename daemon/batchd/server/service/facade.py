@@ -3,14 +3,21 @@
 It owns the engine (the same one replays use, one policy per machine), the clock
 and the store. A request first finds the engine caught up with the clock and
 committed (``catch_up``, which the app's middleware calls for every request), so
-what it reads has been saved. A change runs inside ``changes``: the part does
+what it reads has been saved. A change runs inside ``change``: the part does
 its work, then one scheduling pass, then one commit, before the answer is built.
+
+When the state file takes no writes (a full disk, an I/O error), reads and the
+scheduling loop go on and their records wait in the store for a retry; a change
+is refused with 503 before it starts, and one whose own commit fails is undone:
+the parts are built again from the state file, as at a restart, so that nothing
+of it is kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Concatenate, ParamSpec, TypeVar
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import structlog
 
@@ -22,7 +29,7 @@ from batchd.metrics.live import LiveMetrics
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.reservation import Reservation
-from batchd.server.errors import bad_request
+from batchd.server.errors import ApiError, bad_request, unavailable
 from batchd.server.records import JobRecord
 from batchd.server.schemas import (
     JobAlter,
@@ -38,29 +45,18 @@ from batchd.server.service.journal import Journal
 from batchd.server.service.lifecycle import Lifecycle
 from batchd.server.service.nodes import Nodes
 from batchd.server.service.reservations import Reservations
+from batchd.server.service.saving import SaveStatus
 from batchd.server.service.scheduler import Scheduler
-from batchd.server.store import Saved, Store
+from batchd.server.store import Saved, SaveError, Store, StoreError
 from batchd.site.config import SiteConfig
 
-P = ParamSpec("P")
-R = TypeVar("R")
 log = structlog.get_logger("batchd")
 
 
-def changes(
-    fn: Callable[Concatenate[BatchService, P], R],
-) -> Callable[Concatenate[BatchService, P], R]:
-    """A change of state: caught up first; after it, one scheduling pass and one commit."""
-
-    def run(svc: BatchService, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        svc.catch_up()
-        result = fn(svc, *args, **kwargs)
-        svc.settle()
-        return result
-
-    run.__doc__ = fn.__doc__
-    run.__name__ = fn.__name__
-    return run
+def not_saved(cause: str) -> ApiError:
+    return unavailable(
+        f"the state could not be saved: {cause}; nothing was changed, try again later"
+    )
 
 
 class PoolObserver:
@@ -91,6 +87,7 @@ class BatchService:
         self.site = site
         self.clock = clock
         self.store = store
+        self.daemon_user = daemon_user
         self.speed = speed
         self.realtime = realtime
         self.server = site.server_name
@@ -98,8 +95,6 @@ class BatchService:
         # daemon was being set up happens in order at the first catch-up.
         self.started = clock.start
         self.replay: Any = None  # a ReplayFeed when a trace is injected
-        self.records: dict[int, JobRecord] = {}
-        self.calendar = site.calendar()
         mconf = site.metrics
         self.metrics = LiveMetrics(
             pools=[m.name for m in site.machine],
@@ -109,15 +104,26 @@ class BatchService:
             per_user=mconf.per_user,
             max_users=mconf.max_users,
         )
-        self.journal = Journal(store, self.metrics.tally)
-        self.access = Access(site.auth, daemon_user)
+        self.saving = SaveStatus(str(store.path) if store is not None else "")
+        self.lost: str | None = None  # why the state file can be neither written nor read
+        self.on_lost: list[Callable[[], None]] = []
+        self._on_change: list[Callable[[], None]] = []
+        self._build(clock.start)
+
+    def _build(self, now: int) -> None:
+        """The parts that hold the state, empty, with the engine at ``now``."""
+        site = self.site
+        self.records: dict[int, JobRecord] = {}
+        self.calendar = site.calendar()
+        self.journal = Journal(self.store, self.metrics.tally, self.saving, self._on_change)
+        self.access = Access(site.auth, self.daemon_user)
         self.scheduler = Scheduler(site, self.calendar)
         self.scheduler.observers = [PoolObserver(self.metrics, m.name) for m in site.machine]
         grid = Grid([Machine(m.name, m.nodes, m.description) for m in site.machine])
         self.engine = Engine(grid, self.scheduler.policies(), kill=True)
-        self.engine.now = clock.start
+        self.engine.now = now
         for m in self.engine.machines:
-            m.now = self.engine.now
+            m.now = now
         self.scheduler.engine = self.engine
         self.admission = Admission(site, self.scheduler.windows)
         self.dependencies = Dependencies(self.records, self.server)
@@ -145,7 +151,7 @@ class BatchService:
 
     @property
     def on_change(self) -> list[Callable[[], None]]:
-        return self.journal.on_change
+        return self._on_change
 
     def sync(self) -> None:
         """Process every event up to the clock's now (each event second has its pass)."""
@@ -156,23 +162,103 @@ class BatchService:
             self.scheduler.changed()
 
     def catch_up(self) -> None:
-        """The engine at the clock's now, and everything that happened until then saved."""
+        """The engine at the clock's now, and everything that happened until then saved
+        (or kept for the next try, while the state file takes no writes)."""
+        if self.lost is not None:
+            raise self._lost_answer()
         self.sync()
-        self.commit()
+        self.save()
 
     def tick(self) -> None:
         """The scheduling loop's heartbeat: caught up, and the clock saved with the rest."""
         self.sync()
-        self.journal.commit(self.engine.now, clock=True)
+        self.save(clock=True)
 
-    def settle(self) -> None:
-        """After a change: what it queued arrives and one scheduling pass runs; then save."""
-        self.metrics.timed(lambda: self.engine.instant(self.engine.now))
-        self.scheduler.changed()
-        self.commit()
+    def save(self, *, clock: bool = False, force: bool = False) -> bool:
+        """Commit what changed, unless saving fails and its retry is not due yet (or
+        ``force``). A failure is logged once, and what could not be written waits for
+        the next try: the clock and the jobs the loop started or ended are no request
+        that could be refused. True if everything is saved."""
+        write = force or self.saving.due()
+        try:
+            self.journal.commit(self.engine.now, clock=clock, write=write)
+        except SaveError:
+            return False
+        return write and not self.saving.failing
 
     def commit(self) -> None:
+        """Commit what changed; ``SaveError`` if it could not be written."""
         self.journal.commit(self.engine.now)
+
+    def _pass(self) -> None:
+        """What a change queued arrives and one scheduling pass runs."""
+        self.metrics.timed(lambda: self.engine.instant(self.engine.now))
+        self.scheduler.changed()
+
+    def settle(self) -> None:
+        """After a change: one scheduling pass, then save (``SaveError`` if it failed)."""
+        self._pass()
+        self.commit()
+
+    @contextlib.contextmanager
+    def change(self) -> Iterator[None]:
+        """A change of state: caught up and saved first, then the change, then one
+        scheduling pass and one commit. It is refused with 503 (nothing changed) while
+        the state cannot be saved, and undone if its own commit fails."""
+        self.ready()
+        yield
+        try:
+            self.settle()
+        except SaveError as exc:
+            raise self._undo(exc.cause) from None
+
+    def ready(self) -> None:
+        """Before a change: everything until now saved, else 503 before anything changes."""
+        if self.lost is not None:
+            raise self._lost_answer()
+        self.sync()
+        if not self.saving.due():
+            raise not_saved(self.saving.cause or "")
+        try:
+            self.commit()
+        except SaveError as exc:
+            raise not_saved(exc.cause) from None
+
+    def _undo(self, cause: str) -> ApiError:
+        """A change whose commit failed: the state goes back to the state file, which holds
+        everything until the change (``ready`` saved it), as a restart would find it.
+        Counters of the events the change caused are not taken back."""
+        store = self.store
+        assert store is not None  # without a store nothing fails to save
+        try:
+            saved = store.load()
+        except StoreError as exc:
+            self._lose(f"{cause}; reading it back: {exc}")
+            return self._lost_answer()
+        store.discard()
+        self.metrics.tally.clear()
+        self._build(self.engine.now)
+        self.restore(saved)
+        if self.replay is not None:
+            self.replay.resume()
+        log.warning("change_undone", error=cause, now=self.now)
+        return not_saved(cause)
+
+    def _lose(self, why: str) -> None:
+        """The state file can be neither written nor read: nothing more is saved, so that
+        a change refused with 503 can never be; the daemon stops (``on_lost``)."""
+        self.lost = why
+        log.error("state_lost", error=why, state=self.saving.state)
+        if self.store is not None:
+            self.store.discard()
+        self.journal.store = None
+        for fn in self.on_lost:
+            fn()
+
+    def _lost_answer(self) -> ApiError:
+        return unavailable(
+            f"the state file can be neither written nor read ({self.lost}); the daemon stops"
+        )
 
     def next_event_time(self) -> int | None:
         return self.engine.next_event_time()
@@ -218,9 +304,10 @@ class BatchService:
             raise bad_request(f"machine: unknown machine {name!r}; machines: {names}") from None
 
     # -- jobs -------------------------------------------------------------------------
-    @changes
     def submit(self, caller: Caller, body: JobSubmit) -> JobRecord:
-        rec = self.lifecycle.submit(caller, body)
+        with self.change():
+            rec = self.lifecycle.submit(caller, body)
+        self.metrics.job_submitted(rec.job.queue, rec.owner)
         log.info(
             "job_submitted",
             job=self.job_id(rec.seq),
@@ -236,27 +323,27 @@ class BatchService:
         """A trace job arrives (from a timer, inside the engine's current second)."""
         return self.lifecycle.inject(job, owner)
 
-    @changes
     def delete(self, caller: Caller, text: str) -> JobRecord:
-        rec = self.lifecycle.delete(caller, text)
+        with self.change():
+            rec = self.lifecycle.delete(caller, text)
         log.info("job_deleted", job=self.job_id(rec.seq), by=caller.user)
         return rec
 
-    @changes
     def hold(self, caller: Caller, text: str, types: str) -> JobRecord:
-        rec = self.lifecycle.hold(caller, text, types)
+        with self.change():
+            rec = self.lifecycle.hold(caller, text, types)
         log.info("job_held", job=self.job_id(rec.seq), types=types, by=caller.user)
         return rec
 
-    @changes
     def release(self, caller: Caller, text: str, types: str) -> JobRecord:
-        rec = self.lifecycle.release(caller, text, types)
+        with self.change():
+            rec = self.lifecycle.release(caller, text, types)
         log.info("job_released", job=self.job_id(rec.seq), types=types, by=caller.user)
         return rec
 
-    @changes
     def alter(self, caller: Caller, text: str, body: JobAlter) -> JobRecord:
-        rec = self.lifecycle.alter(caller, text, body)
+        with self.change():
+            rec = self.lifecycle.alter(caller, text, body)
         log.info("job_altered", job=self.job_id(rec.seq), by=caller.user)
         return rec
 
@@ -296,13 +383,13 @@ class BatchService:
         return self.engine.machines[job.machine].policy.explain(job, self.now)
 
     # -- nodes ------------------------------------------------------------------------
-    @changes
     def set_node(self, caller: Caller, name: str, change: NodeChange) -> tuple[int, int]:
-        where = self.nodes.find(name)
-        require(caller, "operator", "change node states")
-        down = self.nodes.set(self.engine, where, change.state, change.comment)
-        if down is not None:
-            self.lifecycle.node_failed(down)
+        with self.change():
+            where = self.nodes.find(name)
+            require(caller, "operator", "change node states")
+            down = self.nodes.set(self.engine, where, change.state, change.comment)
+            if down is not None:
+                self.lifecycle.node_failed(down)
         log.info("node_state", node=name, state=change.state, by=caller.user)
         return where
 
@@ -313,65 +400,71 @@ class BatchService:
             self.metrics.set_allocated(m.index, self.now, busy)
 
     # -- reservations -----------------------------------------------------------------
-    @changes
     def create_reservation(self, caller: Caller, body: ReservationCreate) -> Reservation:
-        require(caller, "manager", "create reservations")
-        machine = self.machine_named(body.machine)
-        resv = self.reservations.create(
-            self.engine, machine, self.site.machine[machine].nodes, caller.user, body
-        )
+        with self.change():
+            require(caller, "manager", "create reservations")
+            machine = self.machine_named(body.machine)
+            resv = self.reservations.create(
+                self.engine, machine, self.site.machine[machine].nodes, caller.user, body
+            )
         log.info(
             "reservation_created", resv=self.resv_id(resv.id), start=resv.start, nodes=body.nodes
         )
         return resv
 
-    @changes
     def delete_reservation(self, caller: Caller, text: str) -> Reservation:
-        require(caller, "manager", "delete reservations")
-        resv = self.reservations.find(text)
-        self.reservations.delete(self.engine, resv)
+        with self.change():
+            require(caller, "manager", "delete reservations")
+            resv = self.reservations.find(text)
+            self.reservations.delete(self.engine, resv)
         log.info("reservation_deleted", resv=self.resv_id(resv.id), by=caller.user)
         return resv
 
     # -- the scheduler ----------------------------------------------------------------
-    @changes
     def set_scheduler(self, caller: Caller, change: SchedulerChange) -> None:
-        require(caller, "manager", "change the scheduler")
-        sched = self.scheduler
-        targets = (
-            range(len(self.site.machine))
-            if change.machine is None
-            else [self.machine_named(change.machine)]
-        )
-        chosen = {i: sched.choose(i, change.policy, change.params) for i in targets}
-        for i, choice in chosen.items():
-            old = sched.use(i, choice)
-            pool = self.site.machine[i].name
-            if choice.name != old.name:
-                self.metrics.policy_switched(pool, old.name, choice.name)
-            entry = {
-                "time": self.now,
-                "machine": pool,
-                "from": old.name,
-                "to": choice.name,
-                "params": choice.params,
-                "by": caller.user,
-            }
-            sched.switches.append(entry)
+        entries: list[dict[str, Any]] = []
+        with self.change():
+            require(caller, "manager", "change the scheduler")
+            sched = self.scheduler
+            targets = (
+                range(len(self.site.machine))
+                if change.machine is None
+                else [self.machine_named(change.machine)]
+            )
+            chosen = {i: sched.choose(i, change.policy, change.params) for i in targets}
+            for i, choice in chosen.items():
+                old = sched.use(i, choice)
+                entries.append(
+                    {
+                        "time": self.now,
+                        "machine": self.site.machine[i].name,
+                        "from": old.name,
+                        "to": choice.name,
+                        "params": choice.params,
+                        "by": caller.user,
+                    }
+                )
+            sched.switches = (sched.switches + entries)[-100:]
+            self.save_meta(
+                policies={
+                    m.name: {"policy": c.name, "params": c.params}
+                    for m, c in zip(self.site.machine, sched.choices, strict=True)
+                },
+                switches=sched.switches,
+            )
+        for entry in entries:
+            if entry["from"] != entry["to"]:
+                self.metrics.policy_switched(entry["machine"], entry["from"], entry["to"])
             log.info("policy_set", **{k: v for k, v in entry.items() if k != "time"})
-        sched.switches = sched.switches[-100:]
-        self.save_meta(
-            policies={
-                m.name: {"policy": c.name, "params": c.params}
-                for m, c in zip(self.site.machine, sched.choices, strict=True)
-            },
-            switches=sched.switches,
-        )
 
     # -- configuration ----------------------------------------------------------------
-    @changes
     def reload(self, site: SiteConfig) -> None:
-        """Take a re-read configuration: queues, roles and limits; the machines cannot change."""
+        """Take a re-read configuration: queues, roles and limits; the machines cannot change.
+
+        A reload saves nothing of its own (the config file is its record): what its
+        scheduling pass changes is saved, or kept for a retry, as the loop's records are."""
+        self.sync()
+        self.save()
         if self.machine_identity(site) != self.machine_identity():
             raise ValueError(
                 "the machine and the server name cannot change while the daemon runs; restart it"
@@ -397,6 +490,8 @@ class BatchService:
         self.admission.windows = self.scheduler.windows
         for q in site.queues():
             self.metrics.add_queue(q.name)
+        self._pass()
+        self.save()
         log.info(
             "config_reloaded",
             queues=[q.name for q in site.queues()],
@@ -409,6 +504,9 @@ class BatchService:
 
     def flush_tally(self) -> None:
         self.journal.flush_tally()
+
+    def save_failing(self) -> bool:
+        return self.saving.failing or self.lost is not None
 
     def pools(self) -> list[PoolState]:
         """Each machine now: nodes by state, the policy it runs and the order in force."""

@@ -5,6 +5,9 @@ a setting, ``node`` a node's state); ``commit`` writes all of it, with the
 reservations whose state moved, in one SQLite transaction, then tells the
 listeners (the scheduling loop's wake-up). The job tally of the metrics moves
 with the same changes, so it is exactly as current as the state file.
+
+A commit that fails raises ``SaveError`` and leaves what it gathered in the
+store, for the next commit; ``SaveStatus`` hears of every outcome.
 """
 
 from __future__ import annotations
@@ -14,18 +17,26 @@ from typing import Any
 
 from batchd.metrics.tally import JobTally
 from batchd.server.records import JobRecord
-from batchd.server.store import Store
+from batchd.server.service.saving import SaveStatus
+from batchd.server.store import SaveError, Store
 
 
 class Journal:
-    def __init__(self, store: Store | None, tally: JobTally) -> None:
+    def __init__(
+        self,
+        store: Store | None,
+        tally: JobTally,
+        status: SaveStatus,
+        on_change: list[Callable[[], None]],
+    ) -> None:
         self.store = store
         self.tally = tally
+        self.status = status
         self.meta: dict[str, Any] = {}
         self._dirty: dict[int, JobRecord] = {}
         self._saved_now: int | None = None
         self.before_commit: list[Callable[[], None]] = []
-        self.on_change: list[Callable[[], None]] = []
+        self.on_change = on_change
 
     def touch(self, rec: JobRecord) -> None:
         self._dirty[rec.seq] = rec
@@ -51,9 +62,10 @@ class Journal:
             job = rec.job
             observe(rec.seq, job.queue, rec.state.value, job.width * job.estimate, rec.owner)
 
-    def commit(self, now: int, *, clock: bool = False) -> None:
+    def commit(self, now: int, *, clock: bool = False, write: bool = True) -> None:
         """Write what changed. The emulated time is saved with any change, and on its own
-        only with ``clock`` (the scheduling loop's heartbeat): a read costs no write."""
+        only with ``clock`` (the scheduling loop's heartbeat): a read costs no write.
+        ``write=False`` only gathers it in the store (while a retry is not due yet)."""
         for flush in self.before_commit:
             flush()
         self.flush_tally()
@@ -64,7 +76,14 @@ class Journal:
             if now != self._saved_now and (clock or store.pending):
                 self._saved_now = now
                 store.put_meta("now", now)
-            store.commit()
         self._dirty.clear()
+        if store is not None and write:
+            try:
+                wrote = store.commit()
+            except SaveError as exc:
+                self.status.failed(exc.cause)
+                raise
+            if wrote:
+                self.status.saved()
         for fn in self.on_change:
             fn()

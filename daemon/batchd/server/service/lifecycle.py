@@ -101,7 +101,6 @@ class Lifecycle:
             raise forbidden(f"{caller.user} may not submit jobs as {owner}")
         rec = self._new_record(body, owner)
         self._accept(rec)
-        self.metrics.job_submitted(rec.job.queue, owner)
         return rec
 
     def _new_record(self, body: JobSubmit, owner: str) -> JobRecord:

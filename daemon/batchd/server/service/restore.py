@@ -114,4 +114,4 @@ def restore(svc: BatchService, saved: Saved) -> None:
         overflow=len(requeued) + sum(outcome == "overflow" for _, _, outcome in ended),
         now=engine.now,
     )
-    svc.commit()
+    svc.save()
