@@ -23,16 +23,14 @@ HINT = "is the daemon running? set BATCHD_SOCKET or BATCHD_URL"
 def default_socket() -> str:
     """The socket batchd listens on when nobody says otherwise.
 
-    ``/run/batchd/batchd.sock`` if it exists (a system daemon), else
-    ``$XDG_RUNTIME_DIR/batchd/batchd.sock`` when XDG_RUNTIME_DIR is set,
-    else ``/tmp/batchd-<uid>/batchd.sock``.
+    ``/run/batchd/batchd.sock`` if it exists (a system daemon), else your own daemon's:
+    ``$XDG_RUNTIME_DIR/batchd/batchd.sock``, or ``/tmp/batchd-<uid>/batchd/batchd.sock``
+    when XDG_RUNTIME_DIR is unset.
     """
     if os.path.exists(SYSTEM_SOCKET):
         return SYSTEM_SOCKET
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime:
-        return os.path.join(runtime, "batchd", "batchd.sock")
-    return f"/tmp/batchd-{os.getuid()}/batchd.sock"
+    runtime = os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/batchd-{os.geteuid()}"
+    return os.path.join(runtime, "batchd", "batchd.sock")
 
 
 class TransportError(Exception):
