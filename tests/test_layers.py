@@ -96,12 +96,15 @@ def test_the_walk_finds_an_upward_import(tmp_path: Path, monkeypatch: pytest.Mon
 def test_the_daemon_and_the_client_agree_on_the_default_socket(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from batchclient.transport import default_socket as client_default
+    import batchclient.transport as client
     from batchd.server.paths import default_socket as daemon_default
 
+    # A user's commands look for a system daemon's socket first: none here.
+    monkeypatch.setattr(client, "SYSTEM_SOCKET", str(tmp_path / "no-system-daemon.sock"))
+    monkeypatch.delenv("RUNTIME_DIRECTORY", raising=False)  # only a systemd unit has it
     for runtime in (str(tmp_path), None):
         if runtime is None:
             monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
         else:
             monkeypatch.setenv("XDG_RUNTIME_DIR", runtime)
-        assert daemon_default() == client_default()
+        assert daemon_default() == client.default_socket()

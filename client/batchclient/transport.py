@@ -3,7 +3,8 @@
 Standard library only, so the commands start fast: ``http.client`` over a Unix
 socket or over TCP when ``$BATCHD_URL`` is set. :func:`default_socket` gives the
 same path as the daemon's own default (``batchd.server.paths``; a test keeps the
-two in step).
+two in step). Nothing goes over a socket whose directory or server is not root's,
+the daemon user's or your own (:class:`UnixHTTPConnection`).
 """
 
 from __future__ import annotations
@@ -11,28 +12,30 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import pwd
 import socket
+import stat
+import struct
 from typing import Any
 from urllib.parse import quote as _quote
 from urllib.parse import urlencode, urlsplit
 
 SYSTEM_SOCKET = "/run/batchd/batchd.sock"
+DAEMON_USER = "batchd"  # the system daemon's user (User= in systemd/batchd.service)
 HINT = "is the daemon running? set BATCHD_SOCKET or BATCHD_URL"
 
 
 def default_socket() -> str:
     """The socket batchd listens on when nobody says otherwise.
 
-    ``/run/batchd/batchd.sock`` if it exists (a system daemon), else
-    ``$XDG_RUNTIME_DIR/batchd/batchd.sock`` when XDG_RUNTIME_DIR is set,
-    else ``/tmp/batchd-<uid>/batchd.sock``.
+    ``/run/batchd/batchd.sock`` if it exists (a system daemon), else your own daemon's:
+    ``$XDG_RUNTIME_DIR/batchd/batchd.sock``, or ``/tmp/batchd-<uid>/batchd/batchd.sock``
+    when XDG_RUNTIME_DIR is unset.
     """
     if os.path.exists(SYSTEM_SOCKET):
         return SYSTEM_SOCKET
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime:
-        return os.path.join(runtime, "batchd", "batchd.sock")
-    return f"/tmp/batchd-{os.getuid()}/batchd.sock"
+    runtime = os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/batchd-{os.geteuid()}"
+    return os.path.join(runtime, "batchd", "batchd.sock")
 
 
 class TransportError(Exception):
@@ -50,6 +53,68 @@ class ConnectError(TransportError):
 
 class ProtocolError(TransportError):
     """The daemon answered something that is not the API's JSON."""
+
+
+class UnsafeSocketError(TransportError):
+    """The socket may not be batchd's: another user could have put it there, or the
+    server on it runs as another user. Nothing was sent."""
+
+
+def _user(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid{uid}"
+
+
+def trusted_users(daemon_user: str | None = None) -> dict[int, str]:
+    """Who may run the daemon behind a socket, uid -> name: root, the daemon's user
+    (``daemon_user``, else ``batchd`` if that user exists) and yourself."""
+    trusted = {0: "root"}
+    name = daemon_user or DAEMON_USER
+    try:
+        trusted.setdefault(int(name) if name.isdigit() else pwd.getpwnam(name).pw_uid, name)
+    except KeyError:
+        if daemon_user:  # named on purpose: a typo must not go unnoticed
+            raise TransportError(f"BATCHD_DAEMON_USER={daemon_user!r}: no such user") from None
+    me = os.geteuid()
+    trusted.setdefault(me, _user(me))
+    return trusted
+
+
+def _expected(trusted: dict[int, str]) -> str:
+    names = list(dict.fromkeys(trusted.values()))
+    either = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    return f"expected {either} (set BATCHD_DAEMON_USER if batchd runs as another user)"
+
+
+def check_socket_dir(path: str, trusted: dict[int, str]) -> None:
+    """Refuse a socket whose directory is not a trusted user's, or that others may write.
+    An OSError (no such directory...) is left to the caller."""
+    folder = os.path.dirname(os.path.abspath(path))
+    info = os.stat(folder)
+    if info.st_uid not in trusted:
+        raise UnsafeSocketError(
+            f"refusing the socket {path}: its directory {folder} is owned by "
+            f"{_user(info.st_uid)}, {_expected(trusted)}"
+        )
+    if info.st_mode & 0o022:
+        raise UnsafeSocketError(
+            f"refusing the socket {path}: its directory {folder} is writable by its group "
+            f"or others (mode {stat.S_IMODE(info.st_mode):04o})"
+        )
+
+
+def check_peer(sock: socket.socket, path: str, trusted: dict[int, str]) -> None:
+    """Refuse a connected socket whose server runs as an untrusted user (SO_PEERCRED:
+    the user that called listen())."""
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    if uid not in trusted:
+        raise UnsafeSocketError(
+            f"refusing the socket {path}: the server on it runs as {_user(uid)}, "
+            f"{_expected(trusted)}"
+        )
 
 
 class ApiError(Exception):
@@ -71,11 +136,13 @@ class Endpoint:
         url: str | None = None,
         token: str | None = None,
         timeout: float = 60.0,
+        daemon_user: str | None = None,
     ) -> None:
         self.socket_path = socket_path
         self.url = url
         self.token = token
         self.timeout = timeout
+        self.daemon_user = daemon_user
 
     @property
     def where(self) -> str:
@@ -83,7 +150,8 @@ class Endpoint:
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Endpoint:
-        """``$BATCHD_URL`` (+ ``$BATCHD_TOKEN``), else ``$BATCHD_SOCKET``, else the default."""
+        """``$BATCHD_URL`` (+ ``$BATCHD_TOKEN``), else ``$BATCHD_SOCKET``, else the default
+        (with ``$BATCHD_DAEMON_USER``, the user a daemon on the socket may run as)."""
         env = os.environ if environ is None else environ
         timeout = 60.0
         raw_timeout = env.get("BATCHD_TIMEOUT")
@@ -95,7 +163,11 @@ class Endpoint:
         url = env.get("BATCHD_URL")
         if url:
             return cls(url=url, token=env.get("BATCHD_TOKEN") or None, timeout=timeout)
-        return cls(socket_path=env.get("BATCHD_SOCKET") or default_socket(), timeout=timeout)
+        return cls(
+            socket_path=env.get("BATCHD_SOCKET") or default_socket(),
+            timeout=timeout,
+            daemon_user=env.get("BATCHD_DAEMON_USER") or None,
+        )
 
 
 def _reason(exc: OSError) -> str:
@@ -141,7 +213,7 @@ class Client:
             self._conn = cls(parts.hostname, port, timeout=ep.timeout)
             self._prefix = parts.path.rstrip("/")
         else:
-            self._conn = UnixHTTPConnection(str(ep.socket_path), ep.timeout)
+            self._conn = UnixHTTPConnection(str(ep.socket_path), ep.timeout, ep.daemon_user)
         return self._conn
 
     def close(self) -> None:
@@ -178,6 +250,9 @@ class Client:
                 status = response.status
                 raw = response.read()
                 break
+            except TransportError:  # an unsafe socket: nothing was sent
+                self.close()
+                raise
             except OSError as exc:
                 self.close()
                 if isinstance(exc, ConnectionResetError | BrokenPipeError):
@@ -235,17 +310,25 @@ def quote(part: str) -> str:
 
 
 class UnixHTTPConnection(http.client.HTTPConnection):
-    """HTTP/1.1 over a Unix stream socket (the Host header is ``batchd``)."""
+    """HTTP/1.1 over a Unix stream socket (the Host header is ``batchd``).
 
-    def __init__(self, path: str, timeout: float) -> None:
+    Before anything is sent, the socket's directory and the server's user must be
+    trusted (:func:`trusted_users`): root, the daemon's user or yourself.
+    """
+
+    def __init__(self, path: str, timeout: float, daemon_user: str | None = None) -> None:
         super().__init__("batchd", timeout=timeout)
         self.unix_path = path
+        self.daemon_user = daemon_user
 
     def connect(self) -> None:
+        trusted = trusted_users(self.daemon_user)
+        check_socket_dir(self.unix_path, trusted)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.settimeout(self.timeout)
             sock.connect(self.unix_path)
+            check_peer(sock, self.unix_path, trusted)
         except BaseException:
             sock.close()
             raise

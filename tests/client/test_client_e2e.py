@@ -848,13 +848,19 @@ def test_bad_answers_are_one_line(stub, capsys, monkeypatch):
     assert out_err(capsys)[1] == "qstat: internal error: KeyError: 'jobs'\n"
 
 
-def test_default_socket(monkeypatch):
-    if os.path.exists("/run/batchd/batchd.sock"):
-        pytest.skip("a system batchd socket exists on this host")
+def test_default_socket(monkeypatch, tmp_path):
+    import batchclient.transport
+
+    system = tmp_path / "batchd.sock"  # stands for /run/batchd/batchd.sock
+    monkeypatch.setattr(batchclient.transport, "SYSTEM_SOCKET", str(system))
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
     monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/1000")
     assert default_socket() == "/run/user/1000/batchd/batchd.sock"
     monkeypatch.delenv("XDG_RUNTIME_DIR")
-    assert default_socket() == f"/tmp/batchd-{os.getuid()}/batchd.sock"
+    # What the README's export line gives: ${XDG_RUNTIME_DIR:-/tmp/batchd-$(id -u)}/batchd/batchd.sock
+    assert default_socket() == "/tmp/batchd-1000/batchd/batchd.sock"
+    system.touch()  # a system daemon runs: every user's commands find it
+    assert default_socket() == str(system)
 
 
 def test_endpoint_from_env():

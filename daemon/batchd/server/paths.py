@@ -1,7 +1,8 @@
 """Where the daemon keeps its socket and its state when nobody says otherwise.
 
-The PBS commands find the socket by the same rule (``batchclient.transport``);
-a test keeps the two in step, since the daemon never imports the client.
+The PBS commands find the socket by the same rule (``batchclient.transport``), after
+looking for a system daemon's ``/run/batchd/batchd.sock``; a test keeps the two in
+step, since the daemon never imports the client.
 """
 
 from __future__ import annotations
@@ -9,19 +10,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-SYSTEM_SOCKET = "/run/batchd/batchd.sock"
-
 
 def default_socket() -> str:
-    """``/run/batchd/batchd.sock`` if it exists (a system daemon), else
-    ``$XDG_RUNTIME_DIR/batchd/batchd.sock`` when XDG_RUNTIME_DIR is set,
-    else ``/tmp/batchd-<uid>/batchd.sock``."""
-    if os.path.exists(SYSTEM_SOCKET):
-        return SYSTEM_SOCKET
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime:
-        return os.path.join(runtime, "batchd", "batchd.sock")
-    return f"/tmp/batchd-{os.getuid()}/batchd.sock"
+    """Where this daemon listens: ``$RUNTIME_DIRECTORY/batchd.sock`` under systemd
+    (``RuntimeDirectory=batchd``: ``/run/batchd``), else ``$XDG_RUNTIME_DIR/batchd/batchd.sock``,
+    else ``/tmp/batchd-<uid>/batchd/batchd.sock``: ``/tmp/batchd-<uid>`` stands in for the
+    runtime directory, made 0700 when missing and refused when someone else owns it."""
+    if "RUNTIME_DIRECTORY" in os.environ:  # set by systemd's RuntimeDirectory=
+        return os.path.join(os.environ["RUNTIME_DIRECTORY"].split(":")[0], "batchd.sock")
+    runtime = os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/batchd-{os.geteuid()}"
+    return os.path.join(runtime, "batchd", "batchd.sock")
 
 
 def default_state_path() -> Path:
@@ -31,3 +29,16 @@ def default_state_path() -> Path:
         return Path("/var/lib/batchd/state.db")
     base = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
     return Path(base) / "batchd" / "state.db"
+
+
+def make_dirs(path: Path, mode: int) -> None:
+    """Create ``path`` with exactly ``mode`` and any missing parent 0700, whatever the umask.
+    A directory that exists already is left as it is: the caller checks it."""
+    if path.is_dir():
+        return
+    make_dirs(path.parent, 0o700)
+    try:
+        path.mkdir(mode)
+    except FileExistsError:
+        return  # made meanwhile by someone else
+    os.chmod(path, mode)

@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from batchd.server.paths import make_dirs
 
 Sync = Literal["full", "normal"]
 
@@ -45,6 +49,24 @@ class SaveError(Exception):
         self.cause = cause
 
 
+def _make_private(path: Path) -> None:
+    """state.db and its -wal and -shm readable by the daemon's user only (job scripts are
+    in them), whatever the umask: the database is made 0600 before SQLite opens it, and
+    SQLite gives the -wal and -shm it creates the database's mode. Files left by an older
+    batchd are narrowed to 0600 too."""
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o600)
+    try:
+        if stat.S_IMODE(os.fstat(fd).st_mode) != 0o600:
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_IMODE(side.stat().st_mode) != 0o600:
+                side.chmod(0o600)
+
+
 @dataclass
 class Saved:
     meta: dict[str, Any] = field(default_factory=dict)
@@ -61,7 +83,8 @@ class Store:
         self._nodes: dict[tuple[int, int], tuple[str, str | None] | None] = {}
         self._meta: dict[str, str] = {}
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(self.path.parent, 0o700)
+            _make_private(self.path)
             self.db = sqlite3.connect(self.path, isolation_level=None)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute(f"PRAGMA synchronous={sync.upper()}")
