@@ -12,6 +12,7 @@ from batchd import __version__
 from batchd.model.job import Job
 from batchd.model.reservation import Reservation
 from batchd.model.states import JobState
+from batchd.server.jobview import job_view
 from batchd.server.records import JobRecord
 from batchd.server.service import BatchService
 from batchd.site.config import QueueConfig
@@ -19,51 +20,14 @@ from batchd.site.config import QueueConfig
 
 def job_out(svc: BatchService, rec: JobRecord, plan: dict[int, int]) -> dict[str, Any]:
     job = rec.job
-    now = svc.now
-    started = job.start >= 0
-    if job.state is JobState.RUNNING:
-        elapsed: int | None = now - job.start
-        end = None
-    elif job.state is JobState.FINISHED:
-        elapsed = job.end - job.start if started else None
-        end = job.end
-    else:
-        elapsed = end = None
     if job.state is JobState.QUEUED:
         est = plan.get(job.id)
     elif job.state is JobState.RUNNING:
         est = job.start
     else:
         est = None
-    names = svc.nodes.names[job.machine]
-    return {
-        "id": f"{job.id}.{svc.server}",
-        "seq": job.id,
-        "name": job.name,
-        "owner": rec.owner,
-        "queue": job.queue,
-        "state": job.state.value,
-        "nodes": job.width,
-        "walltime": job.estimate,
-        "runtime": rec.runtime_given,
-        "priority": job.priority,
-        "hold_types": rec.hold_types,
-        "depend": rec.depend_text,
-        "ctime": rec.ctime,
-        "qtime": rec.qtime,
-        "etime": rec.etime,
-        "exec_time": rec.exec_time,
-        "stime": job.start if started else None,
-        "end_time": end,
-        "est_start": est,
-        "elapsed": elapsed,
-        "exec_host": [names[n] for n in job.nodes],
-        "exit_status": rec.exit_status,
-        "outcome": job.outcome or None,
-        "comment": _comment(svc, rec, est),
-        "started_by": job.started_by or None,
-        "variables": rec.variables,
-    }
+    hosts = svc.nodes.names[job.machine]
+    return job_view(rec, svc.server, hosts, now=svc.now, est=est, comment=_comment(svc, rec, est))
 
 
 def _comment(svc: BatchService, rec: JobRecord, est: int | None) -> str | None:
