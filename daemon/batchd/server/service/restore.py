@@ -64,7 +64,11 @@ def restore(svc: BatchService, saved: Saved) -> None:
     records = [JobRecord.from_row(r) for r in saved.jobs]
     for rec in records:
         svc.records[rec.seq] = rec
-        svc.dependencies.index(rec)
+    deps = svc.dependencies
+    for rec in records:
+        # A state saved before dependencies were dropped as they were met lists all.
+        rec.depend = deps.pending(rec.depend)
+        deps.index(rec)
     running = [r for r in records if r.state is JobState.RUNNING]
     ended: list[tuple[JobRecord, int, str]] = []
     requeued: list[JobRecord] = []
