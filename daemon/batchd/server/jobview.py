@@ -1,11 +1,23 @@
-"""A job as the API shows it (``JobOut``): a plain dict, built without pydantic."""
+"""A job as the API shows it (``JobOut``), and its brief form for listings (``JobBrief``).
+
+Plain dicts, built without pydantic. A finished job's view never changes, so it is
+rendered once, when the job finishes, and saved as JSON beside its row: listing the
+history then sends saved text.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from batchd.model.states import JobState
 from batchd.server.records import JobRecord
+
+# The fields of JobBrief: what qstat's tables show, without hosts, comments or variables.
+BRIEF = (
+    "id", "seq", "name", "owner", "queue", "state", "nodes", "walltime",
+    "stime", "est_start", "elapsed",
+)  # fmt: skip
 
 
 def job_view(
@@ -57,3 +69,18 @@ def job_view(
         "started_by": job.started_by or None,
         "variables": rec.variables,
     }
+
+
+def brief_of(view: dict[str, Any]) -> dict[str, Any]:
+    """``JobBrief``: the fields of a view that the job tables show."""
+    return {k: view[k] for k in BRIEF}
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, separators=(",", ":"))
+
+
+def finished_views(rec: JobRecord, server: str, hosts: list[str]) -> tuple[str, str]:
+    """The saved views of a finished job: ``JobOut`` and ``JobBrief`` as JSON."""
+    view = job_view(rec, server, hosts, now=rec.job.end, est=None, comment=rec.comment)
+    return dumps(view), dumps(brief_of(view))

@@ -12,13 +12,16 @@ from batchd import __version__
 from batchd.model.job import Job
 from batchd.model.reservation import Reservation
 from batchd.model.states import JobState
-from batchd.server.jobview import job_view
+from batchd.server.jobview import brief_of, job_view
 from batchd.server.records import JobRecord
 from batchd.server.service import BatchService
 from batchd.site.config import QueueConfig
 
 
-def job_out(svc: BatchService, rec: JobRecord, plan: dict[int, int]) -> dict[str, Any]:
+def job_out(
+    svc: BatchService, rec: JobRecord, plan: dict[int, int], *, brief: bool = False
+) -> dict[str, Any]:
+    """``JobOut``, or ``JobBrief`` (without the comment, which may ask the policy why)."""
     job = rec.job
     if job.state is JobState.QUEUED:
         est = plan.get(job.id)
@@ -26,8 +29,10 @@ def job_out(svc: BatchService, rec: JobRecord, plan: dict[int, int]) -> dict[str
         est = job.start
     else:
         est = None
+    comment = None if brief else _comment(svc, rec, est)
     hosts = svc.nodes.names[job.machine]
-    return job_view(rec, svc.server, hosts, now=svc.now, est=est, comment=_comment(svc, rec, est))
+    view = job_view(rec, svc.server, hosts, now=svc.now, est=est, comment=comment)
+    return brief_of(view) if brief else view
 
 
 def _comment(svc: BatchService, rec: JobRecord, est: int | None) -> str | None:
@@ -47,11 +52,6 @@ def _comment(svc: BatchService, rec: JobRecord, est: int | None) -> str | None:
     if est is None:
         return "Not Running: more nodes requested than are in service"
     return "Not Running: Insufficient amount of resource: nodes"
-
-
-def job_list(svc: BatchService, recs: list[JobRecord]) -> dict[str, Any]:
-    plan = svc.planned_starts() if any(r.state is JobState.QUEUED for r in recs) else {}
-    return {"server": svc.server, "now": svc.now, "jobs": [job_out(svc, r, plan) for r in recs]}
 
 
 def node_out(
@@ -192,6 +192,7 @@ def server_out(svc: BatchService) -> dict[str, Any]:
         "node_fail": svc.site.server.node_fail,
         "overflow": svc.site.server.overflow,
         "jobs": svc.counts(),
+        "job_history_duration": svc.history.duration,
         "replay": replay,
     }
 

@@ -4,17 +4,20 @@ A job with unmet dependencies is held (type ``s``) until every job it depends on
 has ended; then it is released, or it ends unrun if one ending can never satisfy
 its dependency. As in PBS, each ending is judged when it happens and its
 dependency dropped from the waiting job (``JobRecord.depend`` holds the ones still
-pending), so a verdict never needs the record of a job that finished before.
+pending), so no verdict needs a finished job that has left memory. Only a
+submission asks about jobs that finished before it: the history answers.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from batchd.model.states import JobState
 from batchd.server.errors import bad_request
 from batchd.server.records import JobRecord, parse_depend
 
+Outcome = Callable[[int], str | None]  # a finished job's outcome from the history
 Verdict = Literal["release", "end", "wait"]
 
 
@@ -29,9 +32,10 @@ def satisfies(kind: str, outcome: str) -> bool:
 
 
 class Dependencies:
-    def __init__(self, records: dict[int, JobRecord], server: str) -> None:
-        self.records = records
+    def __init__(self, records: dict[int, JobRecord], server: str, finished: Outcome) -> None:
+        self.records = records  # jobs in memory: unfinished, or finished and not yet saved
         self.server = server
+        self.finished = finished
         self.dependents: dict[int, list[int]] = {}  # job -> jobs that wait for it
 
     def job_id(self, seq: int) -> str:
@@ -40,9 +44,10 @@ class Dependencies:
     def ended(self, seq: int) -> tuple[bool, str | None]:
         """(known, outcome): outcome None while job ``seq`` has not finished."""
         rec = self.records.get(seq)
-        if rec is None:
-            return False, None
-        return True, rec.job.outcome if rec.state is JobState.FINISHED else None
+        if rec is not None:
+            return True, rec.job.outcome if rec.state is JobState.FINISHED else None
+        outcome = self.finished(seq)
+        return outcome is not None, outcome
 
     def parse(self, text: str | None) -> list[tuple[str, int]]:
         """The dependencies of a submission; refused if one names an unknown job or can
@@ -66,7 +71,7 @@ class Dependencies:
 
     def pending(self, depend: list[tuple[str, int]]) -> list[tuple[str, int]]:
         """The dependencies on jobs that have not finished. The others are met: ``parse``
-        refused any that is not, and a job judged already was dropped when it ended."""
+        refused any that is not, and a job gone from the history was judged when it ended."""
         out = []
         for kind, seq in depend:
             known, outcome = self.ended(seq)

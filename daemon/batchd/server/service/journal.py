@@ -4,7 +4,9 @@ Every part of the service marks what it changed (``touch`` a job record, ``meta`
 a setting, ``node`` a node's state); ``commit`` writes all of it, with the
 reservations whose state moved, in one SQLite transaction, then tells the
 listeners (the scheduling loop's wake-up). The job tally of the metrics moves
-with the same changes, so it is exactly as current as the state file.
+with the same changes, so it is exactly as current as the state file. A finished
+job goes to the history with its views; once committed, the ``on_retired``
+listeners let it go from memory.
 """
 
 from __future__ import annotations
@@ -13,36 +15,37 @@ from collections.abc import Callable
 from typing import Any
 
 from batchd.metrics.tally import JobTally
+from batchd.model.states import JobState
 from batchd.server.records import JobRecord
+from batchd.server.service.history import History
 from batchd.server.store import Store
 
 
 class Journal:
-    def __init__(self, store: Store | None, tally: JobTally) -> None:
+    def __init__(self, store: Store, tally: JobTally, history: History) -> None:
         self.store = store
         self.tally = tally
+        self.history = history
         self.meta: dict[str, Any] = {}
         self._dirty: dict[int, JobRecord] = {}
         self._saved_now: int | None = None
         self.before_commit: list[Callable[[], None]] = []
         self.on_change: list[Callable[[], None]] = []
+        self.on_retired: list[Callable[[JobRecord], None]] = []
 
     def touch(self, rec: JobRecord) -> None:
         self._dirty[rec.seq] = rec
 
     def save_meta(self, **values: Any) -> None:
         self.meta.update(values)
-        if self.store is not None:
-            for k, v in values.items():
-                self.store.put_meta(k, v)
+        for k, v in values.items():
+            self.store.put_meta(k, v)
 
     def put_node(self, machine: int, node: int, state: str | None, comment: str | None) -> None:
-        if self.store is not None:
-            self.store.put_node(machine, node, state, comment)
+        self.store.put_node(machine, node, state, comment)
 
     def put_reservation(self, row: dict[str, Any]) -> None:
-        if self.store is not None:
-            self.store.put_reservation(row)
+        self.store.put_reservation(row)
 
     def flush_tally(self) -> None:
         """Count the changed records by queue and state (again: it is idempotent)."""
@@ -58,13 +61,20 @@ class Journal:
             flush()
         self.flush_tally()
         store = self.store
-        if store is not None:
-            for rec in self._dirty.values():
+        finished = []
+        for rec in self._dirty.values():
+            if rec.state is JobState.FINISHED:
+                self.history.save(rec)
+                finished.append(rec)
+            else:
                 store.put_job(rec.to_row())
-            if now != self._saved_now and (clock or store.pending):
-                self._saved_now = now
-                store.put_meta("now", now)
-            store.commit()
+        if now != self._saved_now and (clock or store.pending):
+            self._saved_now = now
+            store.put_meta("now", now)
+        store.commit()
         self._dirty.clear()
+        for rec in finished:
+            for retire in self.on_retired:
+                retire(rec)
         for fn in self.on_change:
             fn()

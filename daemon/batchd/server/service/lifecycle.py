@@ -82,11 +82,12 @@ class Lifecycle:
         return f"{seq}.{self.server}"
 
     def find(self, text: str) -> JobRecord:
+        """A job in memory or, finished, from the history (a copy: only to read)."""
         try:
             seq = parse_job_id(text, self.server)
         except ValueError as exc:
             raise bad_request(str(exc)) from None
-        rec = self.records.get(seq)
+        rec = self.records.get(seq) or self.journal.history.record(seq)
         if rec is None:
             raise not_found(f"Unknown Job Id {self.job_id(seq)}")
         return rec
