@@ -131,6 +131,8 @@ def server_attrs(server: Mapping[str, Any]) -> Attrs:
     ]
     if server.get("overflow") is not None:
         out.append(("window_overflow", server["overflow"]))
+    if server.get("job_history_duration") is not None:
+        out.append(("job_history_duration", hms(server["job_history_duration"])))
     out += [
         ("total_jobs", str(sum(int(v) for v in counts.values()))),
         ("state_count", state_count(counts)),

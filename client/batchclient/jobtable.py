@@ -147,7 +147,14 @@ def alt_table(
         return []
     if est:
         jobs = sorted(jobs, key=lambda j: est_sort_key(j, now))
-    lines = alt_header(server, est)
+    return alt_header(server, est) + alt_rows(jobs, now, est, nodes, comments)
+
+
+def alt_rows(
+    jobs: Sequence[Obj], now: int, est: bool = False, nodes: bool = False, comments: bool = False
+) -> list[str]:
+    """The lines of these jobs in the alternate format, in the order given."""
+    lines: list[str] = []
     for job in jobs:
         lines.append(alt_row(job, now, est))
         if nodes:

@@ -1,5 +1,6 @@
 """qmgr: list and print the server, scheduler, queues and nodes; set the scheduling
-policy and its parameters (PATCH /scheduler) and node states (PATCH /nodes/{name}).
+policy and its parameters (PATCH /scheduler), the server's job_history_duration
+(PATCH /server) and node states (PATCH /nodes/{name}).
 
 Commands come from ``-c 'CMD'`` or, one per line, from stdin.
 """
@@ -27,11 +28,13 @@ from .transport import ApiError, Client, quote
 
 PROG = "qmgr"
 POLICY_ATTRS = ("scheduler_policy", "policy")
+SERVER_ATTRS = ("job_history_duration",)  # set through PATCH /server
 NODE_STATES = {"offline": "offline", "online": "online", "free": "online", "down": "down"}
 HELP = """batchd qmgr commands (abbreviations s, l, p):
   list server | list sched | list queue [NAME] | list node [NAME]
   print server | print sched | print queue [NAME]
   set server scheduler_policy = POLICY
+  set server job_history_duration = HH:MM:SS
   set sched scheduler_policy = POLICY[, PARAM = VALUE...]
   set sched PARAM = VALUE[, PARAM = VALUE...]     (PARAM may carry the policy prefix: dynp_decider)
   set node NAME state = offline|online|down[, comment = TEXT]
@@ -156,14 +159,21 @@ class Session:
         if not cmd.attrs:
             raise UsageError("set server: give ATTR = VALUE")
         policy = None
+        attrs: dict[str, str] = {}
         for attr, _, value in cmd.attrs:
-            if attr not in POLICY_ATTRS:
+            if attr in SERVER_ATTRS:
+                attrs[attr] = value
+            elif attr in POLICY_ATTRS:
+                policy = value
+            else:
                 raise UsageError(
-                    f"set server {attr}: batchd sets only scheduler_policy on the server "
-                    "(policy parameters: set sched PARAM = VALUE)"
+                    f"set server {attr}: batchd sets only scheduler_policy and "
+                    "job_history_duration on the server (policy parameters: set sched PARAM = VALUE)"
                 )
-            policy = value
-        self.client.patch("/scheduler", {"policy": policy})
+        if attrs:
+            self.client.patch("/server", attrs)
+        if policy is not None:
+            self.client.patch("/scheduler", {"policy": policy})
 
     def _set_sched(self, cmd: Command) -> None:
         if cmd.name is not None:

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .attrs import Attrs, node_attrs, pbs_bool, queue_attrs, sched_attrs, server_attrs
+from .timefmt import hms
 
 Obj = Mapping[str, Any]
 READ_ONLY_QUEUE = ("total_jobs", "state_count", "window_open", "window_next_change")
@@ -58,6 +59,8 @@ def print_server(server: Obj, queues: Sequence[Obj]) -> list[str]:
         ("scheduler_policy", server["policy"]),
         ("node_fail_requeue", pbs_bool(server.get("node_fail") == "requeue")),
     ]
+    if server.get("job_history_duration") is not None:
+        settings.append(("job_history_duration", hms(server["job_history_duration"])))
     lines += [f"set server {k} = {quote_value(str(v))}" for k, v in settings]
     return lines
 

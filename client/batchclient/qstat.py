@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from . import jobtable
-from .attrs import server_of
 from .cli import (
     EXIT_HISTORY,
     EXIT_REFUSED,
@@ -21,6 +20,7 @@ from .cli import (
     wants_json,
 )
 from .jobattrs import is_job_id
+from .jobsink import JobSink
 from .transport import ApiError, Client, quote
 
 PROG = "qstat"
@@ -30,6 +30,7 @@ USAGE = """
   qstat -Q [-f] [-F json] [queue...]
   qstat -B [-f] [-F json]"""
 HISTORY_MSG = "Job has finished, use -x or -H to obtain historical job information"
+PAGE = 5_000  # jobs per GET /jobs: qstat holds one page at a time
 
 
 def build_parser() -> Parser:
@@ -72,8 +73,16 @@ class Options:
         self.users = [u.partition("@")[0] for u in (ns.users or "").split(",") if u.strip()]
         self.history = ns.history or ns.finished
 
+    @property
+    def brief(self) -> bool:
+        """Whether the layout needs only the fields of a JobBrief."""
+        ns = self.ns
+        return not (self.json or ns.full or ns.nodes or ns.comments)
+
     def query(self) -> dict[str, str]:
         q: dict[str, str] = {}
+        if self.brief:
+            q["brief"] = "true"
         if self.history:
             q["history"] = "true"
         if self.ns.i:
@@ -86,20 +95,18 @@ class Options:
 
 
 class Result:
-    """What the operands gave: jobs in order, plus the server name and time if known."""
+    """Where the jobs of the operands go, each once, and the exit code."""
 
-    def __init__(self) -> None:
-        self.jobs: list[dict[str, Any]] = []
-        self.seen: set[str] = set()
-        self.server: str | None = None
-        self.now: int | None = None
+    def __init__(self, sink: JobSink, dedupe: bool) -> None:
+        self.sink = sink
+        self.seen: set[str] | None = set() if dedupe else None
         self.code = 0
 
     def add(self, jobs: Sequence[dict[str, Any]]) -> None:
-        for job in jobs:
-            if job["id"] not in self.seen:
-                self.seen.add(job["id"])
-                self.jobs.append(job)
+        if self.seen is not None:
+            jobs = [j for j in jobs if j["id"] not in self.seen]
+            self.seen.update(j["id"] for j in jobs)
+        self.sink.add(jobs)
 
     def fail(self, code: int, message: str) -> None:
         say(PROG, message)
@@ -107,21 +114,27 @@ class Result:
 
 
 def _list(client: Client, opts: Options, res: Result, queue: str | None) -> None:
+    """Every job the options select, a page at a time, in id order."""
     query = opts.query()
     if queue:
         query["queue"] = queue
-    lists = []
-    for user in opts.users or [None]:
-        q = dict(query, user=user) if user else query
-        lists.append(client.get("/jobs", q))
-    found: list[dict[str, Any]] = []
-    for data in lists:
-        res.server = data["server"]
-        res.now = int(data["now"])
-        found += data["jobs"]
-    if len(lists) > 1:
-        found.sort(key=lambda j: j.get("seq", 0))
-    res.add(found)
+    if opts.users:
+        query["user"] = ",".join(opts.users)
+    for page in pages(client, query):
+        res.sink.listed(page["server"], int(page["now"]))
+        res.add(page["jobs"])
+
+
+def pages(client: Client, query: dict[str, str]) -> Iterator[dict[str, Any]]:
+    """``GET /jobs`` page by page, following ``next``."""
+    query = dict(query, limit=str(PAGE))
+    while True:
+        page: dict[str, Any] = client.get("/jobs", query)
+        yield page
+        cursor = page.get("next")
+        if cursor is None:
+            return
+        query["after"] = str(cursor)
 
 
 def _one(client: Client, opts: Options, res: Result, job_id: str) -> None:
@@ -141,7 +154,15 @@ def _one(client: Client, opts: Options, res: Result, job_id: str) -> None:
 
 def _jobs(client: Client, opts: Options) -> int:
     ns = opts.ns
-    res = Result()
+    sink = JobSink(
+        json_out=opts.json,
+        alt=opts.alt,
+        full=ns.full,
+        est=ns.est,
+        nodes=ns.nodes,
+        comments=ns.comments,
+    )
+    res = Result(sink, dedupe=len(ns.operands) > 1)
     if not ns.operands:
         _list(client, opts, res, None)
     for operand in ns.operands:
@@ -150,23 +171,12 @@ def _jobs(client: Client, opts: Options) -> int:
         else:
             queue = operand.partition("@")[0]
             _list(client, opts, res, queue or None)
-    need_server = opts.json or (opts.alt and ns.est)
-    if res.now is None and need_server and (res.jobs or opts.json):
+
+    def server_info() -> tuple[str, int]:
         info: dict[str, Any] = client.get("/server")
-        res.server, res.now = info["name"], int(info["now"])
-    if opts.json:
-        print_json({"server": res.server, "now": res.now, "jobs": res.jobs})
-        return res.code
-    if opts.alt:
-        server = res.server or (server_of(res.jobs[0]["id"]) if res.jobs else "")
-        lines = jobtable.alt_table(
-            res.jobs, server, res.now or 0, est=ns.est, nodes=ns.nodes, comments=ns.comments
-        )
-    elif ns.full:
-        lines = jobtable.full_jobs(res.jobs)
-    else:
-        lines = jobtable.default_table(res.jobs)
-    _write(lines)
+        return info["name"], int(info["now"])
+
+    sink.finish(server_info)
     return res.code
 
 

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,34 @@ def test_no_daemon_gives_one_line(tmp_path: Path) -> None:
     out = subprocess.run([str(BIN / "qstat")], capture_output=True, text=True, env=env)
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "cannot connect to batchd" in out.stderr
+
+
+def test_qstat_x_shows_the_history_from_the_state_file(tmp_path: Path) -> None:
+    """Finished jobs live in the state file only: qstat -x reads them, across a restart."""
+    conf = tmp_path / "tiny.toml"
+    conf.write_text(SITE)
+    args = ("--speed", "100")
+    with Daemon(tmp_path, *args, config=str(conf)) as d:
+        for name in ("a", "b", "c"):
+            sub = run(d, "qsub", "-N", name, "-l", "walltime=00:02:00", "-v",
+                      "BATCHD_RUNTIME=60", stdin="true\n")  # fmt: skip
+            assert sub.returncode == 0, sub.stderr
+        deadline = time.monotonic() + 20
+        while run(d, "qstat").stdout and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert run(d, "qstat").stdout == ""
+        history = run(d, "qstat", "-x").stdout.splitlines()
+        assert [line.split()[1] for line in history[2:]] == ["a", "b", "c"]
+        assert {line.split()[4] for line in history[2:]} == {"F"}
+        gone = run(d, "qstat", "1")
+        assert gone.returncode == 35 and "Job has finished" in gone.stderr
+        assert run(d, "qmgr", "-c", "list server").stdout.count("job_history_duration = 336:00:00")
+        assert d.stop() == 0
+    with Daemon(tmp_path, *args, config=str(conf)) as d:
+        assert run(d, "qstat", "-x").stdout.splitlines() == history
+        full = run(d, "qstat", "-x", "-f", "2").stdout
+        assert full.startswith("Job Id: 2.tiny\n") and "    job_state = F\n" in full
+        assert run(d, "qmgr", "-c", "set server job_history_duration = 00:00:01").returncode == 0
+        time.sleep(0.5)  # 50 emulated seconds: every finished job is purged
+        assert run(d, "qstat", "-x").stdout == ""
+        assert run(d, "qstat", "-x", "2").returncode == 153

@@ -58,6 +58,8 @@ class Handler(BaseHTTPRequestHandler):
             status, body = 404, {"error": "not_found", "message": f"no route {url.path}"}
         else:
             status, body = answer
+        if callable(body):  # an answer that depends on the query (pages)
+            body = body(rec["query"])
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -195,6 +197,10 @@ def job_list(*jobs):
     return {"server": "hpcline", "now": NOW, "jobs": list(jobs)}
 
 
+# What qstat adds to every listing of its tables: one page of brief jobs at a time.
+PAGE = {"brief": "true", "limit": "5000"}
+
+
 SERVER = {
     "name": "hpcline",
     "version": "0.1.0",
@@ -208,6 +214,7 @@ SERVER = {
     "policy": "dynp",
     "node_fail": "requeue",
     "jobs": {"Q": 1, "R": 1},
+    "job_history_duration": 1_209_600,
     "replay": None,
 }
 QUEUE = {
@@ -372,7 +379,7 @@ def test_qstat_default(stub, capsys):
         "12.hpcline" + " " * 8 + "STDIN" + " " * 12 + "alice" + " " * 13 + "00:12:34 R workq" + " " * 11,
         "13.hpcline" + " " * 8 + "sim" + " " * 14 + "bob" + " " * 22 + "0 Q workq" + " " * 11,
     ]  # fmt: skip
-    assert stub.requests[0]["query"] == {}
+    assert stub.requests[0]["query"] == PAGE
 
 
 def test_qstat_empty_prints_nothing(stub, capsys):
@@ -384,7 +391,7 @@ def test_qstat_empty_prints_nothing(stub, capsys):
 def test_qstat_alternate_user_history_est(stub, capsys):
     stub.on("GET", "/jobs", job_list(J13, J11, J12))
     assert qstat.main(["-a", "-u", "alice", "-x", "-T"]) == 0
-    assert stub.requests[0]["query"] == {"user": "alice", "history": "true"}
+    assert stub.requests[0]["query"] == {"user": "alice", "history": "true", **PAGE}
     out, err = out_err(capsys)
     assert err == ""
     lines = out.splitlines()
@@ -399,7 +406,7 @@ def test_qstat_alternate_user_history_est(stub, capsys):
 def test_qstat_u_alone_is_the_alternate_format(stub, capsys):
     stub.on("GET", "/jobs", job_list(J12))
     assert qstat.main(["-u", "alice@host"]) == 0
-    assert stub.requests[0]["query"] == {"user": "alice"}
+    assert stub.requests[0]["query"] == {"user": "alice", **PAGE}
     out, _ = out_err(capsys)
     assert out.splitlines()[-1] == jobtable.alt_row(J12, NOW)
 
@@ -414,7 +421,7 @@ def test_qstat_filters(stub, capsys):
     ]:
         stub.requests.clear()
         assert qstat.main(argv) == 0
-        assert stub.requests[0]["query"] == query
+        assert stub.requests[0]["query"] == {**query, **PAGE}
 
 
 def test_qstat_by_id_and_unknown_id(stub, capsys):
@@ -465,6 +472,76 @@ def test_qstat_json_by_id_has_the_job_list_shape(stub, capsys):
     stub.on("GET", "/server", SERVER)
     assert qstat.main(["-f", "-F", "json", "12"]) == 0
     assert json.loads(out_err(capsys)[0]) == job_list(J12)
+
+
+def paged(*pages):
+    """GET /jobs answered a page at a time: page i after the cursor i (0 for the first)."""
+
+    def answer(query):
+        i = int(query.get("after", 0))
+        nxt = i + 1 if i + 1 < len(pages) else None
+        return dict(job_list(*pages[i]), next=nxt)
+
+    return answer
+
+
+J14 = job(id="14.hpcline", seq=14, state="F", stime=NOW - 500, elapsed=100, end_time=NOW - 400)
+J15 = job(id="15.hpcline", seq=15, state="Q", stime=None, elapsed=None, est_start=NOW - 100)
+
+
+def test_qstat_x_follows_the_pages(stub, capsys, monkeypatch):
+    stub.on("GET", "/jobs", paged([J11, J12], [J13], [J14, J15]))
+    assert qstat.main(["-x"]) == 0
+    out, err = out_err(capsys)
+    assert err == ""
+    lines = out.splitlines()
+    assert lines[:2] == jobtable.DEFAULT_HEADER  # once
+    assert [line.split()[0] for line in lines[2:]] == [
+        "11.hpcline", "12.hpcline", "13.hpcline", "14.hpcline", "15.hpcline",
+    ]  # fmt: skip
+    assert lines[2:] == [jobtable.default_row(j) for j in (J11, J12, J13, J14, J15)]
+    queries = [r["query"] for r in stub.requests]
+    assert queries == [
+        {"history": "true", **PAGE},
+        {"history": "true", "after": "1", **PAGE},
+        {"history": "true", "after": "2", **PAGE},
+    ]
+
+
+def test_qstat_pages_in_every_layout(stub, capsys):
+    pages = ([J11, J12], [J13], [J14, J15])
+    everything = [J11, J12, J13, J14, J15]
+    stub.on("GET", "/jobs", paged(*pages))
+    # JSON: the very text print_json gives for the whole list.
+    assert qstat.main(["-x", "-F", "json"]) == 0
+    whole = job_list(*everything)
+    assert out_err(capsys)[0] == json.dumps(whole, indent=2, sort_keys=True) + "\n"
+    assert "brief" not in stub.requests[0]["query"]
+    # -a -n -s: one header, every job with its hosts and comment.
+    assert qstat.main(["-x", "-a", "-n", "-s"]) == 0
+    assert (
+        out_err(capsys)[0]
+        == "\n".join(jobtable.alt_table(everything, "hpcline", NOW, nodes=True, comments=True))
+        + "\n"
+    )
+    # -T sorts across the pages.
+    assert qstat.main(["-x", "-T"]) == 0
+    assert (
+        out_err(capsys)[0]
+        == "\n".join(jobtable.alt_table(everything, "hpcline", NOW, est=True)) + "\n"
+    )
+    assert qstat.main(["-x", "-f"]) == 0
+    assert out_err(capsys)[0] == "\n".join(jobtable.full_jobs(everything)) + "\n"
+    # Several operands: each job once, where it first came.
+    stub.on("GET", "/jobs/12", J12)
+    assert qstat.main(["-x", "workq", "12"]) == 0
+    assert out_err(capsys)[0].splitlines()[2:] == [jobtable.default_row(j) for j in everything]
+
+
+def test_qstat_json_of_nothing(stub, capsys):
+    stub.on("GET", "/jobs", paged([]))
+    assert qstat.main(["-F", "json"]) == 0
+    assert out_err(capsys)[0] == json.dumps(job_list(), indent=2, sort_keys=True) + "\n"
 
 
 def test_qstat_queues_and_server(stub, capsys):
@@ -688,7 +765,10 @@ def test_qmgr_list_and_print(stub, capsys):
     assert qmgr.main(["-c", "p s"]) == 0
     out = out_err(capsys)[0]
     assert out.startswith("#\n# Create queues and set their attributes.\n#\n")
-    assert out.endswith("set server scheduler_policy = dynp\nset server node_fail_requeue = True\n")
+    assert out.endswith(
+        "set server scheduler_policy = dynp\nset server node_fail_requeue = True\n"
+        "set server job_history_duration = 336:00:00\n"
+    )
 
 
 def test_qmgr_json(stub, capsys):
@@ -703,9 +783,11 @@ def test_qmgr_json(stub, capsys):
 def test_qmgr_set(stub, capsys):
     stub.on("GET", "/scheduler", SCHED)
     stub.on("PATCH", "/scheduler", SCHED)
+    stub.on("PATCH", "/server", SERVER)
     stub.on("PATCH", "/nodes/node001", NODE1)
     commands = [
         "set server scheduler_policy = fcfs-easy",
+        "set server job_history_duration = 72:00:00",
         "set sched dynp_decider = simple, dynp_quality = ms",
         "set sched scheduler_policy = dynp, decider = simple",
         "s node node001 state = offline, comment = 'bad fan'",
@@ -716,6 +798,7 @@ def test_qmgr_set(stub, capsys):
     sent = [(r["method"], r["path"], r["body"]) for r in stub.requests]
     assert sent == [
         ("PATCH", "/scheduler", {"policy": "fcfs-easy"}),
+        ("PATCH", "/server", {"job_history_duration": "72:00:00"}),
         ("GET", "/scheduler", None),
         ("PATCH", "/scheduler", {"params": {"decider": "simple", "quality": "ms"}}),
         ("GET", "/scheduler", None),

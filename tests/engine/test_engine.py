@@ -144,6 +144,24 @@ def test_job_wider_than_machine_is_refused() -> None:
     assert engine.finished == [] and engine.submitted == 0
 
 
+def test_an_engine_that_keeps_no_finished_jobs() -> None:
+    """A daemon's engine hands finished jobs on (on_end) and keeps none, replays keep all."""
+    jobs = [job(i, 10 * i, 1 + i % 3, 50, 20 + i) for i in range(1, 40)]
+    kept, dropped = one_machine(4), one_machine(4, keep_finished=False)
+    seen: list[int] = []
+    dropped.on_end.append(lambda j: seen.append(j.id))
+    counts: list[int] = []
+    for engine, copy in (
+        (kept, jobs),
+        (dropped, [job(j.id, j.submit, j.width, 50, j.runtime) for j in jobs]),
+    ):
+        engine.load(copy)
+        engine.run(progress=counts.append)
+    assert dropped.finished == [] and dropped.ended == kept.ended == len(jobs)
+    assert sorted(seen) == sorted(j.id for j in kept.finished)
+    assert counts[-1] == len(jobs)
+
+
 def test_submit_before_now_is_refused() -> None:
     engine = one_machine(4)
     engine.load([job(1, 0, 1, 5, 5)])

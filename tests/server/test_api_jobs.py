@@ -429,6 +429,18 @@ async def test_afterok_runs_after_the_parent_ends_ok(api: Api) -> None:
     assert (grand["state"], grand["stime"]) == ("R", T0 + 200)
 
 
+async def test_a_dependency_met_while_others_wait(api: Api) -> None:
+    await api.submit("alice", nodes=2, walltime=100, runtime=10)  # 1: ok at 10
+    await api.submit("alice", nodes=2, walltime=100, runtime=50)  # 2: ok at 50
+    await api.submit("bob", nodes=1, walltime=100, depend="afterok:1:2")  # 3
+    api.at(20)
+    assert (await api.job(3))["state"] == "H"
+    assert api.svc.records[3].depend == [("afterok", 2)]  # 1 is met: judged and dropped
+    api.at(50)
+    job = await api.job(3)
+    assert (job["state"], job["stime"], job["depend"]) == ("R", T0 + 50, "afterok:1:2")
+
+
 async def test_dependency_met_keeps_a_user_hold(api: Api) -> None:
     await api.submit("alice", nodes=2, walltime=100, runtime=50)  # 1: ok at 50
     body = await api.submit("alice", nodes=2, walltime=100, hold=True, depend="afterok:1")

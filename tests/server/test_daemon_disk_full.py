@@ -54,12 +54,15 @@ def log_events(d: Daemon) -> list[dict[str, Any]]:
 
 
 def on_disk(path: Path) -> dict[int, dict[str, Any]]:
+    """Every job in the state file, finished ones (the history) too; 0: the settings."""
     store = Store(path)
     try:
         saved = store.load()
+        history = [store.finished_row(seq) for (seq,) in store.db.execute("SELECT seq FROM jobs")]
     finally:
         store.close()
-    return {j["seq"]: j for j in saved.jobs} | {0: saved.meta}
+    jobs = saved.jobs + [row for row in history if row is not None]
+    return {j["seq"]: j for j in jobs} | {0: saved.meta}
 
 
 def test_the_daemon_refuses_changes_goes_on_and_saves_once_it_can(tmp_path: Path) -> None:

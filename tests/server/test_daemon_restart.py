@@ -8,6 +8,7 @@ trace job is injected twice, and no node ever holds two jobs at once.
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from pathlib import Path
@@ -88,8 +89,11 @@ def test_kill_9_and_restart_lose_nothing(tmp_path: Path) -> None:
     finally:
         if d2.proc is not None and d2.proc.poll() is None:
             d2.crash()
-    saved = Store(tmp_path / "state.db").load()
-    rows = saved.jobs
+    store = Store(tmp_path / "state.db")
+    saved = store.load()
+    # Every job, finished ones (the history) included.
+    rows = [json.loads(d) for (d,) in store.db.execute("SELECT data FROM jobs ORDER BY seq")]
+    assert [r["seq"] for r in saved.jobs] == [r["seq"] for r in rows if r["state"] != "F"]
     assert [r["seq"] for r in rows] == list(range(1, len(rows) + 1))
     trace_names = Counter(r["name"] for r in rows if not r["name"].startswith("mine"))
     assert trace_names and max(trace_names.values()) == 1, "a trace job was injected twice"

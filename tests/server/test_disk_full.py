@@ -69,10 +69,15 @@ def make_room(db: sqlite3.Connection) -> None:
 
 
 def on_disk(path: Path) -> Saved:
-    """What a restart would find in the state file."""
+    """What a restart would find in the state file, with the finished jobs of the
+    history among the jobs (a restart leaves those in the database)."""
     store = Store(path)
     try:
-        return store.load()
+        saved = store.load()
+        seqs = [seq for (seq,) in store.db.execute("SELECT seq FROM jobs WHERE state = 'F'")]
+        saved.jobs += [row for seq in seqs if (row := store.finished_row(seq)) is not None]
+        saved.jobs.sort(key=lambda j: j["seq"])
+        return saved
     finally:
         store.close()
 
@@ -96,7 +101,9 @@ def retry_due(svc: BatchService) -> None:
 def test_a_failed_commit_names_its_cause_and_keeps_its_writes(tmp_path: Path) -> None:
     store = Store(tmp_path / "state.db")
     fill(store.db)
-    store.put_job({"seq": 1, "state": "Q", "script": SCRIPT})
+    store.put_job(
+        {"seq": 1, "state": "Q", "owner": "alice", "queue": "workq", "end": -1, "script": SCRIPT}
+    )
     with pytest.raises(SaveError) as err:
         store.commit()
     # SQLite rolled back by itself; the cause is not hidden behind a failed ROLLBACK.
@@ -269,6 +276,7 @@ async def test_a_replay_goes_on_where_the_state_file_has_it_after_an_undo(
         assert len(await api.jobs()) == injected
         disk.failing = False
         retry_due(svc)
+        svc.history.duration = 100_000_000  # keep every finished job listed
         api.at(10_000_000)
         svc.tick()
         names = [j["name"] for j in await api.jobs()]

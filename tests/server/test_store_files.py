@@ -35,7 +35,16 @@ def umask(request: pytest.FixtureRequest) -> Iterator[int]:
 def test_state_files_are_private(tmp_path: Path, umask: int) -> None:
     db = tmp_path / "state" / "batchd" / "state.db"
     store = Store(db)
-    store.put_job({"seq": 1, "state": "Q", "script": "export API_KEY=secret\n"})
+    store.put_job(
+        {
+            "seq": 1,
+            "state": "Q",
+            "owner": "alice",
+            "queue": "workq",
+            "end": -1,
+            "script": "export API_KEY=secret\n",
+        }
+    )
     store.commit()
     try:
         assert [mode(f) for f in files(db)] == [0o600] * 3  # the WAL holds the script

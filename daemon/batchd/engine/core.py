@@ -51,7 +51,17 @@ def _check_machine(policy: Policy, index: int) -> None:
 class Engine:
     """Runs jobs on the machines of a grid under one policy per machine."""
 
-    def __init__(self, grid: Grid, policies: Sequence[Policy], *, kill: bool = True) -> None:
+    def __init__(
+        self,
+        grid: Grid,
+        policies: Sequence[Policy],
+        *,
+        kill: bool = True,
+        keep_finished: bool = True,
+    ) -> None:
+        """``keep_finished``: collect finished jobs in ``finished`` (a replay's summary
+        reads them); a daemon that runs for months passes False and hands each one on
+        through ``on_end`` instead. ``ended`` counts them either way."""
         if len(policies) != len(grid.machines):
             raise ValueError(
                 f"{len(grid.machines)} machines need as many policies, got {len(policies)}"
@@ -65,7 +75,9 @@ class Engine:
             for i, (m, p) in enumerate(zip(grid.machines, policies, strict=True))
         ]
         self.now = 0
+        self.keep_finished = keep_finished
         self.finished: list[Job] = []
+        self.ended = 0
         self.submitted = 0
         self._trace: list[Job] = []
         self._next = 0  # index of the next trace submission
@@ -141,7 +153,7 @@ class Engine:
             rounds += 1
             if rounds & 1023 == 0:
                 if progress is not None:
-                    progress(len(self.finished))
+                    progress(self.ended)
                 if until is None:
                     self._check_stuck()
         if until is None:
@@ -149,7 +161,7 @@ class Engine:
             if stuck:
                 raise StuckJobsError(f"{stuck} jobs were still waiting when no event was left")
         if progress is not None:
-            progress(len(self.finished))
+            progress(self.ended)
 
     def _check_stuck(self) -> None:
         """Jobs that wait while nothing runs or arrives for a year wait for a window that
@@ -288,7 +300,7 @@ class Engine:
         m.pool.release(job.nodes)
         estimate = job.estimate
         m.remove_running(job.start + (estimate if estimate > 0 else 1), job.id)  # Job.duration
-        self.finished.append(job)
+        self._ended(job)
         m.policy.job_ended(m, job)
         for hook in self.on_end:
             hook(job)
@@ -366,9 +378,14 @@ class Engine:
             job.killed = True
         job.outcome = outcome
         change_state(job, JobState.FINISHED)
-        self.finished.append(job)
+        self._ended(job)
         for hook in self.on_end:
             hook(job)
+
+    def _ended(self, job: Job) -> None:
+        self.ended += 1
+        if self.keep_finished:
+            self.finished.append(job)
 
     def restore_requeued(self, job: Job) -> None:
         """A job that was running before a restart went back to its queue while nobody watched.

@@ -93,6 +93,8 @@ class WindowGate(Policy):
         self.held: dict[int, Job] = {}  # waiting, not offered to the inner policy now
         self.offered: dict[int, Job] = {}  # waiting in a window class, offered now
         self.running: dict[int, Job] = {}  # running in a window class
+        # The class of each waiting or running job; a job that ends or leaves the queue
+        # is forgotten (a daemon's jobs come and go for months).
         self.classes: dict[int, WindowClass | None] = {}
         self._longest: dict[int, int] = {}  # id(class) -> its longest opening
         self._use: dict[int, tuple[WindowClass, int]] = {}  # id(class) -> (class, jobs in it)
@@ -289,14 +291,17 @@ class WindowGate(Policy):
     def job_ended(self, view: MachineView, job: Job) -> None:
         if self.running.pop(job.id, None) is not None:
             self._leave(job)
+        self.classes.pop(job.id, None)
         self.inner.job_ended(view, job)
 
     def withdraw(self, view: MachineView, job: Job) -> None:
         if self.held.pop(job.id, None) is not None:
             self._leave(job)
+            self.classes.pop(job.id, None)
             return
         if self.offered.pop(job.id, None) is not None:
             self._leave(job)
+        self.classes.pop(job.id, None)
         self.inner.withdraw(view, job)
 
     def waiting(self) -> list[Job]:

@@ -194,8 +194,9 @@ class PrimeTime(WindowGate):
         return None if self.is_small(job) else self.large
 
     def is_large(self, job: Job) -> bool:
-        """Whether the job was classed large (non-prime) when it arrived."""
-        return self.classes.get(job.id) is not None
+        """Whether the job is classed large (non-prime): as when it arrived, for the limits
+        are fixed from the first arrival on (the gate forgets the classes of ended jobs)."""
+        return self.job_class(job) is not None
 
     def period(self, t: int) -> tuple[Period, int | None]:
         """The calendar period at emulated time ``t`` and when it ends (emulated time)."""

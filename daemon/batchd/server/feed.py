@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Sequence
 from typing import Any
 
 import structlog
@@ -15,6 +17,41 @@ log = structlog.get_logger("batchd")
 
 def trace_owner(job: Job) -> str:
     return f"user{job.user}" if job.user.isdigit() else (job.user or "trace")
+
+
+class TraceColumns:
+    """A trace's jobs as columns of ints: what the feed injects, in a few dozen bytes a job.
+
+    A ``Job`` read from a trace keeps its whole SWF record; the feed needs only the
+    shape, the owner and the name of each, and holds them for the replay's months.
+    """
+
+    def __init__(self, jobs: Sequence[Job]) -> None:
+        self.submit = array("q", (j.submit for j in jobs))
+        self.width = array("q", (j.width for j in jobs))
+        self.estimate = array("q", (j.estimate for j in jobs))
+        self.runtime = array("q", (j.runtime for j in jobs))
+        self.ids = array("q", (j.id for j in jobs))
+        owners: dict[str, int] = {}
+        self.owner = array("i", (owners.setdefault(trace_owner(j), len(owners)) for j in jobs))
+        self.owners = list(owners)
+        names = [j.name for j in jobs]
+        self.names = names if any(names) else None
+
+    def __len__(self) -> int:
+        return len(self.submit)
+
+    def job(self, i: int) -> tuple[Job, str]:
+        """Job ``i`` (its shape, id and name) and its owner."""
+        job = Job(
+            id=self.ids[i],
+            submit=self.submit[i],
+            width=self.width[i],
+            estimate=self.estimate[i],
+            runtime=self.runtime[i],
+            name=self.names[i] if self.names is not None else "",
+        )
+        return job, self.owners[self.owner[i]]
 
 
 class ReplayFeed:
@@ -43,7 +80,7 @@ class ReplayFeed:
         site = svc.site
         queue = site.queue_named(site.default_queue)
         nodes = site.machine[site.machine_index(queue.machine)].nodes
-        self.jobs = load_trace(trace, nodes, shrink=shrink, seed=seed).jobs
+        self.jobs = TraceColumns(load_trace(trace, nodes, shrink=shrink, seed=seed).jobs)
         self._timer: Any = None
 
     @classmethod
@@ -53,8 +90,8 @@ class ReplayFeed:
         On a fresh daemon "now" is when its clock started (``--start``), to the second.
         """
         feed = cls(svc, trace, shrink=shrink, seed=seed, origin=svc.now)
-        if feed.jobs:
-            feed.origin = svc.now - feed.jobs[0].submit
+        if len(feed.jobs):
+            feed.origin = svc.now - feed.jobs.submit[0]
         return feed
 
     def start(self) -> None:
@@ -70,7 +107,7 @@ class ReplayFeed:
 
     def _arm(self) -> None:
         if self.cursor < len(self.jobs):
-            when = max(self.origin + self.jobs[self.cursor].submit, self.svc.engine.now)
+            when = max(self.origin + self.jobs.submit[self.cursor], self.svc.engine.now)
             self._timer = self.svc.engine.call_at(when, self._fire)
         else:
             log.info("replay_done", trace=self.trace, jobs=len(self.jobs))
@@ -78,9 +115,8 @@ class ReplayFeed:
     def _fire(self) -> None:
         now = self.svc.engine.now
         jobs = self.jobs
-        while self.cursor < len(jobs) and self.origin + jobs[self.cursor].submit <= now:
-            job = jobs[self.cursor]
-            self.svc.inject(job, trace_owner(job))
+        while self.cursor < len(jobs) and self.origin + jobs.submit[self.cursor] <= now:
+            self.svc.inject(*jobs.job(self.cursor))
             self.cursor += 1
         self._save()
         self._arm()

@@ -22,6 +22,7 @@ class Route:
     status: int = 200
     query: tuple[tuple[str, str], ...] = ()
     errors: tuple[int, ...] = (400, 401, 403, 404, 405, 413)
+    alt: type[BaseModel] | None = None  # another answer, as a query parameter asks
 
 
 ROUTES: tuple[Route, ...] = (
@@ -29,17 +30,24 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/metrics", "Prometheus metrics (text exposition format)", errors=()),
     Route("GET", "/openapi.json", "this document", errors=()),
     Route("GET", "/server", "server attributes (qmgr list server)", answer=s.ServerOut),
+    Route(
+        "PATCH", "/server", "set server attributes (qmgr set server)", s.ServerChange, s.ServerOut
+    ),
     Route("POST", "/jobs", "submit a job (qsub)", s.JobSubmit, s.JobOut, 201),
     Route(
         "GET",
         "/jobs",
-        "list jobs (qstat)",
+        "list jobs in id order (qstat); with limit, one page",
         answer=s.JobList,
+        alt=s.JobBriefList,
         query=(
-            ("user", "only this owner's jobs"),
+            ("user", "only these owners' jobs (comma-separated)"),
             ("state", "state letters to include, e.g. QR"),
             ("queue", "only this queue"),
             ("history", "true: finished jobs too (qstat -x)"),
+            ("brief", "true: each job as a JobBrief (JobBriefList)"),
+            ("limit", "at most this many jobs (1-10000); next says where the next page starts"),
+            ("after", "only jobs with a greater seq: the next of the previous page"),
         ),
     ),
     Route("GET", "/jobs/{id}", "one job (qstat -f)", answer=s.JobOut),
@@ -72,7 +80,7 @@ ROUTES: tuple[Route, ...] = (
 def openapi_document() -> dict[str, Any]:
     models: set[type[BaseModel]] = {s.ErrorOut}
     for r in ROUTES:
-        models.update(m for m in (r.body, r.answer) if m is not None)
+        models.update(m for m in (r.body, r.answer, r.alt) if m is not None)
     ordered = sorted(models, key=lambda m: m.__name__)
     keys, defs = models_json_schema(
         [
@@ -116,9 +124,12 @@ def openapi_document() -> dict[str, Any]:
                 "content": {"application/json": {"schema": ref(r.body)}},
             }
         if r.answer is not None:
+            schema = ref(r.answer)
+            if r.alt is not None:
+                schema = {"oneOf": [schema, ref(r.alt)]}
             op["responses"][str(r.status)] = {
                 "description": "ok",
-                "content": {"application/json": {"schema": ref(r.answer)}},
+                "content": {"application/json": {"schema": schema}},
             }
         else:
             op["responses"][str(r.status)] = {

@@ -14,7 +14,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, ValidationError
 
-from batchd.server import views
+from batchd.server import listing, views
 from batchd.server.errors import ApiError, bad_request
 from batchd.server.keys import CALLER, REGISTRY, SERVICE
 from batchd.server.openapi import openapi_document
@@ -25,6 +25,7 @@ from batchd.server.schemas import (
     NodeChange,
     ReservationCreate,
     SchedulerChange,
+    ServerChange,
 )
 from batchd.server.service import Caller
 
@@ -66,16 +67,6 @@ def validation_message(exc: ValidationError) -> str:
     return f"{where}: {msg}"
 
 
-def _flag(value: str | None, name: str) -> bool:
-    if value is None:
-        return False
-    if value.lower() in ("1", "true", "yes"):
-        return True
-    if value.lower() in ("0", "false", "no"):
-        return False
-    raise bad_request(f"{name}: expected true or false, got {value!r}")
-
-
 routes = web.RouteTableDef()
 
 
@@ -110,23 +101,41 @@ async def submit(request: web.Request) -> web.Response:
     return _json(views.job_out(svc, rec, svc.planned_starts()), 201)
 
 
-@routes.get("/jobs")
-async def list_jobs(request: web.Request) -> web.Response:
+@routes.patch("/server")
+async def set_server(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
-    q = request.query
-    known = {"user", "state", "queue", "history"}
-    extra = set(q) - known
-    if extra:
-        raise bad_request(
-            f"unknown query parameter {sorted(extra)[0]!r}; use {', '.join(sorted(known))}"
+    body = await _body(request, ServerChange)
+    svc.set_server(_caller(request), body)
+    return _json(views.server_out(svc))
+
+
+@routes.get("/jobs")
+async def list_jobs(request: web.Request) -> web.StreamResponse:
+    """One page with ``limit``; without it every job, sent in chunks as they are read."""
+    svc = request.app[SERVICE]
+    query, after, limit = listing.parse(svc, request.query)
+    pages = listing.Pages(svc, query)
+    head = f'{{"server":{json.dumps(svc.server)},"now":{svc.now},"jobs":['
+    if limit is not None:
+        texts, cursor = pages.page(after, limit)
+        tail = f'],"next":{"null" if cursor is None else cursor}}}'
+        return web.Response(
+            body=(head + ",".join(texts) + tail).encode(), content_type="application/json"
         )
-    recs = svc.jobs(
-        user=q.get("user"),
-        states=q.get("state"),
-        queue=q.get("queue"),
-        history=_flag(q.get("history"), "history"),
-    )
-    return _json(views.job_list(svc, recs))
+    response = web.StreamResponse(headers={"Content-Type": "application/json"})
+    await response.prepare(request)
+    sep = ""
+    try:
+        await response.write(head.encode())
+        for texts in pages.chunks(after):
+            if texts:
+                await response.write((sep + ",".join(texts)).encode())
+                sep = ","
+        await response.write(b'],"next":null}')
+        await response.write_eof()
+    except ConnectionResetError:
+        pass  # the client went away: nothing is left to answer
+    return response
 
 
 @routes.get("/jobs/{id}")

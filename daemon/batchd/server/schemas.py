@@ -114,6 +114,32 @@ class JobList(BaseModel):
     server: str
     now: int
     jobs: list[JobOut]
+    next: int | None = Field(
+        None, description="with limit: the after= of the next page; null on the last page"
+    )
+
+
+class JobBrief(BaseModel):
+    """A job in a ``brief=true`` listing: the fields qstat's tables show."""
+
+    id: str
+    seq: int
+    name: str
+    owner: str
+    queue: str
+    state: Literal["Q", "H", "W", "R", "E", "F"]
+    nodes: int
+    walltime: int
+    stime: int | None
+    est_start: int | None
+    elapsed: int | None
+
+
+class JobBriefList(BaseModel):
+    server: str
+    now: int
+    jobs: list[JobBrief]
+    next: int | None
 
 
 # -- nodes ---------------------------------------------------------------------
@@ -261,13 +287,29 @@ class ServerOut(BaseModel):
     overflow: Literal["kill", "requeue"] = Field(
         "kill", description="what a job still running when its queue's window closes gets"
     )
-    jobs: dict[str, int] = Field(description="jobs by state letter")
+    jobs: dict[str, int] = Field(description="jobs by state letter; F: those in the history")
+    job_history_duration: int = Field(
+        description="seconds a finished job stays in the history (emulated time)"
+    )
     replay: dict[str, Any] | None = Field(description="the trace being injected, if any")
     state_save_error: str | None = Field(
         None,
         description="why the state file takes no writes now (changes get 503 meanwhile); "
         "null while saving works",
     )
+
+
+class ServerChange(Strict):
+    """Server attributes a manager sets live (qmgr ``set server``); saved in the state."""
+
+    job_history_duration: int | None = Field(
+        None, description="seconds or HH:MM:SS: how long finished jobs stay in the history"
+    )
+
+    @field_validator("job_history_duration", mode="before")
+    @classmethod
+    def _history(cls, value: Any) -> Any:
+        return positive_duration(value, "job_history_duration")
 
 
 class Health(BaseModel):

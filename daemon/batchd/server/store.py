@@ -2,8 +2,10 @@
 
 Writes are gathered and committed in one transaction; the daemon commits
 before it answers a request that changed something, so an acknowledged
-submission survives ``kill -9``. Rows hold JSON documents: the store never
-needs to query inside them, it only reloads everything at start.
+submission survives ``kill -9``. Rows hold JSON documents, reloaded at start,
+except those of finished jobs: they stay here only, with the owner, queue and
+end time to select them by and their API views (full and brief) ready to send,
+and are read back a page at a time (the job history, ``qstat -x``).
 
 A commit that fails (a full disk, an I/O error) is rolled back whole and raises
 ``SaveError`` with SQLite's cause; the writes stay gathered, so the next commit
@@ -17,6 +19,7 @@ import json
 import os
 import sqlite3
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -26,7 +29,10 @@ from batchd.server.paths import make_dirs
 Sync = Literal["full", "normal"]
 
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS jobs (seq INTEGER PRIMARY KEY, state TEXT NOT NULL, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs (
+    seq INTEGER PRIMARY KEY, state TEXT NOT NULL, data TEXT NOT NULL,
+    owner TEXT, queue TEXT, end_time INTEGER, view TEXT, brief TEXT
+);
 CREATE TABLE IF NOT EXISTS reservations (seq INTEGER PRIMARY KEY, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS nodes (
     machine INTEGER NOT NULL, node INTEGER NOT NULL, state TEXT NOT NULL, comment TEXT,
@@ -34,7 +40,19 @@ CREATE TABLE IF NOT EXISTS nodes (
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-VERSION = 1
+INDEXES = "CREATE INDEX IF NOT EXISTS jobs_ended ON jobs (end_time) WHERE state = 'F';"
+# Version 1 kept only (seq, state, data) per job; version 2 adds the history's columns.
+MIGRATE_1 = """
+ALTER TABLE jobs ADD COLUMN owner TEXT;
+ALTER TABLE jobs ADD COLUMN queue TEXT;
+ALTER TABLE jobs ADD COLUMN end_time INTEGER;
+ALTER TABLE jobs ADD COLUMN view TEXT;
+ALTER TABLE jobs ADD COLUMN brief TEXT;
+UPDATE jobs SET owner = json_extract(data, '$.owner'), queue = json_extract(data, '$.queue'),
+    end_time = json_extract(data, '$.end');
+"""
+VERSION = 2
+JobRow = tuple[str, str, str, str, int, str | None, str | None]
 
 
 class StoreError(ValueError):
@@ -78,7 +96,7 @@ class Saved:
 class Store:
     def __init__(self, path: str | Path, sync: Sync = "full") -> None:
         self.path = Path(path)
-        self._jobs: dict[int, tuple[str, str]] = {}
+        self._jobs: dict[int, JobRow] = {}
         self._resvs: dict[int, str] = {}
         self._nodes: dict[tuple[int, int], tuple[str, str | None] | None] = {}
         self._meta: dict[str, str] = {}
@@ -90,6 +108,11 @@ class Store:
             self.db.execute(f"PRAGMA synchronous={sync.upper()}")
             self.db.executescript(SCHEMA)
             version = self._meta_value("schema_version")
+            if version == 1:
+                self._migrate_1()
+                version = VERSION
+            if version in (None, VERSION):
+                self.db.executescript(INDEXES)
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"{self.path}: cannot open the state database: {exc}") from None
         if version is None:
@@ -103,6 +126,11 @@ class Store:
                 f"{self.path}: state schema version {version}, this batchd reads {VERSION}"
             )
 
+    def _migrate_1(self) -> None:
+        """Add the history's columns; the views of old finished jobs are made at restore."""
+        script = MIGRATE_1 + "INSERT OR REPLACE INTO meta VALUES ('schema_version', '2');"
+        self.db.executescript(f"BEGIN;\n{script}\nCOMMIT;")
+
     def _meta_value(self, key: str) -> Any:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else json.loads(row[0])
@@ -114,7 +142,8 @@ class Store:
                 k: json.loads(v) for k, v in self.db.execute("SELECT key, value FROM meta")
             }
             saved.jobs = [
-                json.loads(d) for (d,) in self.db.execute("SELECT data FROM jobs ORDER BY seq")
+                json.loads(d)
+                for (d,) in self.db.execute("SELECT data FROM jobs WHERE state != 'F' ORDER BY seq")
             ]
             saved.reservations = [
                 json.loads(d)
@@ -125,9 +154,82 @@ class Store:
             raise StoreError(f"{self.path}: cannot read the state database: {exc}") from None
         return saved
 
+    # -- the job history: finished jobs, read back a page at a time ----------------
+    def finished_count(self) -> int:
+        row = self.db.execute("SELECT count(*) FROM jobs WHERE state = 'F'").fetchone()
+        return int(row[0])
+
+    def oldest_end(self) -> int | None:
+        """When the finished job that ended first ended (None: no finished job)."""
+        row = self.db.execute("SELECT min(end_time) FROM jobs WHERE state = 'F'").fetchone()
+        return None if row[0] is None else int(row[0])
+
+    def finished_row(self, seq: int) -> dict[str, Any] | None:
+        row = self.db.execute(
+            "SELECT data FROM jobs WHERE seq = ? AND state = 'F'", (seq,)
+        ).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def finished_page(
+        self,
+        after: int,
+        limit: int,
+        owners: Sequence[str] | None = None,
+        queue: str | None = None,
+        *,
+        brief: bool = False,
+    ) -> list[tuple[int, str]]:
+        """Up to ``limit`` finished jobs with seq > ``after``, in seq order: (seq, view)."""
+        sql = f"SELECT seq, {'brief' if brief else 'view'} FROM jobs WHERE state = 'F' AND seq > ?"
+        args: list[Any] = [after]
+        if owners is not None:
+            sql += f" AND owner IN ({', '.join('?' * len(owners))})"
+            args += owners
+        if queue is not None:
+            sql += " AND queue = ?"
+            args.append(queue)
+        args.append(limit)
+        return self.db.execute(sql + " ORDER BY seq LIMIT ?", args).fetchall()
+
+    def purge_finished(self, before: int) -> int:
+        """Delete the finished jobs that ended before ``before``; how many there were."""
+        try:
+            cur = self.db.execute("DELETE FROM jobs WHERE state = 'F' AND end_time < ?", (before,))
+        except sqlite3.Error as exc:
+            raise SaveError(str(exc)) from exc
+        return cur.rowcount
+
+    def unviewed(self, limit: int) -> list[dict[str, Any]]:
+        """Up to ``limit`` finished jobs saved without views (by a batchd before the history)."""
+        rows = self.db.execute(
+            "SELECT data FROM jobs WHERE state = 'F' AND view IS NULL LIMIT ?", (limit,)
+        )
+        return [json.loads(d) for (d,) in rows]
+
+    def set_views(self, views: Sequence[tuple[str, str, int]]) -> None:
+        """(view, brief, seq) of finished jobs."""
+        self.db.execute("BEGIN")
+        try:
+            self.db.executemany("UPDATE jobs SET view = ?, brief = ? WHERE seq = ?", views)
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
     # -- gathered writes ----------------------------------------------------------
-    def put_job(self, row: dict[str, Any]) -> None:
-        self._jobs[row["seq"]] = (row["state"], json.dumps(row, separators=(",", ":")))
+    def put_job(
+        self, row: dict[str, Any], view: str | None = None, brief: str | None = None
+    ) -> None:
+        """A job's row; a finished job's with its views (the API's JSON, full and brief)."""
+        self._jobs[row["seq"]] = (
+            row["state"],
+            json.dumps(row, separators=(",", ":")),
+            row["owner"],
+            row["queue"],
+            row["end"],
+            view,
+            brief,
+        )
 
     def put_reservation(self, row: dict[str, Any]) -> None:
         self._resvs[row["seq"]] = json.dumps(row, separators=(",", ":"))
@@ -159,8 +261,8 @@ class Store:
         try:
             if self._jobs:
                 db.executemany(
-                    "INSERT OR REPLACE INTO jobs (seq, state, data) VALUES (?, ?, ?)",
-                    [(k, s, d) for k, (s, d) in self._jobs.items()],
+                    "INSERT OR REPLACE INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(k, *row) for k, row in self._jobs.items()],
                 )
             if self._resvs:
                 db.executemany(

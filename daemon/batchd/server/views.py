@@ -12,58 +12,27 @@ from batchd import __version__
 from batchd.model.job import Job
 from batchd.model.reservation import Reservation
 from batchd.model.states import JobState
+from batchd.server.jobview import brief_of, job_view
 from batchd.server.records import JobRecord
 from batchd.server.service import BatchService
 from batchd.site.config import QueueConfig
 
 
-def job_out(svc: BatchService, rec: JobRecord, plan: dict[int, int]) -> dict[str, Any]:
+def job_out(
+    svc: BatchService, rec: JobRecord, plan: dict[int, int], *, brief: bool = False
+) -> dict[str, Any]:
+    """``JobOut``, or ``JobBrief`` (without the comment, which may ask the policy why)."""
     job = rec.job
-    now = svc.now
-    started = job.start >= 0
-    if job.state is JobState.RUNNING:
-        elapsed: int | None = now - job.start
-        end = None
-    elif job.state is JobState.FINISHED:
-        elapsed = job.end - job.start if started else None
-        end = job.end
-    else:
-        elapsed = end = None
     if job.state is JobState.QUEUED:
         est = plan.get(job.id)
     elif job.state is JobState.RUNNING:
         est = job.start
     else:
         est = None
-    names = svc.nodes.names[job.machine]
-    return {
-        "id": f"{job.id}.{svc.server}",
-        "seq": job.id,
-        "name": job.name,
-        "owner": rec.owner,
-        "queue": job.queue,
-        "state": job.state.value,
-        "nodes": job.width,
-        "walltime": job.estimate,
-        "runtime": rec.runtime_given,
-        "priority": job.priority,
-        "hold_types": rec.hold_types,
-        "depend": rec.depend_text,
-        "ctime": rec.ctime,
-        "qtime": rec.qtime,
-        "etime": rec.etime,
-        "exec_time": rec.exec_time,
-        "stime": job.start if started else None,
-        "end_time": end,
-        "est_start": est,
-        "elapsed": elapsed,
-        "exec_host": [names[n] for n in job.nodes],
-        "exit_status": rec.exit_status,
-        "outcome": job.outcome or None,
-        "comment": _comment(svc, rec, est),
-        "started_by": job.started_by or None,
-        "variables": rec.variables,
-    }
+    comment = None if brief else _comment(svc, rec, est)
+    hosts = svc.nodes.names[job.machine]
+    view = job_view(rec, svc.server, hosts, now=svc.now, est=est, comment=comment)
+    return brief_of(view) if brief else view
 
 
 def _comment(svc: BatchService, rec: JobRecord, est: int | None) -> str | None:
@@ -83,11 +52,6 @@ def _comment(svc: BatchService, rec: JobRecord, est: int | None) -> str | None:
     if est is None:
         return "Not Running: more nodes requested than are in service"
     return "Not Running: Insufficient amount of resource: nodes"
-
-
-def job_list(svc: BatchService, recs: list[JobRecord]) -> dict[str, Any]:
-    plan = svc.planned_starts() if any(r.state is JobState.QUEUED for r in recs) else {}
-    return {"server": svc.server, "now": svc.now, "jobs": [job_out(svc, r, plan) for r in recs]}
 
 
 def node_out(
@@ -228,6 +192,7 @@ def server_out(svc: BatchService) -> dict[str, Any]:
         "node_fail": svc.site.server.node_fail,
         "overflow": svc.site.server.overflow,
         "jobs": svc.counts(),
+        "job_history_duration": svc.history.duration,
         "replay": replay,
         "state_save_error": svc.saving.cause,
     }

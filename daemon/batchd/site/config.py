@@ -122,6 +122,14 @@ class ServerConfig(BaseModel):
     max_body: int = Field(1 << 20, ge=1024, le=1 << 30)
     calendar: str | None = None  # a PBS holidays file; relative to the config file
     timezone: str | None = None  # IANA name; the host's local time zone when unset
+    # How long finished jobs stay in the history (qstat -x), on the emulated clock;
+    # PBS's default is two weeks.
+    job_history_duration: int = 14 * 86_400
+
+    @field_validator("job_history_duration", mode="before")
+    @classmethod
+    def _history(cls, value: Any) -> Any:
+        return _duration(value, "job_history_duration")
 
     @field_validator("policy")
     @classmethod

@@ -2,20 +2,28 @@
 
 A job with unmet dependencies is held (type ``s``) until every job it depends on
 has ended; then it is released, or it ends unrun if one ending can never satisfy
-its dependency.
+its dependency. As in PBS, each ending is judged when it happens and its
+dependency dropped from the waiting job (``JobRecord.depend`` holds the ones still
+pending), so no verdict needs a finished job that has left memory. Only a
+submission asks about jobs that finished before it: the history answers.
 """
 
 from __future__ import annotations
 
-from batchd.model.job import Job
+from collections.abc import Callable
+from typing import Literal
+
 from batchd.model.states import JobState
 from batchd.server.errors import bad_request
 from batchd.server.records import JobRecord, parse_depend
 
+Outcome = Callable[[int], str | None]  # a finished job's outcome from the history
+Verdict = Literal["release", "end", "wait"]
 
-def satisfies(kind: str, job: Job) -> bool:
-    """Whether a finished job satisfies a dependency of this kind."""
-    ok = job.outcome == "ok"
+
+def satisfies(kind: str, outcome: str) -> bool:
+    """Whether a job that ended with ``outcome`` satisfies a dependency of this kind."""
+    ok = outcome == "ok"
     if kind == "afterok":
         return ok
     if kind == "afternotok":
@@ -24,13 +32,22 @@ def satisfies(kind: str, job: Job) -> bool:
 
 
 class Dependencies:
-    def __init__(self, records: dict[int, JobRecord], server: str) -> None:
-        self.records = records
+    def __init__(self, records: dict[int, JobRecord], server: str, finished: Outcome) -> None:
+        self.records = records  # jobs in memory: unfinished, or finished and not yet saved
         self.server = server
+        self.finished = finished
         self.dependents: dict[int, list[int]] = {}  # job -> jobs that wait for it
 
     def job_id(self, seq: int) -> str:
         return f"{seq}.{self.server}"
+
+    def ended(self, seq: int) -> tuple[bool, str | None]:
+        """(known, outcome): outcome None while job ``seq`` has not finished."""
+        rec = self.records.get(seq)
+        if rec is not None:
+            return True, rec.job.outcome if rec.state is JobState.FINISHED else None
+        outcome = self.finished(seq)
+        return outcome is not None, outcome
 
     def parse(self, text: str | None) -> list[tuple[str, int]]:
         """The dependencies of a submission; refused if one names an unknown job or can
@@ -42,42 +59,46 @@ class Dependencies:
         except ValueError as exc:
             raise bad_request(str(exc)) from None
         for kind, seq in depend:
-            dep = self.records.get(seq)
-            if dep is None:
+            known, outcome = self.ended(seq)
+            if not known:
                 raise bad_request(f"depend: unknown job id {self.job_id(seq)}")
-            if dep.state is JobState.FINISHED and not satisfies(kind, dep.job):
+            if outcome is not None and not satisfies(kind, outcome):
                 raise bad_request(
                     f"depend: {kind}:{self.job_id(seq)} can never be satisfied: "
-                    f"job {self.job_id(seq)} ended ({dep.job.outcome})"
+                    f"job {self.job_id(seq)} ended ({outcome})"
                 )
         return depend
 
-    def met(self, kind: str, seq: int) -> bool:
-        dep = self.records.get(seq)
-        return dep is not None and dep.state is JobState.FINISHED and satisfies(kind, dep.job)
+    def pending(self, depend: list[tuple[str, int]]) -> list[tuple[str, int]]:
+        """The dependencies on jobs that have not finished. The others are met: ``parse``
+        refused any that is not, and a job gone from the history was judged when it ended."""
+        out = []
+        for kind, seq in depend:
+            known, outcome = self.ended(seq)
+            if known and outcome is None:
+                out.append((kind, seq))
+        return out
 
     def index(self, rec: JobRecord) -> None:
         for _, seq in rec.depend:
             self.dependents.setdefault(seq, []).append(rec.seq)
 
-    def settled_by(self, ended: JobRecord) -> list[tuple[JobRecord, bool]]:
-        """The held dependents whose fate ``ended`` decides: (record, True to release it,
-        False to end it unrun)."""
-        out: list[tuple[JobRecord, bool]] = []
+    def settled_by(self, ended: JobRecord) -> list[tuple[JobRecord, Verdict]]:
+        """The held dependents of ``ended`` and what its ending means for each: release
+        it, end it unrun, or wait on for the other jobs it depends on (its dependency on
+        ``ended`` is dropped: the caller saves it)."""
+        out: list[tuple[JobRecord, Verdict]] = []
+        outcome = ended.job.outcome
         for child in self.dependents.pop(ended.seq, []):
-            rec = self.records[child]
-            if rec.state is not JobState.HELD or "s" not in rec.hold_types:
+            rec = self.records.get(child)
+            if rec is None or rec.state is not JobState.HELD or "s" not in rec.hold_types:
                 continue
-            if not any(seq == ended.seq for _, seq in rec.depend):
+            kinds = [kind for kind, seq in rec.depend if seq == ended.seq]
+            if not kinds:
                 continue
-            verdicts = [
-                satisfies(kind, self.records[seq].job)
-                if self.records[seq].state is JobState.FINISHED
-                else None
-                for kind, seq in rec.depend
-            ]
-            if any(v is False for v in verdicts):
-                out.append((rec, False))
-            elif all(verdicts):
-                out.append((rec, True))
+            if not all(satisfies(kind, outcome) for kind in kinds):
+                out.append((rec, "end"))
+                continue
+            rec.depend = [(kind, seq) for kind, seq in rec.depend if seq != ended.seq]
+            out.append((rec, "wait" if rec.depend else "release"))
         return out

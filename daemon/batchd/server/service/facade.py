@@ -1,9 +1,11 @@
 """The batch system behind the API: one facade over the parts that each do one job.
 
 It owns the engine (the same one replays use, one policy per machine), the clock
-and the store. A request first finds the engine caught up with the clock and
-committed (``catch_up``, which the app's middleware calls for every request), so
-what it reads has been saved. A change runs inside ``change``: the part does
+and the store. Only unfinished jobs stay in memory (``records``): a finished one
+goes to the history in the database once a commit has written it. A request first
+finds the engine caught up with the clock and committed (``catch_up``, which the
+app's middleware calls for every request), so what it reads has been saved. A
+change runs inside ``change``: the part does
 its work, then one scheduling pass, then one commit, before the answer is built.
 
 When the state file takes no writes (a full disk, an I/O error), reads and the
@@ -30,6 +32,7 @@ from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.reservation import Reservation
 from batchd.server.errors import ApiError, bad_request, unavailable
+from batchd.server.jobview import finished_views
 from batchd.server.records import JobRecord
 from batchd.server.schemas import (
     JobAlter,
@@ -37,10 +40,12 @@ from batchd.server.schemas import (
     NodeChange,
     ReservationCreate,
     SchedulerChange,
+    ServerChange,
 )
 from batchd.server.service.access import Access, Caller, require
 from batchd.server.service.admission import Admission
 from batchd.server.service.dependencies import Dependencies
+from batchd.server.service.history import History
 from batchd.server.service.journal import Journal
 from batchd.server.service.lifecycle import Lifecycle
 from batchd.server.service.nodes import Nodes
@@ -86,7 +91,8 @@ class BatchService:
     ) -> None:
         self.site = site
         self.clock = clock
-        self.store = store
+        # Without a state file the history still needs a database: one in memory.
+        self.store = store if store is not None else Store(":memory:")
         self.daemon_user = daemon_user
         self.speed = speed
         self.realtime = realtime
@@ -115,18 +121,22 @@ class BatchService:
         site = self.site
         self.records: dict[int, JobRecord] = {}
         self.calendar = site.calendar()
-        self.journal = Journal(self.store, self.metrics.tally, self.saving, self._on_change)
+        self.history = History(self.store, self._views, site.server.job_history_duration)
+        self.journal = Journal(
+            self.store, self.metrics.tally, self.saving, self._on_change, self.history
+        )
+        self.journal.on_retired.append(self._retire)
         self.access = Access(site.auth, self.daemon_user)
         self.scheduler = Scheduler(site, self.calendar)
         self.scheduler.observers = [PoolObserver(self.metrics, m.name) for m in site.machine]
         grid = Grid([Machine(m.name, m.nodes, m.description) for m in site.machine])
-        self.engine = Engine(grid, self.scheduler.policies(), kill=True)
+        self.engine = Engine(grid, self.scheduler.policies(), kill=True, keep_finished=False)
         self.engine.now = now
         for m in self.engine.machines:
             m.now = now
         self.scheduler.engine = self.engine
         self.admission = Admission(site, self.scheduler.windows)
-        self.dependencies = Dependencies(self.records, self.server)
+        self.dependencies = Dependencies(self.records, self.server, self.history.outcome)
         self.lifecycle = Lifecycle(
             site,
             self.engine,
@@ -184,11 +194,19 @@ class BatchService:
             self.journal.commit(self.engine.now, clock=clock, write=write)
         except SaveError:
             return False
+        if write:
+            self._purge()
         return write and not self.saving.failing
 
-    def commit(self) -> None:
-        """Commit what changed; ``SaveError`` if it could not be written."""
-        self.journal.commit(self.engine.now)
+    def commit(self, *, clock: bool = False) -> None:
+        """Commit what changed (``SaveError`` if it could not be written); then the
+        history forgets what ended over its duration ago (on the emulated clock)."""
+        self.journal.commit(self.engine.now, clock=clock)
+        self._purge()
+
+    def _purge(self) -> None:
+        with contextlib.suppress(SaveError):  # tried again at the next commit
+            self.history.purge(self.engine.now)
 
     def _pass(self) -> None:
         """What a change queued arrives and one scheduling pass runs."""
@@ -270,6 +288,14 @@ class BatchService:
     def meta(self) -> dict[str, Any]:
         return self.journal.meta
 
+    def _views(self, rec: JobRecord) -> tuple[str, str]:
+        return finished_views(rec, self.server, self.nodes.names[rec.job.machine])
+
+    def _retire(self, rec: JobRecord) -> None:
+        """A finished job is saved in the history: it leaves memory."""
+        if self.records.get(rec.seq) is rec:
+            del self.records[rec.seq]
+
     def restore(self, saved: Saved) -> None:
         """Rebuild the state saved before a stop or a crash; the clock goes on from there."""
         from batchd.server.service.restore import restore
@@ -347,33 +373,9 @@ class BatchService:
         log.info("job_altered", job=self.job_id(rec.seq), by=caller.user)
         return rec
 
-    def jobs(
-        self,
-        *,
-        user: str | None = None,
-        states: str | None = None,
-        queue: str | None = None,
-        history: bool = False,
-    ) -> list[JobRecord]:
-        if states is not None:
-            bad = set(states) - set("QHWREF")
-            if bad:
-                raise bad_request(f"state: unknown letters {''.join(sorted(bad))}; use Q H W R E F")
-        if queue is not None:
-            self.admission.queue(queue)
-        out = []
-        for rec in self.records.values():
-            letter = rec.state.value
-            if letter == "F" and not history and (states is None or "F" not in states):
-                continue
-            if states is not None and letter not in states:
-                continue
-            if user is not None and rec.owner != user:
-                continue
-            if queue is not None and rec.job.queue != queue:
-                continue
-            out.append(rec)
-        return out
+    def check_queue(self, name: str) -> None:
+        """A 400 naming the queues unless ``name`` is one."""
+        self.admission.queue(name)
 
     def planned_starts(self) -> dict[int, int]:
         return self.scheduler.planned_starts()
@@ -457,6 +459,22 @@ class BatchService:
                 self.metrics.policy_switched(entry["machine"], entry["from"], entry["to"])
             log.info("policy_set", **{k: v for k, v in entry.items() if k != "time"})
 
+    # -- server attributes ------------------------------------------------------------
+    def history_duration(self, site: SiteConfig) -> int:
+        """The job history's duration: as a manager set it (saved), else the config's."""
+        saved = self.journal.meta.get("job_history_duration")
+        return int(saved) if saved is not None else site.server.job_history_duration
+
+    def set_server(self, caller: Caller, change: ServerChange) -> None:
+        duration = change.job_history_duration
+        with self.change():
+            require(caller, "manager", "set server attributes")
+            if duration is not None:
+                self.history.duration = duration
+                self.save_meta(job_history_duration=duration)
+        if duration is not None:
+            log.info("server_set", job_history_duration=duration, by=caller.user)
+
     # -- configuration ----------------------------------------------------------------
     def reload(self, site: SiteConfig) -> None:
         """Take a re-read configuration: queues, roles and limits; the machines cannot change.
@@ -482,6 +500,7 @@ class BatchService:
             log.warning("max_body_needs_restart", max_body=site.server.max_body)
         self.site = site
         self.calendar = site.calendar()
+        self.history.duration = self.history_duration(site)
         self.access.auth = site.auth
         self.admission.site = site
         self.lifecycle.site = site
@@ -543,11 +562,11 @@ class BatchService:
             )
 
     def counts(self) -> dict[str, int]:
-        """Jobs by state letter, finished ones included."""
+        """Jobs by state letter; F: the finished jobs in the history."""
         self.journal.flush_tally()
         tally = self.metrics.tally
         out = {letter: tally.total(letter) for letter in "QHWRE"}
-        out["F"] = len(self.records) - sum(out.values())
+        out["F"] = self.history.count
         return out
 
     def counts_by_queue(self) -> dict[str, dict[str, int]]:

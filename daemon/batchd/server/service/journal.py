@@ -4,10 +4,13 @@ Every part of the service marks what it changed (``touch`` a job record, ``meta`
 a setting, ``node`` a node's state); ``commit`` writes all of it, with the
 reservations whose state moved, in one SQLite transaction, then tells the
 listeners (the scheduling loop's wake-up). The job tally of the metrics moves
-with the same changes, so it is exactly as current as the state file.
+with the same changes, so it is exactly as current as the state file. A finished
+job goes to the history with its views; once a commit has written it, the
+``on_retired`` listeners let it go from memory.
 
 A commit that fails raises ``SaveError`` and leaves what it gathered in the
-store, for the next commit; ``SaveStatus`` hears of every outcome.
+store, for the next commit; ``SaveStatus`` hears of every outcome. Finished jobs
+stay in memory until a commit has written them.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from collections.abc import Callable
 from typing import Any
 
 from batchd.metrics.tally import JobTally
+from batchd.model.states import JobState
 from batchd.server.records import JobRecord
+from batchd.server.service.history import History
 from batchd.server.service.saving import SaveStatus
 from batchd.server.store import SaveError, Store
 
@@ -28,15 +33,19 @@ class Journal:
         tally: JobTally,
         status: SaveStatus,
         on_change: list[Callable[[], None]],
+        history: History,
     ) -> None:
         self.store = store
         self.tally = tally
         self.status = status
+        self.history = history
         self.meta: dict[str, Any] = {}
         self._dirty: dict[int, JobRecord] = {}
         self._saved_now: int | None = None
         self.before_commit: list[Callable[[], None]] = []
         self.on_change = on_change
+        self.on_retired: list[Callable[[JobRecord], None]] = []
+        self._retiring: list[JobRecord] = []  # finished, in the store, not yet written
 
     def touch(self, rec: JobRecord) -> None:
         self._dirty[rec.seq] = rec
@@ -72,7 +81,11 @@ class Journal:
         store = self.store
         if store is not None:
             for rec in self._dirty.values():
-                store.put_job(rec.to_row())
+                if rec.state is JobState.FINISHED:
+                    self.history.save(rec)
+                    self._retiring.append(rec)
+                else:
+                    store.put_job(rec.to_row())
             if now != self._saved_now and (clock or store.pending):
                 self._saved_now = now
                 store.put_meta("now", now)
@@ -85,5 +98,9 @@ class Journal:
                 raise
             if wrote:
                 self.status.saved()
+            retiring, self._retiring = self._retiring, []
+            for rec in retiring:
+                for retire in self.on_retired:
+                    retire(rec)
         for fn in self.on_change:
             fn()

@@ -82,11 +82,12 @@ class Lifecycle:
         return f"{seq}.{self.server}"
 
     def find(self, text: str) -> JobRecord:
+        """A job in memory or, finished, from the history (a copy: only to read)."""
         try:
             seq = parse_job_id(text, self.server)
         except ValueError as exc:
             raise bad_request(str(exc)) from None
-        rec = self.records.get(seq)
+        rec = self.records.get(seq) or self.journal.history.record(seq)
         if rec is None:
             raise not_found(f"Unknown Job Id {self.job_id(seq)}")
         return rec
@@ -136,7 +137,7 @@ class Lifecycle:
             ctime=now,
             qtime=now,
             exec_time=body.exec_time,
-            depend=depend,
+            depend=self.deps.pending(depend),
             depend_text=body.depend,
             variables=dict(body.variables),
             script=body.script,
@@ -144,7 +145,7 @@ class Lifecycle:
         )
         if body.hold:
             rec.hold_types = "u"
-        if any(not self.deps.met(kind, seq) for kind, seq in depend):
+        if rec.depend:
             rec.hold_types = merge_holds(rec.hold_types, "s")
             rec.comment = "waiting for dependencies"
         return rec
@@ -285,13 +286,15 @@ class Lifecycle:
 
     # -- dependencies ---------------------------------------------------------------
     def _settle_dependents(self, ended: JobRecord) -> None:
-        for rec, release in self.deps.settled_by(ended):
+        for rec, verdict in self.deps.settled_by(ended):
             if rec.state is not JobState.HELD:
                 continue  # settled meanwhile, through another job it depends on
-            if release:
+            if verdict == "release":
                 self._release(rec, "s")
-            else:
+            elif verdict == "end":
                 self._finish_unrun(rec, "dependency", "dependency can never be satisfied")
+            else:
+                self.journal.touch(rec)  # one dependency fewer to wait for
 
     def _finish_unrun(self, rec: JobRecord, outcome: str, comment: str) -> None:
         """A job that never ran leaves the system (deleted, or its dependency failed)."""

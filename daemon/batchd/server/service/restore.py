@@ -1,5 +1,7 @@
 """Starting again from the state file: every job, reservation and node state back in place.
 
+Only unfinished jobs come back into memory; finished ones stay in the history.
+
 While the daemon was down (real-time clock) running jobs went on and ended at their
 times, but nothing could start: the scheduler was down. Jobs whose window closed
 while they ran overflowed then. Every change goes through the engine's transitions.
@@ -49,6 +51,8 @@ def restore(svc: BatchService, saved: Saved) -> None:
     meta = saved.meta
     check_identity(svc, meta)
     svc.journal.meta = dict(meta)
+    svc.history.duration = svc.history_duration(svc.site)
+    svc.history.render_old()
     svc.lifecycle.seq = int(meta.get("seq", 0))
     svc.reservations.seq = int(meta.get("resv_seq", 0))
     svc.scheduler.switches = list(meta.get("switches", []))
@@ -61,10 +65,14 @@ def restore(svc: BatchService, saved: Saved) -> None:
         raise ValueError(
             f"the state was saved at emulated time {saved_now}, after the clock's {svc.clock.now()}"
         )
-    records = [JobRecord.from_row(r) for r in saved.jobs]
+    records = [JobRecord.from_row(r) for r in saved.jobs]  # the unfinished ones
     for rec in records:
         svc.records[rec.seq] = rec
-        svc.dependencies.index(rec)
+    deps = svc.dependencies
+    for rec in records:
+        # A state saved before dependencies were dropped as they were met lists all.
+        rec.depend = deps.pending(rec.depend)
+        deps.index(rec)
     running = [r for r in records if r.state is JobState.RUNNING]
     ended: list[tuple[JobRecord, int, str]] = []
     requeued: list[JobRecord] = []
@@ -112,6 +120,7 @@ def restore(svc: BatchService, saved: Saved) -> None:
         running=len(running),
         queued=len(waiting),
         overflow=len(requeued) + sum(outcome == "overflow" for _, _, outcome in ended),
+        history=svc.history.count,
         now=engine.now,
     )
     svc.save()

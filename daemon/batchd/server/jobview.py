@@ -1,0 +1,86 @@
+"""A job as the API shows it (``JobOut``), and its brief form for listings (``JobBrief``).
+
+Plain dicts, built without pydantic. A finished job's view never changes, so it is
+rendered once, when the job finishes, and saved as JSON beside its row: listing the
+history then sends saved text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from batchd.model.states import JobState
+from batchd.server.records import JobRecord
+
+# The fields of JobBrief: what qstat's tables show, without hosts, comments or variables.
+BRIEF = (
+    "id", "seq", "name", "owner", "queue", "state", "nodes", "walltime",
+    "stime", "est_start", "elapsed",
+)  # fmt: skip
+
+
+def job_view(
+    rec: JobRecord,
+    server: str,
+    hosts: list[str],
+    *,
+    now: int,
+    est: int | None,
+    comment: str | None,
+) -> dict[str, Any]:
+    """``JobOut``; ``hosts`` are the node names of the job's machine, ``est`` its planned
+    start, ``comment`` what to say about it."""
+    job = rec.job
+    started = job.start >= 0
+    if job.state is JobState.RUNNING:
+        elapsed: int | None = now - job.start
+        end = None
+    elif job.state is JobState.FINISHED:
+        elapsed = job.end - job.start if started else None
+        end = job.end
+    else:
+        elapsed = end = None
+    return {
+        "id": f"{job.id}.{server}",
+        "seq": job.id,
+        "name": job.name,
+        "owner": rec.owner,
+        "queue": job.queue,
+        "state": job.state.value,
+        "nodes": job.width,
+        "walltime": job.estimate,
+        "runtime": rec.runtime_given,
+        "priority": job.priority,
+        "hold_types": rec.hold_types,
+        "depend": rec.depend_text,
+        "ctime": rec.ctime,
+        "qtime": rec.qtime,
+        "etime": rec.etime,
+        "exec_time": rec.exec_time,
+        "stime": job.start if started else None,
+        "end_time": end,
+        "est_start": est,
+        "elapsed": elapsed,
+        "exec_host": [hosts[n] for n in job.nodes],
+        "exit_status": rec.exit_status,
+        "outcome": job.outcome or None,
+        "comment": comment,
+        "started_by": job.started_by or None,
+        "variables": rec.variables,
+    }
+
+
+def brief_of(view: dict[str, Any]) -> dict[str, Any]:
+    """``JobBrief``: the fields of a view that the job tables show."""
+    return {k: view[k] for k in BRIEF}
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, separators=(",", ":"))
+
+
+def finished_views(rec: JobRecord, server: str, hosts: list[str]) -> tuple[str, str]:
+    """The saved views of a finished job: ``JobOut`` and ``JobBrief`` as JSON."""
+    view = job_view(rec, server, hosts, now=rec.job.end, est=None, comment=rec.comment)
+    return dumps(view), dumps(brief_of(view))

@@ -1,0 +1,137 @@
+"""``GET /jobs``: jobs in id order, a page at a time, from memory and from the history.
+
+Unfinished jobs are in memory; finished ones in the database, with their views
+saved as JSON. A page takes the next ``limit`` jobs after a cursor (a job's seq)
+from both and merges them, so a listing of the whole history never holds more
+than a page. Pages are built from the state of the moment: a job that finishes
+between two pages is listed once, in the state it had when its page was built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from batchd.model.states import JobState
+from batchd.server.errors import bad_request
+from batchd.server.jobview import dumps
+from batchd.server.records import JobRecord
+from batchd.server.service import BatchService
+from batchd.server.views import job_out
+
+MAX_LIMIT = 10_000
+CHUNK = 1_000  # jobs per chunk of a listing sent whole
+PARAMS = ("user", "state", "queue", "history", "brief", "limit", "after")
+
+
+@dataclass(frozen=True, slots=True)
+class JobQuery:
+    users: tuple[str, ...] | None = None
+    states: str | None = None
+    queue: str | None = None
+    history: bool = False
+    brief: bool = False
+
+    @property
+    def finished(self) -> bool:
+        """Whether finished jobs are listed: with history, or when state names F."""
+        return "F" in self.states if self.states is not None else self.history
+
+    def matches(self, rec: JobRecord) -> bool:
+        letter = rec.state.value
+        if letter == "F" and not self.finished:
+            return False
+        if self.states is not None and letter not in self.states:
+            return False
+        if self.users is not None and rec.owner not in self.users:
+            return False
+        return self.queue is None or rec.job.queue == self.queue
+
+
+def flag(value: str | None, name: str) -> bool:
+    if value is None:
+        return False
+    if value.lower() in ("1", "true", "yes"):
+        return True
+    if value.lower() in ("0", "false", "no"):
+        return False
+    raise bad_request(f"{name}: expected true or false, got {value!r}")
+
+
+def count(value: str | None, name: str, low: int, high: int) -> int | None:
+    if value is None:
+        return None
+    if not value.isdigit() or not low <= int(value) <= high:
+        raise bad_request(f"{name}: expected an integer from {low} to {high}, got {value!r}")
+    return int(value)
+
+
+def parse(svc: BatchService, q: Mapping[str, str]) -> tuple[JobQuery, int, int | None]:
+    """The query, the cursor (``after``, 0 from the start) and the page size (None: all)."""
+    extra = set(q) - set(PARAMS)
+    if extra:
+        raise bad_request(
+            f"unknown query parameter {sorted(extra)[0]!r}; use {', '.join(sorted(PARAMS))}"
+        )
+    states = q.get("state")
+    if states is not None:
+        bad = set(states) - set("QHWREF")
+        if bad:
+            raise bad_request(f"state: unknown letters {''.join(sorted(bad))}; use Q H W R E F")
+    queue = q.get("queue")
+    if queue is not None:
+        svc.check_queue(queue)
+    user = q.get("user")
+    users = tuple(u for u in user.split(",") if u) if user is not None else None
+    query = JobQuery(
+        users=users,
+        states=states,
+        queue=queue,
+        history=flag(q.get("history"), "history"),
+        brief=flag(q.get("brief"), "brief"),
+    )
+    after = count(q.get("after"), "after", 0, 1 << 62) or 0
+    return query, after, count(q.get("limit"), "limit", 1, MAX_LIMIT)
+
+
+class Pages:
+    """The pages of one listing; the plan of queued jobs is made once, for all of them."""
+
+    def __init__(self, svc: BatchService, query: JobQuery) -> None:
+        self.svc = svc
+        self.query = query
+        self._plan: dict[int, int] | None = None
+
+    def page(self, after: int, limit: int) -> tuple[list[str], int | None]:
+        """The views (JSON) of up to ``limit`` jobs with seq > ``after``, and the cursor of
+        the next page (None when none is left)."""
+        svc, query = self.svc, self.query
+        live: list[JobRecord] = []
+        for rec in svc.records.values():  # in seq order: jobs are added by increasing seq
+            if rec.seq > after and query.matches(rec):
+                live.append(rec)
+                if len(live) > limit:
+                    break
+        done: list[tuple[int, str]] = []
+        if query.finished:
+            done = svc.history.page(after, limit + 1, query.users, query.queue, brief=query.brief)
+        items: list[tuple[int, JobRecord | str]] = [(rec.seq, rec) for rec in live]
+        items += done
+        items.sort(key=lambda item: item[0])
+        more = len(items) > limit
+        del items[limit:]
+        texts = [v if isinstance(v, str) else self._render(v) for _, v in items]
+        return texts, items[-1][0] if more else None
+
+    def _render(self, rec: JobRecord) -> str:
+        plan = self._plan
+        if plan is None and rec.state is JobState.QUEUED:
+            plan = self._plan = self.svc.planned_starts()
+        return dumps(job_out(self.svc, rec, plan or {}, brief=self.query.brief))
+
+    def chunks(self, after: int) -> Iterator[list[str]]:
+        """Every job after ``after``, ``CHUNK`` at a time."""
+        cursor: int | None = after
+        while cursor is not None:
+            texts, cursor = self.page(cursor, CHUNK)
+            yield texts
