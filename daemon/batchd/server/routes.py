@@ -57,7 +57,10 @@ async def _body(request: web.Request, model: type[Model]) -> Model:
 
 def validation_message(exc: ValidationError) -> str:
     err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "body"
+    loc = [str(p) for p in err["loc"]]
+    if len(loc) >= 2 and loc[-1] == "[key]":  # a key of a mapping (variables, params)
+        loc = [*loc[:-2], f"key {loc[-2]!r}"]
+    where = ".".join(loc) or "body"
     msg = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         msg = "unknown field"
