@@ -1,4 +1,4 @@
-"""The API's edge: no control characters.
+"""The API's edge: no control characters, strict types, plausible times.
 
 Every refusal is a 400 that names the field and the problem, and changes nothing: the
 visible state is the same afterwards and the next accepted job gets the next id.
@@ -78,6 +78,79 @@ async def test_printable_unicode_is_accepted(api: Api) -> None:
     assert body["variables"]["NOTE"] == "naïve café, tab-free"
     job = await api.job(1)
     assert job["variables"]["E"] == "🙂"
+
+
+STRICT_SUBMISSIONS: list[tuple[dict[str, Any], tuple[str, ...]]] = [
+    ({"nodes": True}, ("nodes", "valid integer")),
+    ({"nodes": "2"}, ("nodes", "valid integer")),
+    ({"nodes": 2.0}, ("nodes", "valid integer")),
+    ({"priority": True}, ("priority", "valid integer")),
+    ({"priority": "5"}, ("priority", "valid integer")),
+    ({"hold": "yes"}, ("hold", "valid boolean")),
+    ({"hold": "true"}, ("hold", "valid boolean")),
+    ({"hold": 1}, ("hold", "valid boolean")),
+    ({"exec_time": "1000"}, ("exec_time", "valid integer")),
+    ({"exec_time": 1.5e9}, ("exec_time", "valid integer")),
+    ({"name": 7}, ("name", "valid string")),
+    ({"variables": {"X": 1}}, ("variables.X", "valid string")),
+    ({"walltime": 1.5}, ("walltime", "seconds or HH:MM:SS")),
+    ({"walltime": False}, ("walltime",)),
+]
+
+# Years 1970 to 9999: -1 is 1969-12-31T23:59:59Z, the other is in year 3170843.
+IMPLAUSIBLE_TIMES = [-1, -86_400 * 365, 253_402_300_800, 100_000_000_000_000, 2**62]
+
+
+async def test_strict_types_and_plausible_times(api: Api) -> None:
+    await api.submit("alice", walltime=100)
+    before = await api.state()
+    for body, words in STRICT_SUBMISSIONS:
+        await refused(api, "alice", "POST", "/jobs", body, *words)
+    for t in IMPLAUSIBLE_TIMES:
+        await refused(
+            api, "alice", "POST", "/jobs", {"exec_time": t},
+            "exec_time", f"{t} is not a plausible time", "years 1970 to 9999",
+        )  # fmt: skip
+        resv = {"start": t, "duration": 60, "nodes": 1}
+        await refused(api, "boss", "POST", "/reservations", resv, "start", "plausible time")
+    too_long = ["87600:00:01", 3650 * 86_400 + 1, 10**30]
+    for walltime in too_long:
+        await refused(
+            api, "alice", "POST", "/jobs", {"walltime": walltime}, "walltime", "3650 days"
+        )
+        await refused(api, "alice", "PATCH", "/jobs/1", {"walltime": walltime}, "walltime")
+        resv = {"start": "asap", "duration": walltime, "nodes": 1}
+        await refused(api, "boss", "POST", "/reservations", resv, "duration", "3650 days")
+    runtime = {"variables": {"BATCHD_RUNTIME": str(3650 * 86_400 + 1)}}
+    await refused(api, "alice", "POST", "/jobs", runtime, "BATCHD_RUNTIME", "3650 days")
+    for body in ({"nodes": True}, {"priority": 1.0}, {"nodes": "1"}):
+        await refused(api, "alice", "PATCH", "/jobs/1", body, next(iter(body)), "valid integer")
+    await refused(api, "alice", "POST", "/jobs/1/hold", {"types": ["u"]}, "types")
+    for body in (
+        {"start": "now", "duration": 60, "nodes": True},
+        {"start": "now", "duration": 60, "nodes": "1"},
+        {"start": "later", "duration": 60, "nodes": 1},
+    ):
+        await refused(api, "boss", "POST", "/reservations", body)
+    assert await api.state() == before
+    assert (await api.submit("alice"))["id"] == "2.mini"
+
+
+async def test_what_the_client_sends_is_accepted(api: Api) -> None:
+    """The types qsub, qalter, qhold and qnodes send, and the documented HH:MM:SS strings."""
+    body = await api.submit(
+        "alice", name="run", queue="small", nodes=2, walltime="00:30:00", priority=-3,
+        hold=True, variables={"BATCHD_RUNTIME": "60"}, script="#!/bin/sh\n\ttrue\n",
+        exec_time=0,
+    )  # fmt: skip
+    assert body["walltime"] == 1800 and body["hold_types"] == "u"
+    await api.call("alice", "PATCH", "/jobs/1", {"walltime": 600, "priority": 5})
+    await api.call("alice", "POST", "/jobs/1/release", {"types": "u"})
+    limit = await api.submit("alice", walltime=3650 * 86_400, exec_time=253_402_300_799)
+    assert limit["state"] == "W"
+    resv = {"start": 253_402_300_799, "duration": "01:00:00", "nodes": 1}
+    await api.call("boss", "POST", "/reservations", resv, status=201)
+    await api.call("oper", "PATCH", "/nodes/node001", {"state": "offline", "comment": "fan é"})
 
 
 @pytest.mark.parametrize(

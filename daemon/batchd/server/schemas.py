@@ -4,17 +4,29 @@ These are the API's edge: requests are validated here, and the OpenAPI
 document is generated from them. Times are integer seconds on the emulated
 clock (seconds since the epoch); durations are integer seconds.
 
-Text fields refuse control characters (batchd.model.text).
+Request bodies are strict: a JSON number where an integer is due must be an
+integer (not ``true``, ``"4"`` or ``4.0``), a flag must be ``true`` or
+``false``; only walltimes and durations also take ``HH:MM:SS`` strings. Text
+fields refuse control characters (batchd.model.text), times lie in years
+1970 to 9999, durations are at most 3650 days.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    field_validator,
+)
 
 from batchd.model.text import check_text
-from batchd.model.times import positive_duration
+from batchd.model.times import plausible_time, positive_duration
 
 HoldType = Literal["u", "o", "s"]
 NodeAction = Literal["offline", "online", "down"]
@@ -29,8 +41,27 @@ def _text(value: Any) -> Any:
 Text = Annotated[str, BeforeValidator(_text)]
 
 
+# A time (seconds since the epoch) in years 1970 to 9999.
+Time = Annotated[int, AfterValidator(plausible_time)]
+
+
+def _start(value: Any) -> int | str:
+    if value in ("now", "asap") and isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return plausible_time(value)
+    raise ValueError("expected a time (seconds since the epoch), 'now' or 'asap'")
+
+
+# A reservation's start: one validator, so that a refusal names the field alone.
+Start = Annotated[
+    int | str,
+    PlainValidator(_start, json_schema_input_type=int | Literal["now", "asap"]),
+]
+
+
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class ErrorOut(Strict):
@@ -51,7 +82,9 @@ class JobSubmit(Strict):
         None, description="requested walltime: seconds or HH:MM:SS; the queue default if unset"
     )
     priority: int = Field(0, ge=-1024, le=1023)
-    exec_time: int | None = Field(None, description="-a: not eligible before this time (state W)")
+    exec_time: Time | None = Field(
+        None, description="-a: not eligible before this time (state W); years 1970 to 9999"
+    )
     hold: bool = Field(False, description="-h: submit with a user hold")
     depend: Text | None = Field(
         None, description="afterok|afternotok|afterany:ID[:ID...][,type:ID...]"
@@ -188,7 +221,7 @@ class QueueList(BaseModel):
 
 
 class ReservationCreate(Strict):
-    start: int | Literal["now", "asap"] = Field(description="time, 'now' or 'asap'")
+    start: Start = Field(description="time, 'now' or 'asap'")
     duration: int = Field(description="seconds or HH:MM:SS")
     nodes: int = Field(ge=1)
     name: Text = Field("NULL", max_length=236)
