@@ -1,4 +1,4 @@
-"""The API's edge: no control characters, strict types, plausible times.
+"""The API's edge: no control characters, strict types, plausible times, bounded nesting.
 
 Every refusal is a 400 that names the field and the problem, and changes nothing: the
 visible state is the same afterwards and the next accepted job gets the next id.
@@ -6,6 +6,7 @@ visible state is the same afterwards and the next accepted job gets the next id.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +152,30 @@ async def test_what_the_client_sends_is_accepted(api: Api) -> None:
     resv = {"start": 253_402_300_799, "duration": "01:00:00", "nodes": 1}
     await api.call("boss", "POST", "/reservations", resv, status=201)
     await api.call("oper", "PATCH", "/nodes/node001", {"state": "offline", "comment": "fan é"})
+
+
+@pytest.mark.parametrize("depth", [33, 100, 990, 10_000, 100_000])
+async def test_deeply_nested_json_is_a_400(api: Api, depth: int) -> None:
+    before = await api.state()
+    for path in ("/jobs", "/jobs/1/hold"):
+        for data in ("[" * depth + "]" * depth, '{"variables": ' + "[" * depth + "]" * depth + "}"):
+            await api.error(
+                "alice", "POST", path, data=data, status=400, code="bad_request",
+                says="nests arrays and objects deeper than 32 levels",
+            )  # fmt: skip
+    deep_object = '{"a":' * depth + "1" + "}" * depth
+    await api.error(
+        "boss", "PATCH", "/scheduler", data=deep_object, status=400, code="bad_request",
+        says="deeper than 32 levels",
+    )  # fmt: skip
+    assert await api.state() == before
+
+
+async def test_nesting_up_to_the_limit_reaches_the_model(api: Api) -> None:
+    data = json.dumps({"variables": [[[]]]})
+    await api.error(
+        "alice", "POST", "/jobs", data=data, status=400, code="bad_request", says="variables"
+    )
 
 
 @pytest.mark.parametrize(
