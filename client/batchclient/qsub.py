@@ -11,6 +11,7 @@ from . import jobattrs
 from .cli import Parser, UsageError, run
 from .directives import DirectiveError, directives
 from .resources import ResourceError, parse_resources
+from .text import escape
 from .timefmt import parse_exec_time
 from .transport import Client
 
@@ -143,7 +144,7 @@ def _main(argv: list[str]) -> int:
         now = int(server["now"])
         body["exec_time"] = parse_exec_time(exec_spec, now)
     job = client.post("/jobs", body)
-    sys.stdout.write(f"{job['id']}\n")
+    sys.stdout.write(f"{escape(job['id'])}\n")
     return 0
 
 
