@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from .text import escape, json_safe
 from .transport import ApiError, TransportError
 
 # Exit codes (PBS exits with pbs_errno & 0xff; batchd keeps the two users test for).
@@ -53,13 +54,15 @@ def wants_json(fmt: str | None) -> bool:
 
 
 def print_json(data: object) -> None:
-    """Pretty and stable: two-space indent, sorted keys, lists in API order."""
-    sys.stdout.write(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    """Pretty and stable: two-space indent, sorted keys, lists in API order; unprintable
+    characters in strings as ``\\u`` escapes, as JSON allows."""
+    text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
+    sys.stdout.write(json_safe(text) + "\n")
 
 
 def say(prog: str, message: str) -> None:
-    """One line on stderr, prefixed with the command name."""
-    text = " ".join(str(message).split("\n"))
+    """One line on stderr, prefixed with the command name; unprintable characters escaped."""
+    text = escape(" ".join(str(message).split("\n")))
     sys.stderr.write(f"{prog}: {text}\n")
 
 

@@ -2,7 +2,8 @@
 
 Every function takes API objects (dicts shaped like JobOut, QueueOut,
 ServerOut) and returns the lines to print, without newlines. A field longer
-than its column is cut to width-1 characters plus ``*``.
+than its column is cut to width-1 columns plus ``*``. Text from the daemon is
+escaped and measured in terminal columns (batchclient.text).
 """
 
 from __future__ import annotations
@@ -11,17 +12,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .attrs import job_attrs, queue_attrs, server_attrs
+from .text import cell, char_width, cut, escape, fit, width
 from .timefmt import est_start_short, hm, hms
 
 Obj = Mapping[str, Any]
 BLANK = " -- "  # qstat -a's empty field
 RUNNING = ("R", "E")
 COMMENT_SCOPE, COMMENT_LEN = 74, 71
-
-
-def fit(text: object, width: int) -> str:
-    s = str(text)
-    return s if len(s) <= width else s[: width - 1] + "*"
 
 
 def short_id(job_id: str) -> str:
@@ -46,9 +43,9 @@ def time_use(job: Obj) -> str:
 
 def default_row(job: Obj) -> str:
     return (
-        f"{fit(short_id(job['id']), 17):<17} {fit(job['name'], 16):<16} "
-        f"{fit(job['owner'], 16):<16}  {fit(time_use(job), 8):>8} "
-        f"{job['state']:1.1} {fit(job['queue'], 16):<16}"
+        f"{cell(short_id(job['id']), 17)} {cell(job['name'], 16)} "
+        f"{cell(job['owner'], 16)}  {cell(time_use(job), 8, right=True)} "
+        f"{escape(job['state']):1.1} {cell(job['queue'], 16)}"
     )
 
 
@@ -67,7 +64,7 @@ ALT_COLUMNS = [
 
 
 def alt_header(server: str, est: bool = False) -> list[str]:
-    lines = ["", f"{server}: "]
+    lines = ["", f"{escape(server)}: "]
     if est:
         lines.append(" " * 75 + "Est")
         lines.append(" " * 60 + "Req'd  Req'd   Start")
@@ -95,19 +92,20 @@ def alt_row(job: Obj, now: int, est: bool = False) -> str:
     nodes = str(job["nodes"])
     last = est_column(job, now) if est else elap_column(job)
     return (
-        f"{fit(job['id'], 15):<15} {fit(job['owner'], 8):<8} {fit(job['queue'], 8):<8} "
-        f"{fit(job['name'], 10):<10} {BLANK:>6} {fit(nodes, 3):>3} {fit(nodes, 3):>3} "
-        f"{BLANK:>6} {fit(hm(job['walltime']), 5):>5} {job['state']:1.1} {fit(last, 5):>5}"
+        f"{cell(job['id'], 15)} {cell(job['owner'], 8)} {cell(job['queue'], 8)} "
+        f"{cell(job['name'], 10)} {BLANK:>6} {fit(nodes, 3):>3} {fit(nodes, 3):>3} "
+        f"{BLANK:>6} {fit(hm(job['walltime']), 5):>5} {escape(job['state']):1.1} "
+        f"{fit(last, 5):>5}"
     )
 
 
-def exec_host_lines(hosts: Sequence[str], width: int = 77) -> list[str]:
+def exec_host_lines(hosts: Sequence[str], cols: int = 77) -> list[str]:
     """``qstat -n``: ``node001/0+node002/0``, broken before a ``+`` at 77 columns."""
     lines: list[str] = []
     cur = ""
     for i, host in enumerate(hosts):
-        seg = f"{'+' if i else ''}{host}/0"
-        if cur and len(cur) + len(seg) >= width:
+        seg = f"{'+' if i else ''}{escape(host)}/0"
+        if cur and width(cur) + width(seg) >= cols:
             lines.append(cur)
             cur = seg
         else:
@@ -120,8 +118,9 @@ def exec_host_lines(hosts: Sequence[str], width: int = 77) -> list[str]:
 def comment_line(comment: str | None) -> list[str]:
     if not comment:
         return []
-    if len(comment) > COMMENT_SCOPE:
-        comment = comment[:COMMENT_LEN] + "..."
+    comment = escape(comment)
+    if width(comment) > COMMENT_SCOPE:
+        comment = cut(comment, COMMENT_LEN) + "..."
     return ["   " + comment]
 
 
@@ -168,21 +167,25 @@ def alt_rows(
 
 
 def prt_attr(name: str, value: str) -> str:
-    """``    name = value``, broken at commas near column 78 as qstat -f does."""
+    """``    name = value``, broken at commas near column 78 as qstat -f does.
+
+    Name and value are escaped first: the only line breaks are the ones added here.
+    """
+    name = escape(name)
     out = [f"    {name} = "]
-    start = len(name) + 7
-    tokens = [t for t in value.split(",") if t]
+    start = width(name) + 7
+    tokens = [t for t in escape(value).split(",") if t]
     for i, tok in enumerate(tokens):
-        if len(tok) + start < 78:
+        if width(tok) + start < 78:
             out.append(tok)
-            start += len(tok)
+            start += width(tok)
         else:
             if i:
                 out.append("\n\t")
                 start = 9
             for ch in tok:
                 out.append(ch)
-                start += 1
+                start += char_width(ch)
                 if start > 78:
                     start = 8
                     out.append("\n\t")
@@ -192,7 +195,7 @@ def prt_attr(name: str, value: str) -> str:
 
 
 def full_block(title: str, attrs: Sequence[tuple[str, str]]) -> list[str]:
-    return [title] + [prt_attr(k, v) for k, v in attrs] + [""]
+    return [escape(title)] + [prt_attr(k, v) for k, v in attrs] + [""]
 
 
 def full_jobs(jobs: Sequence[Obj]) -> list[str]:
@@ -220,11 +223,11 @@ def queue_row(q: Obj) -> str:
     c = q.get("counts") or {}
     nums = [c.get(k, 0) for k in ("Q", "R", "H", "W", "T", "E")]
     return (
-        f"{fit(q['name'], 16):<16} {fit(q.get('max_nodes') or 0, 5):>5} "
+        f"{cell(q['name'], 16)} {fit(q.get('max_nodes') or 0, 5):>5} "
         f"{fit(q.get('total', 0), 5):>5} {_yes(q['enabled']):>3} {_yes(q['started']):>3} "
         + " ".join(f"{fit(n, 5):>5}" for n in nums)
         + f" {fit(q.get('queue_type') or 'Execution', 4):<4}"
-        + f" {_yes(q.get('window_open', True)):>4} {q.get('window') or 'any'}"
+        + f" {_yes(q.get('window_open', True)):>4} {escape(q.get('window') or 'any')}"
     )
 
 
@@ -251,7 +254,7 @@ def server_table(server: Obj) -> list[str]:
     c = {k: v for k, v in (server.get("jobs") or {}).items() if k != "F"}
     nums = [sum(c.values())] + [c.get(k, 0) for k in ("Q", "R", "H", "W", "T", "E")]
     row = (
-        f"{fit(server['name'], 16):<16} {0:>5} "
+        f"{cell(server['name'], 16)} {0:>5} "
         + " ".join(f"{fit(n, 5):>5}" for n in nums)
         + f" {'Active':<10}"
     )

@@ -6,13 +6,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .attrs import node_attrs
+from .text import cut, escape, pad
 
 Obj = Mapping[str, Any]
 
 
 def node_block(node: Obj) -> list[str]:
     """The node name, its attributes indented five spaces, a blank line."""
-    return [node["name"]] + [f"     {k} = {v}" for k, v in node_attrs(node)] + [""]
+    lines = [f"     {escape(k)} = {escape(v)}" for k, v in node_attrs(node)]
+    return [escape(node["name"]), *lines, ""]
 
 
 def is_marked(node: Obj) -> bool:
@@ -22,11 +24,12 @@ def is_marked(node: Obj) -> bool:
 
 
 def marked_line(node: Obj) -> str:
-    return f"{node['name']:<20} {node['state']} {node.get('comment') or ''}"
+    return f"{pad(escape(node['name']), 20)} {escape(node['state'])} {escape(node.get('comment') or '')}"
 
 
 def _cut(value: object, width: int) -> str:
-    return str(value)[:width]
+    """Escaped ``value`` cut to ``width`` columns and padded to them (pbsnodes -S cuts)."""
+    return pad(cut(escape(value), width), width)
 
 
 SUMMARY_HEADER = [
@@ -45,9 +48,9 @@ JOB_SUMMARY_HEADER = [
 def summary_row(node: Obj) -> str:
     name = node["name"]
     return (
-        f"{_cut(name, 15):<15} {_cut(node['state'], 15):<15} {'--':<8} {'--':<8} "
-        f"{_cut(name, 15):<15} {'--':<10} {'0kb':>8} {'1':>7} {'0':>7} {'0':>7} "
-        f"{node.get('comment') or '--'}"
+        f"{_cut(name, 15)} {_cut(node['state'], 15)} {'--':<8} {'--':<8} "
+        f"{_cut(name, 15)} {'--':<10} {'0kb':>8} {'1':>7} {'0':>7} {'0':>7} "
+        f"{escape(node.get('comment') or '--')}"
     )
 
 
@@ -59,9 +62,9 @@ def _short_job(job_id: str, server: str) -> str:
 def job_summary_row(node: Obj, server: str) -> str:
     jobs = node.get("jobs") or []
     free = max(0, 1 - len(jobs))
-    names = ",".join(_short_job(j, server) for j in jobs) or "--"
+    names = escape(",".join(_short_job(j, server) for j in jobs) or "--")
     return (
-        f"{_cut(node['name'], 15):<15} {_cut(node['state'], 15):<15} {len(jobs):>6} "
+        f"{_cut(node['name'], 15)} {_cut(node['state'], 15)} {len(jobs):>6} "
         f"{len(jobs):>5} {0:>6} {'0kb/0kb':>12} {f'{free}/1':>7} {'0/0':>7} {'0/0':>7} {names}"
     )
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .attrs import Attrs, node_attrs, pbs_bool, queue_attrs, sched_attrs, server_attrs
+from .text import escape
 from .timefmt import hms
 
 Obj = Mapping[str, Any]
@@ -13,8 +14,9 @@ READ_ONLY_QUEUE = ("total_jobs", "state_count", "window_open", "window_next_chan
 
 
 def list_block(kind: str, name: str, attrs: Attrs) -> list[str]:
-    """``Queue workq`` then ``    attr = value`` lines, then a blank line."""
-    return [f"{kind} {name}"] + [f"    {k} = {v}" for k, v in attrs] + [""]
+    """``Queue workq`` then ``    attr = value`` lines, then a blank line (all escaped)."""
+    lines = [f"    {escape(k)} = {escape(v)}" for k, v in attrs]
+    return [f"{kind} {escape(name)}", *lines, ""]
 
 
 def list_server(server: Obj) -> list[str]:
@@ -34,18 +36,19 @@ def list_nodes(nodes: Sequence[Obj]) -> list[str]:
 
 
 def quote_value(value: str) -> str:
-    """qmgr quotes values with blanks or commas."""
+    """qmgr quotes values with blanks or commas; unprintable characters are escaped."""
+    value = escape(value)
     if value == "" or any(c.isspace() or c in ",'\"" for c in value):
         return '"' + value.replace('"', "'") + '"'
     return value
 
 
 def print_queue(queue: Obj) -> list[str]:
-    name = queue["name"]
+    name = escape(queue["name"])
     lines = ["#", f"# Create and define queue {name}", "#", f"create queue {name}"]
     for key, value in queue_attrs(queue):
         if key not in READ_ONLY_QUEUE:
-            lines.append(f"set queue {name} {key} = {quote_value(value)}")
+            lines.append(f"set queue {name} {escape(key)} = {quote_value(value)}")
     return lines
 
 
@@ -69,5 +72,5 @@ def print_sched(sched: Obj) -> list[str]:
     lines = ["#", "# Set scheduler attributes.", "#"]
     lines.append(f"set sched scheduler_policy = {quote_value(sched['policy'])}")
     for key, value in sorted((sched.get("params") or {}).items()):
-        lines.append(f"set sched {key} = {quote_value(str(value))}")
+        lines.append(f"set sched {escape(key)} = {quote_value(str(value))}")
     return lines

@@ -9,8 +9,9 @@ from typing import Any
 
 from . import jobattrs
 from .cli import Parser, UsageError, run
-from .directives import DirectiveError, directives
-from .resources import ResourceError, parse_resources
+from .directives import DirectiveError, directives, where
+from .resources import ResourceError, Resources, parse_resources
+from .text import escape
 from .timefmt import parse_exec_time
 from .transport import Client
 
@@ -72,18 +73,24 @@ def read_script(path: str | None) -> tuple[str, str]:
 
 
 def build_request(
-    argv: Sequence[str], script: str | None = None, default_name: str = "STDIN"
+    argv: Sequence[str],
+    script: str | None = None,
+    default_name: str = "STDIN",
+    source: str | None = None,
 ) -> tuple[dict[str, Any], str | None]:
     """The JobSubmit body from the command line and the script's #PBS directives.
 
     Returns the body and the raw ``-a`` value (resolved later against the
-    daemon's clock). Raises UsageError on any bad input.
+    daemon's clock). Raises UsageError on any bad input; an error in a
+    directive names ``source`` (the script's path, else STDIN) and the line.
     """
     cli = build_parser().parse_args(list(argv))
     if script is None:
         script, default_name = read_script(cli.script)
+        source = cli.script if cli.script not in (None, "-") else "STDIN"
+    source = source or default_name
     try:
-        found = directives(script)
+        found = directives(script, source=source)
     except DirectiveError as exc:
         raise UsageError(str(exc)) from None
 
@@ -93,46 +100,55 @@ def build_request(
     for number, words in found:
         try:
             ns = dparser.parse_args(words)
-        except UsageError as exc:
-            raise UsageError(f"script line {number}: #PBS {' '.join(words)}: {exc}") from None
-        dir_resources += ns.resources or []
+            dir_resources += ns.resources or []
+            parse_resources(dir_resources)  # this line's, and not mixed with earlier ones
+            _body(ns, Resources(), "STDIN")
+        except (UsageError, ValueError) as exc:
+            text = exc if isinstance(exc, UsageError) else _option_error(exc)
+            raise UsageError(f"{where(source, number)}: #PBS {' '.join(words)}: {text}") from None
         merged = _merge(merged, ns)
     cli_only = argparse.Namespace(**{k: v for k, v in vars(cli).items() if k != "script"})
     opts = _merge(merged, cli_only)
 
     try:
         res = parse_resources(dir_resources).overridden_by(parse_resources(cli.resources or []))
-    except ResourceError as exc:
-        raise UsageError(f"-l {exc}") from None
+        body = _body(opts, res, default_name)
+    except ValueError as exc:
+        raise UsageError(_option_error(exc)) from None
+    body["script"] = script
+    return body, opts.exec_time
+
+
+def _option_error(exc: ValueError) -> str:
+    return f"-l {exc}" if isinstance(exc, ResourceError) else str(exc)
+
+
+def _body(opts: argparse.Namespace, res: Resources, default_name: str) -> dict[str, Any]:
+    """The body's fields from parsed options; ValueError naming the option."""
     if opts.exec_time is not None:
         try:
             parse_exec_time(opts.exec_time, 0)  # syntax only; resolved against batchd's clock
         except ValueError as exc:
-            raise UsageError(f"-a {opts.exec_time}: illegal date/time: {exc}") from None
-
+            raise ValueError(f"-a {opts.exec_time}: illegal date/time: {exc}") from None
     body: dict[str, Any] = {}
-    try:
-        body["name"] = default_name if opts.name is None else jobattrs.check_name(opts.name)
-        if opts.queue:
-            body["queue"] = opts.queue
-        if res.nodes is not None:
-            body["nodes"] = res.nodes
-        if res.walltime is not None:
-            body["walltime"] = res.walltime
-        if opts.priority is not None:
-            body["priority"] = jobattrs.parse_priority(opts.priority)
-        if opts.hold:
-            body["hold"] = True
-        depend = jobattrs.parse_w(opts.attrs or [])
-        if depend is not None:
-            body["depend"] = depend
-        variables = jobattrs.parse_variables(opts.variables or [])
-        if variables:
-            body["variables"] = variables
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    body["script"] = script
-    return body, opts.exec_time
+    body["name"] = default_name if opts.name is None else jobattrs.check_name(opts.name)
+    if opts.queue:
+        body["queue"] = opts.queue
+    if res.nodes is not None:
+        body["nodes"] = res.nodes
+    if res.walltime is not None:
+        body["walltime"] = res.walltime
+    if opts.priority is not None:
+        body["priority"] = jobattrs.parse_priority(opts.priority)
+    if opts.hold:
+        body["hold"] = True
+    depend = jobattrs.parse_w(opts.attrs or [])
+    if depend is not None:
+        body["depend"] = depend
+    variables = jobattrs.parse_variables(opts.variables or [])
+    if variables:
+        body["variables"] = variables
+    return body
 
 
 def _main(argv: list[str]) -> int:
@@ -143,7 +159,7 @@ def _main(argv: list[str]) -> int:
         now = int(server["now"])
         body["exec_time"] = parse_exec_time(exec_spec, now)
     job = client.post("/jobs", body)
-    sys.stdout.write(f"{job['id']}\n")
+    sys.stdout.write(f"{escape(job['id'])}\n")
     return 0
 
 

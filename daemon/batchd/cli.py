@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from batchd.argtypes import positive_float, positive_int
+from batchd.argtypes import int_in, node_count, positive_int, seed, shrink, speed
 
 EXIT_USAGE = 2
 
@@ -166,10 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="CONF",
         help="site file (machines, queues, policy), e.g. conf/hpcline96.toml",
     )
-    rp.add_argument("--nodes", type=positive_int, help="machine size (overrides the config)")
+    rp.add_argument("--nodes", type=node_count, help="machine size (overrides the config)")
     rp.add_argument(
         "--shrink",
-        type=positive_float,
+        type=shrink,
         default=1.0,
         metavar="F",
         help="multiply inter-arrival times by F",
@@ -180,30 +180,32 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out-swf", metavar="FILE", help="write the schedule as SWF")
     rp.add_argument("--out-jobs-csv", metavar="FILE", help="write Batsim/evalys jobs.csv")
     rp.add_argument("--summary-json", metavar="FILE", help="write the summary as JSON")
-    rp.add_argument("--seed", type=int, default=0, help="seed of the synthetic workload")
+    rp.add_argument("--seed", type=seed, default=0, help="seed of the synthetic workload")
     rp.set_defaults(func=cmd_replay)
 
     an = sub.add_parser("analyze", help="fit a workload model to a trace (seed 000, sec. 4)")
     an.add_argument("trace", help="SWF file (plain or .gz)")
     an.add_argument("-o", "--output", required=True, metavar="MODEL.json", help="model file")
-    an.add_argument("--nodes", type=positive_int, help="machine width (default: trace header)")
-    an.add_argument("--seed", type=int, default=0, help="seed of the per-cell sampling")
+    an.add_argument("--nodes", type=node_count, help="machine width (default: trace header)")
+    an.add_argument("--seed", type=seed, default=0, help="seed of the per-cell sampling")
     an.set_defaults(func=cmd_analyze)
 
     gen = sub.add_parser("generate", help="draw a synthetic job set from a workload model")
     gen.add_argument("model", help="MODEL.json written by batchd analyze")
-    gen.add_argument("-n", "--count", type=positive_int, default=10_000, help="number of jobs")
-    gen.add_argument("--seed", type=int, default=0, help="random seed")
+    gen.add_argument(
+        "-n", "--count", type=int_in(1, 10_000_000), default=10_000, help="number of jobs"
+    )
+    gen.add_argument("--seed", type=seed, default=0, help="random seed")
     gen.add_argument("-o", "--output", required=True, metavar="OUT.swf", help="SWF output")
     gen.add_argument(
         "--max-width",
-        type=positive_int,
+        type=node_count,
         metavar="W",
         help="split wider jobs to width W, keeping each job's area",
     )
     gen.add_argument(
         "--shrink",
-        type=positive_float,
+        type=shrink,
         default=1.0,
         metavar="F",
         help="multiply inter-arrival times by F",
@@ -245,7 +247,7 @@ def _serve_command(sub: Any) -> None:
     clock = sv.add_mutually_exclusive_group()
     clock.add_argument(
         "--speed",
-        type=positive_float,
+        type=speed,
         metavar="F",
         help="accelerated clock: one wall second is F emulated seconds",
     )
@@ -265,12 +267,12 @@ def _serve_command(sub: Any) -> None:
     )
     sv.add_argument(
         "--shrink",
-        type=positive_float,
+        type=shrink,
         default=1.0,
         metavar="F",
         help="multiply the trace's inter-arrival times by F",
     )
-    sv.add_argument("--seed", type=int, default=0, help="seed of the synthetic workload")
+    sv.add_argument("--seed", type=seed, default=0, help="seed of the synthetic workload")
     sv.add_argument(
         "--start",
         metavar="WHEN",
@@ -298,12 +300,14 @@ def _demo_command(sub: Any) -> None:
     dm.add_argument("--config", default="conf/hpcline96.toml", help="site config (TOML)")
     dm.add_argument(
         "--speed",
-        type=positive_float,
+        type=speed,
         default=600.0,
         metavar="F",
         help="emulated seconds per wall second",
     )
-    dm.add_argument("--jobs", type=positive_int, default=2000, help="synthetic jobs to inject")
+    dm.add_argument(
+        "--jobs", type=int_in(1, 1_000_000), default=2000, help="synthetic jobs to inject"
+    )
     dm.set_defaults(func=cmd_demo)
 
 

@@ -171,3 +171,34 @@ def test_qstat_x_shows_the_history_from_the_state_file(tmp_path: Path) -> None:
         time.sleep(0.5)  # 50 emulated seconds: every finished job is purged
         assert run(d, "qstat", "-x").stdout == ""
         assert run(d, "qstat", "-x", "2").returncode == 153
+
+
+def test_control_characters_are_refused_and_never_printed_raw(daemon: Daemon) -> None:
+    """Escape sequences in a name, a -v value or a node comment: refused, and the refusal
+    is printed escaped; wide names keep qstat's columns."""
+    d = daemon
+    for argv in (
+        ["qsub", "-N", "evil\x1b[2J"],
+        ["qsub", "-v", "X=a\x07b"],
+        ["qsub", "-q", "work\x1bq"],
+    ):
+        out = run(d, *argv, stdin="true\n")
+        assert out.returncode == 1 and out.stdout == "", out
+        assert "U+00" in out.stderr and "is not allowed" in out.stderr, out.stderr
+        assert out.stderr.isprintable() or out.stderr.endswith("\n"), out.stderr
+        assert "\x1b" not in out.stderr and "\x07" not in out.stderr
+    marked = run(d, "qmgr", "-c", "set node node001 state = offline, comment = 'a\x1b]0;x\x07'")
+    assert marked.returncode == 1 and "comment: U+001B (escape) is not allowed" in marked.stderr
+    assert "\x1b" not in marked.stderr
+    unknown = run(d, "qmgr", "-c", "list queue q\x1b[31m")
+    assert unknown.returncode == 1 and unknown.stderr == "qmgr: Unknown queue q\\x1b[31m\n"
+    assert run(d, "qnodes", "-l").stdout == ""  # node001 was not marked
+    assert run(d, "qstat", "-x").stdout == ""  # nothing was submitted
+
+    wide = run(d, "qsub", "-N", "計算ジョブ", stdin="true\n")
+    assert wide.returncode == 0, wide.stderr
+    assert run(d, "qsub", "-N", "plain", stdin="true\n").returncode == 0
+    rows = run(d, "qstat").stdout.splitlines()[2:]
+    assert [r.split()[1] for r in rows] == ["計算ジョブ", "plain"]
+    # The state column is at the same terminal column in both rows: 計算ジョブ is 10 wide.
+    assert rows[0].index(" R ") == rows[1].index(" R ") - 5, rows

@@ -336,6 +336,19 @@ def test_qsub_bad_input_sends_nothing(stub, capsys, monkeypatch, argv, message):
     assert stub.requests == []
 
 
+def test_qsub_directive_errors_name_the_script_file_and_line(stub, capsys, tmp_path, monkeypatch):
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/sh\n#PBS -N fine\n#PBS -l nodes=0\nsleep 1\n")
+    assert qsub.main([str(script)]) == 2
+    err = f"qsub: {script}:3: #PBS -l nodes=0: -l nodes=0: the number of nodes must be a positive integer\n"
+    assert out_err(capsys) == ("", err)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("#PBS -p high\ntrue\n"))
+    assert qsub.main([]) == 2
+    err = "qsub: STDIN:1: #PBS -p high: -p high: priority must be an integer between -1024 and +1023\n"
+    assert out_err(capsys) == ("", err)
+    assert stub.requests == []
+
+
 def test_qsub_missing_file_and_terminal_stdin(stub, capsys, monkeypatch):
     assert qsub.main(["/no/such/script"]) == 2
     assert out_err(capsys) == ("", "qsub: script file /no/such/script: No such file or directory\n")

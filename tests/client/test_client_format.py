@@ -573,3 +573,139 @@ def test_qmgr_print_sched_quotes_blanks():
         "set sched decider = advanced",
         'set sched reduced_future = "6h, or so"',
     ]
+
+
+# -- unprintable text and wide characters -------------------------------------------------
+
+NASTY = "a\x1b[2J\x07b\nc\x00d\x7f\x9b\u202ee\ud800"  # escape, bell, newline, NUL, DEL, CSI...
+C0_C1 = {chr(c) for c in [*range(0x20), *range(0x7F, 0xA0)]} - {"\n", "\t"}
+
+
+def everything_nasty():
+    """Every text field of every API object the commands print, holding NASTY."""
+    j = job(
+        id=f"12.{NASTY}", name=NASTY, owner=NASTY, queue=NASTY, state=NASTY, depend=NASTY,
+        comment=NASTY, exec_host=[NASTY, "node002"], variables={NASTY: NASTY, "X": NASTY},
+    )  # fmt: skip
+    q = {
+        "name": NASTY, "queue_type": NASTY, "enabled": True, "started": True, "total": 1,
+        "counts": {"Q": 1}, "max_nodes": None, "max_walltime": None, "default_walltime": 60,
+        "window": NASTY, "window_open": True, "window_next_change": None,
+    }  # fmt: skip
+    n = {"name": NASTY, "state": NASTY, "jobs": [f"1.{NASTY}"], "reservation": NASTY,
+         "comment": NASTY}  # fmt: skip
+    s = {
+        "name": NASTY, "default_queue": NASTY, "policy": NASTY, "node_fail": "requeue",
+        "jobs": {"Q": 1}, "nodes": 8, "machine": NASTY, "clock": NASTY, "speed": 1.0,
+        "now": NOW, "started": NOW, "version": NASTY, "replay": {"trace": NASTY},
+    }  # fmt: skip
+    sched = {"policy": NASTY, "params": {NASTY: NASTY}, "policies": [{"name": NASTY}],
+             "switches": [], "report": {NASTY: NASTY}}  # fmt: skip
+    return j, q, n, s, sched
+
+
+def all_layouts() -> dict[str, list[str]]:
+    j, q, n, s, sched = everything_nasty()
+    return {
+        "qstat": jobtable.default_table([j]),
+        "qstat -a -n -s": jobtable.alt_table([j], NASTY, NOW, nodes=True, comments=True),
+        "qstat -T": jobtable.alt_table([j], NASTY, NOW, est=True),
+        "qstat -f": jobtable.full_jobs([j]),
+        "qstat -Q": jobtable.queue_table([q]),
+        "qstat -Qf": jobtable.full_queues([q]),
+        "qstat -B": jobtable.server_table(s),
+        "qstat -Bf": jobtable.full_server(s),
+        "pbsnodes -a": nodes.node_block(n),
+        "pbsnodes -l": [nodes.marked_line(n)],
+        "pbsnodes -S": nodes.summary([n]),
+        "pbsnodes -Sj": nodes.summary([n], jobs=True, server="srv"),
+        "qmgr list": qmgr_format.list_server(s) + qmgr_format.list_sched(sched, NASTY)
+        + qmgr_format.list_queues([q]) + qmgr_format.list_nodes([n]),
+        "qmgr print": qmgr_format.print_server(s, [q]) + qmgr_format.print_sched(sched),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("layout", list(all_layouts()))
+def test_no_control_character_reaches_the_terminal(layout: str) -> None:
+    """Names with escape sequences, bells, NUL and newlines are printed escaped."""
+    lines = all_layouts()[layout]
+    for line in lines:
+        # qstat -f breaks long values itself with "\n\t"; nothing else breaks a line.
+        for part in line.split("\n\t"):
+            assert not C0_C1 & set(part) and "\n" not in part, (layout, part)
+            assert part.isprintable() or "\t" in part, (layout, part)
+    if layout in ("qstat -f", "qstat -Qf", "qstat -Bf", "pbsnodes -a", "qmgr list", "qmgr print"):
+        text = "\n".join(lines).replace("\n\t", "")  # uncut: all of it is there, escaped
+        assert "\\x1b[2J\\x07b\\nc\\x00d\\x7f\\x9b\\u202ee\\ud800" in text, layout
+
+
+def test_escaped_rows_keep_their_columns() -> None:
+    j = job(name="x\ny", owner="ev\x1bil", queue="q\tq")
+    row = jobtable.default_row(j)
+    assert row == (
+        "12.hpcline" + " " * 8 + "x\\ny" + " " * 13 + "ev\\x1bil" + " " * 10
+        + "00:12:34 R q\\tq" + " " * 12
+    )  # fmt: skip
+    # A newline no longer splits a qstat -x row: one row per job.
+    assert len(jobtable.default_table([j, job(name="a\nb\nc")])) == 4
+
+
+def test_escape_and_widths() -> None:
+    from batchclient.text import cell, escape, fit, width
+
+    assert escape("plain é 計算 🙂") == "plain é 計算 🙂"
+    assert escape("a\x1b[31mb\x07\n\t\r\x00\x7f\x85\u2028\u200b\U000e0001") == (
+        "a\\x1b[31mb\\x07\\n\\t\\r\\x00\\x7f\\x85\\u2028\\u200b\\U000e0001"
+    )
+    assert escape("C:\\path") == "C:\\path"  # backslashes as they are
+    assert escape(escape("a\x1b")) == escape("a\x1b")
+    assert width("計算ジョブ") == 10 and width("ｆｕｌｌ") == 8 and width("e\u0301") == 1
+    assert width("🙂") == 2 and width("abc") == 3
+    assert fit("計算ジョブ", 10) == "計算ジョブ"
+    assert fit("計算ジョブ", 9) == "計算ジョ*"
+    assert fit("計算ジョブ", 8) == "計算ジ*"  # 6 columns + "*": a wide char is never halved
+    assert cell("計算ジョブ", 8) == "計算ジ* " and width(cell("計算ジョブ", 8)) == 8
+    assert cell("ab", 5, right=True) == "   ab"
+
+
+def test_wide_names_keep_the_columns() -> None:
+    """Every row is as wide as the header, and the columns after a wide name stay put."""
+    wide = job(name="計算ジョブ", owner="ユーザー名前長い", queue="キュー")
+    combining = job(name="cafe\u0301", owner="ñandú")
+    plain = job()
+    from batchclient.text import width
+
+    rows = jobtable.default_table([plain, wide, combining])
+    state_col = rows[0].index(" S ") + 1
+    for row in rows[2:]:
+        cols = [width(row[:i]) for i in range(len(row) + 1)]
+        assert width(row) == width(rows[2]), row
+        i = cols.index(state_col)
+        assert row[i] == "R", row
+    assert rows[3].startswith(
+        "12.hpcline" + " " * 8 + "計算ジョブ" + " " * 6 + " ユーザー名前長い "
+    )
+    alt = jobtable.alt_table([plain, wide], "srv", NOW)
+    assert width(alt[-1]) == width(alt[-2])
+    assert alt[-1].split()[1:4] == ["ユーザ*", "キュー", "計算ジョブ"]
+    nodes_rows = nodes.summary([{"name": "节点一二三四五六七八", "state": "free", "jobs": []}])
+    assert width(nodes_rows[-1].split(" free")[0]) == 15
+
+
+def test_json_output_escapes_what_json_leaves_raw(capsys) -> None:
+    from batchclient.cli import print_json
+
+    print_json({"name": "a\x1bb\x7f\x9b\u2028\u202e\ud800😀é", "n": 1})
+    out = capsys.readouterr().out
+    assert out.isascii() or all(ch.isprintable() or ch == "\n" for ch in out)
+    assert '"a\\u001bb\\u007f\\u009b\\u2028\\u202e\\ud800😀é"' in out
+    import json
+
+    assert json.loads(out)["name"] == "a\x1bb\x7f\x9b\u2028\u202e\ud800😀é"
+
+
+def test_error_lines_are_escaped(capsys) -> None:
+    from batchclient.cli import say
+
+    say("qstat", "Unknown queue q\x1b]0;owned\x07")
+    assert capsys.readouterr().err == "qstat: Unknown queue q\\x1b]0;owned\\x07\n"

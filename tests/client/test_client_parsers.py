@@ -338,8 +338,10 @@ def test_directives_stop_at_the_first_command():
 
 
 def test_directive_with_an_unbalanced_quote():
-    with pytest.raises(DirectiveError, match="script line 2: #PBS -N 'x: No closing quotation"):
+    with pytest.raises(DirectiveError, match="^STDIN:2: #PBS -N 'x: No closing quotation"):
         directives("#!/bin/sh\n#PBS -N 'x\n")
+    with pytest.raises(DirectiveError, match="^job.sh:2: #PBS -N 'x: No closing quotation"):
+        directives("#!/bin/sh\n#PBS -N 'x\n", source="job.sh")
 
 
 # -- qsub request building ------------------------------------------------------------------------------
@@ -416,16 +418,45 @@ def test_qsub_bad_input(argv, message):
 def test_qsub_bad_directive_names_its_line():
     with pytest.raises(UsageError) as err:
         qsub.build_request([], "#PBS -l nodes=1\n#PBS -I\necho\n", "STDIN")
-    assert str(err.value) == (
-        "script line 2: #PBS -I: unrecognized arguments: -I (see qsub --help)"
-    )
+    assert str(err.value) == ("STDIN:2: #PBS -I: unrecognized arguments: -I (see qsub --help)")
 
 
 def test_qsub_bad_resource_in_directive():
     with pytest.raises(
-        UsageError, match="^-l ppn=8: batchd nodes have one slot each; ask for nodes=N$"
+        UsageError,
+        match="^STDIN:1: #PBS -l nodes=2:ppn=8: -l ppn=8: batchd nodes have one slot each; "
+        "ask for nodes=N$",
     ):
         qsub.build_request([], "#PBS -l nodes=2:ppn=8\necho\n", "STDIN")
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("#PBS -l nodes=0", "-l nodes=0: the number of nodes must be a positive integer"),
+        ("#PBS -l walltime=1:99:00", "-l walltime=1:99:00: minutes and seconds must be below 60"),
+        ("#PBS -l select=2", "-l nodes= and select=: Jobs cannot use both new and old syntax"),
+        ("#PBS -N a:b", "-N 'a:b': illegal job name"),
+        ("#PBS -p 5000", "-p 5000: priority must be an integer between -1024 and +1023"),
+        ("#PBS -a 2561", "-a 2561: illegal date/time: hour must be 00-23"),
+        ("#PBS -W depend=before:1", "-W depend=before:1: unknown dependency type 'before'"),
+        ("#PBS -v 1X=2", "-v 1X=2: '1X' is not a variable name"),
+        ("#PBS -v 'A=1", "No closing quotation"),
+        ("#PBS --frobnicate", "unrecognized arguments: --frobnicate (see qsub --help)"),
+    ],
+)
+def test_every_directive_error_names_the_script_and_line(line: str, message: str) -> None:
+    """As docs/client.md says: an error in a #PBS line names the script and the line."""
+    script = f"#!/bin/sh\n#PBS -N ok\n\n#PBS -l nodes=2\n{line}\nsleep 1\n"
+    with pytest.raises(UsageError) as err:
+        qsub.build_request([], script, "job.sh", source="jobs/job.sh")
+    assert str(err.value).startswith(f"jobs/job.sh:5: {line}: "), str(err.value)
+    assert message in str(err.value)
+    # The same option on the command line is not a directive: no script and line.
+    if "select" not in line and "'A=1" not in line:
+        with pytest.raises(UsageError) as err:
+            qsub.build_request(line.split()[1:], "sleep 1\n", "job.sh")
+        assert not str(err.value).startswith("jobs/job.sh")
 
 
 # -- qmgr -------------------------------------------------------------------------------------------------

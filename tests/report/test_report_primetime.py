@@ -194,7 +194,8 @@ def test_report_only_without_results_fails(
         ("--limits", "30,110", "--limits: each limit must be in 10..100"),
         ("--limits", "30,x", "--limits: expected whole percentages"),
         ("--disciplines", "easy,nope", "--disciplines: 'nope' is not a discipline"),
-        ("--workers", "0", "expected a positive integer"),
+        ("--workers", "0", "expected an integer from 1 to 1,024"),
+        ("--nodes", "16,9999999", "--nodes: expected positive node counts up to 1,000,000"),
     ],
 )
 def test_bad_options_are_one_line_errors(

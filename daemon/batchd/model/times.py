@@ -13,6 +13,18 @@ from typing import Final
 
 NEVER: Final = 2**62
 
+# The plausible range of a time given to batchd (an execution time, a reservation's
+# start, --start): years 1970 through 9999 UTC, the range every tool can show as a date.
+TIME_MIN: Final = 0  # 1970-01-01T00:00:00Z
+TIME_MAX: Final = 253_402_300_799  # 9999-12-31T23:59:59Z
+TIME_RANGE: Final = "years 1970 to 9999 (0 to 253402300799 seconds since the epoch)"
+# The longest duration (walltime, runtime, reservation): 3650 days.
+MAX_DURATION: Final = 3650 * 86_400
+# The emulated clock stays a century short of TIME_MAX, so that whatever is planned
+# ahead of it (walltimes, windows, reservations) still has a date.
+CLOCK_MAX: Final = 250_246_627_199  # 9899-12-31T23:59:59Z
+CLOCK_RANGE: Final = "years 1970 to 9899 (0 to 250246627199 seconds since the epoch)"
+
 _HMS = re.compile(r"^(?:(?:(\d+):)?(\d+):)?(\d+)$")
 
 
@@ -68,4 +80,13 @@ def positive_duration(value: object, what: str) -> int | None:
     seconds = parse_duration(value)
     if seconds <= 0:
         raise ValueError(f"{what} must be positive")
+    if seconds > MAX_DURATION:
+        raise ValueError(f"{what} must be at most {hms(MAX_DURATION)} (3650 days)")
     return seconds
+
+
+def plausible_time(value: int) -> int:
+    """``value`` (seconds since the epoch) if it lies in TIME_RANGE, else ValueError."""
+    if not TIME_MIN <= value <= TIME_MAX:
+        raise ValueError(f"{value} is not a plausible time: use {TIME_RANGE}")
+    return value

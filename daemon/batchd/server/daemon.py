@@ -23,6 +23,7 @@ import structlog
 from aiohttp import web
 
 from batchd.engine.clock import RealClock, ScaledClock
+from batchd.model.times import CLOCK_MAX, CLOCK_RANGE, TIME_MIN
 from batchd.server.app import create_app
 from batchd.server.auth import daemon_user, load_tokens, user_name
 from batchd.server.feed import ReplayFeed
@@ -130,13 +131,36 @@ def claim_socket(path: Path) -> None:
     raise ServeError(f"another batchd is listening on {path}")
 
 
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 24 else f"{text[:12]}...{text[-6:]} ({len(text)} characters)"
+
+
+def check_clock(value: object, what: str) -> int:
+    """``value`` as the emulated clock's time, or a ServeError naming ``what`` and the range."""
+    if isinstance(value, bool) or not isinstance(value, int) or not TIME_MIN <= value <= CLOCK_MAX:
+        raise ServeError(
+            f"{what} {_shown(value)} is not a time the clock can run at: use {CLOCK_RANGE}"
+        )
+    return value
+
+
 def start_time(opts: ServeOptions, nodes: int) -> int:
     """Where a fresh accelerated clock starts: ``--start`` (epoch seconds, an ISO date and
     time, or ``trace``: when the replayed trace's first job arrived, by its UnixStartTime),
     else now. ``nodes`` is the size of the machine the trace goes to."""
-    text = opts.start
-    if text is None:
+    if opts.start is None:
         return int(time.time())
+    when = _start_time(opts, opts.start, nodes)
+    if not TIME_MIN <= when <= CLOCK_MAX:
+        raise ServeError(
+            f"--start {opts.start}: {_shown(when)} is not a time the clock can run at: "
+            f"use {CLOCK_RANGE}"
+        )
+    return when
+
+
+def _start_time(opts: ServeOptions, text: str, nodes: int) -> int:
     if opts.realtime or opts.speed is None:
         raise ServeError("--start needs an accelerated clock (--speed F)")
     if text == "trace":
@@ -175,6 +199,14 @@ async def serve(opts: ServeOptions) -> int:
     store = Store(opts.state or default_state_path(), sync=opts.sync)  # type: ignore[arg-type]
     saved = store.load()
     saved_now = saved.meta.get("now")
+    if saved_now is not None:
+        try:
+            check_clock(saved_now, "the saved clock")
+        except ServeError as exc:
+            raise ServeError(
+                f"{store.path}: {exc}; the state file is damaged or its clock ran out: "
+                "start with another --state"
+            ) from None
     speed = 1.0 if opts.realtime or opts.speed is None else opts.speed
     if opts.realtime or opts.speed is None:
         clock: RealClock | ScaledClock = RealClock()
@@ -311,6 +343,11 @@ async def _schedule_loop(
         # Wake at least once a wall second, so the saved clock stays current.
         beat = clock.now() + max(1, int(svc.speed * HEARTBEAT_WALL_SECONDS))
         await clock.sleep_until(beat if nxt is None else min(nxt, beat), wake)
+        if clock.now() > CLOCK_MAX:
+            # Past the last date the clock may show: stop before anything is saved there.
+            log.error("clock_ran_out", now=clock.now(), limit=CLOCK_MAX, range=CLOCK_RANGE)
+            stop.set()
+            return True
         if reload.is_set():
             reload.clear()
             _reload(svc, config)

@@ -44,12 +44,40 @@ def _caller(request: web.Request) -> Caller:
     return request[CALLER]
 
 
-async def _body(request: web.Request, model: type[Model]) -> Model:
-    raw = await request.read()
+# No body of the API nests deeper than 2; JSON nested deeper than this is refused
+# before it reaches a model (the parser itself would fail with a RecursionError).
+MAX_DEPTH = 32
+TOO_DEEP = f"the request body nests arrays and objects deeper than {MAX_DEPTH} levels"
+
+
+def nesting_depth(data: Any, limit: int = MAX_DEPTH) -> int:
+    """How deep arrays and objects nest in ``data`` (a scalar: 0), counted up to ``limit + 1``."""
+    depth = 0
+    level = [data]
+    while depth <= limit:
+        containers = [x for x in level if isinstance(x, dict | list)]
+        if not containers:
+            break
+        depth += 1
+        level = [v for c in containers for v in (c.values() if isinstance(c, dict) else c)]
+    return depth
+
+
+def parse_json(raw: bytes) -> Any:
+    """The JSON of a request body, or a 400 that says what is wrong with it."""
     try:
         data = json.loads(raw or b"{}")
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise bad_request("the request body is not valid JSON") from None
+    except RecursionError:
+        raise bad_request(TOO_DEEP) from None
+    if nesting_depth(data) > MAX_DEPTH:
+        raise bad_request(TOO_DEEP)
+    return data
+
+
+async def _body(request: web.Request, model: type[Model]) -> Model:
+    data = parse_json(await request.read())
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -58,7 +86,10 @@ async def _body(request: web.Request, model: type[Model]) -> Model:
 
 def validation_message(exc: ValidationError) -> str:
     err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "body"
+    loc = [str(p) for p in err["loc"]]
+    if len(loc) >= 2 and loc[-1] == "[key]":  # a key of a mapping (variables, params)
+        loc = [*loc[:-2], f"key {loc[-2]!r}"]
+    where = ".".join(loc) or "body"
     msg = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         msg = "unknown field"

@@ -3,22 +3,65 @@
 These are the API's edge: requests are validated here, and the OpenAPI
 document is generated from them. Times are integer seconds on the emulated
 clock (seconds since the epoch); durations are integer seconds.
+
+Request bodies are strict: a JSON number where an integer is due must be an
+integer (not ``true``, ``"4"`` or ``4.0``), a flag must be ``true`` or
+``false``; only walltimes and durations also take ``HH:MM:SS`` strings. Text
+fields refuse control characters (batchd.model.text), times lie in years
+1970 to 9999, durations are at most 3650 days.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    field_validator,
+)
 
-from batchd.model.times import positive_duration
+from batchd.model.text import check_text
+from batchd.model.times import plausible_time, positive_duration
 
 HoldType = Literal["u", "o", "s"]
 NodeAction = Literal["offline", "online", "down"]
 
 
+def _text(value: Any) -> Any:
+    return check_text(value) if isinstance(value, str) else value
+
+
+# Any text a request stores: refused if it holds a control character (checked first,
+# so that the message says so even where a pattern would refuse the text too).
+Text = Annotated[str, BeforeValidator(_text)]
+
+
+# A time (seconds since the epoch) in years 1970 to 9999.
+Time = Annotated[int, AfterValidator(plausible_time)]
+
+
+def _start(value: Any) -> int | str:
+    if value in ("now", "asap") and isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return plausible_time(value)
+    raise ValueError("expected a time (seconds since the epoch), 'now' or 'asap'")
+
+
+# A reservation's start: one validator, so that a refusal names the field alone.
+Start = Annotated[
+    int | str,
+    PlainValidator(_start, json_schema_input_type=int | Literal["now", "asap"]),
+]
+
+
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class ErrorOut(Strict):
@@ -32,24 +75,26 @@ class ErrorOut(Strict):
 class JobSubmit(Strict):
     """``qsub``: one job."""
 
-    name: str = Field("STDIN", min_length=1, max_length=236, pattern=r"^[^\s@:]+$")
-    queue: str | None = Field(None, description="destination queue; the default queue if unset")
+    name: Text = Field("STDIN", min_length=1, max_length=236, pattern=r"^[^\s@:]+$")
+    queue: Text | None = Field(None, description="destination queue; the default queue if unset")
     nodes: int = Field(1, ge=1, description="number of nodes (-l nodes=N or -l select=N)")
     walltime: int | None = Field(
         None, description="requested walltime: seconds or HH:MM:SS; the queue default if unset"
     )
     priority: int = Field(0, ge=-1024, le=1023)
-    exec_time: int | None = Field(None, description="-a: not eligible before this time (state W)")
+    exec_time: Time | None = Field(
+        None, description="-a: not eligible before this time (state W); years 1970 to 9999"
+    )
     hold: bool = Field(False, description="-h: submit with a user hold")
-    depend: str | None = Field(
+    depend: Text | None = Field(
         None, description="afterok|afternotok|afterany:ID[:ID...][,type:ID...]"
     )
-    variables: dict[str, str] = Field(
+    variables: dict[Text, Text] = Field(
         default_factory=dict,
         description="-v; BATCHD_RUNTIME=SECONDS sets the emulated runtime",
     )
     script: str = Field("", max_length=1_000_000)
-    user: str | None = Field(
+    user: Text | None = Field(
         None, description="owner: only a manager may submit for another user (trace injection)"
     )
 
@@ -62,8 +107,8 @@ class JobSubmit(Strict):
 class JobAlter(Strict):
     """``qalter``: attributes of a queued or held job."""
 
-    name: str | None = Field(None, min_length=1, max_length=236, pattern=r"^[^\s@:]+$")
-    queue: str | None = None
+    name: Text | None = Field(None, min_length=1, max_length=236, pattern=r"^[^\s@:]+$")
+    queue: Text | None = None
     walltime: int | None = None
     priority: int | None = Field(None, ge=-1024, le=1023)
     nodes: int | None = Field(None, ge=1)
@@ -163,7 +208,7 @@ class NodeList(BaseModel):
 
 class NodeChange(Strict):
     state: NodeAction
-    comment: str | None = Field(None, max_length=1000)
+    comment: Text | None = Field(None, max_length=1000)
 
 
 # -- queues --------------------------------------------------------------------
@@ -202,11 +247,11 @@ class QueueList(BaseModel):
 
 
 class ReservationCreate(Strict):
-    start: int | Literal["now", "asap"] = Field(description="time, 'now' or 'asap'")
+    start: Start = Field(description="time, 'now' or 'asap'")
     duration: int = Field(description="seconds or HH:MM:SS")
     nodes: int = Field(ge=1)
-    name: str = Field("NULL", max_length=236)
-    machine: str | None = Field(
+    name: Text = Field("NULL", max_length=236)
+    machine: Text | None = Field(
         None, description="the machine to hold nodes of; the first if unset"
     )
 
@@ -264,11 +309,11 @@ class SchedulerOut(BaseModel):
 class SchedulerChange(Strict):
     """Set the policy and/or its parameters; the queue is re-planned at once."""
 
-    policy: str | None = None
-    params: dict[str, str] | None = Field(
+    policy: Text | None = None
+    params: dict[Text, Text] | None = Field(
         None, description="parameters; given with a policy they replace, alone they update"
     )
-    machine: str | None = Field(None, description="the machine to change; every machine if unset")
+    machine: Text | None = Field(None, description="the machine to change; every machine if unset")
 
 
 class ServerOut(BaseModel):

@@ -11,10 +11,18 @@ import os
 import tomllib
 from datetime import UTC, tzinfo
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from batchd.model.calendar import (
     CalendarError,
@@ -24,10 +32,19 @@ from batchd.model.calendar import (
 from batchd.model.holidays import load_holidays
 from batchd.model.machine import Grid, Machine
 from batchd.model.spans import WindowError, describe, parse_window
+from batchd.model.text import check_text
 from batchd.model.times import positive_duration
 from batchd.sched.queues import QueueSpec
 
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+
+
+def _text(value: Any) -> Any:
+    return check_text(value) if isinstance(value, str) else value
+
+
+# Free text that qstat, qmgr or the logs show: no control characters.
+Text = Annotated[str, BeforeValidator(_text)]
 
 
 class ConfigError(ValueError):
@@ -39,7 +56,7 @@ class MachineConfig(BaseModel):
 
     name: str = Field(pattern=NAME, max_length=64)
     nodes: int = Field(gt=0, le=1_000_000)
-    description: str = ""
+    description: Text = ""
     node_prefix: str = Field("node", pattern=r"^[A-Za-z][A-Za-z0-9_-]*$", max_length=32)
     cores_per_node: int | None = Field(None, gt=0, le=100_000)
 
@@ -111,7 +128,7 @@ class ServerConfig(BaseModel):
 
     name: str | None = Field(None, pattern=NAME, max_length=64)
     policy: str = "fcfs-easy"
-    policy_params: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    policy_params: dict[Text, str | int | float | bool] = Field(default_factory=dict)
     default_queue: str | None = None
     node_fail: Literal["requeue", "kill"] = "requeue"
     # What a job of a windowed queue still running when its window closes gets: killed
@@ -130,6 +147,19 @@ class ServerConfig(BaseModel):
     @classmethod
     def _history(cls, value: Any) -> Any:
         return _duration(value, "job_history_duration")
+
+    @field_validator("policy_params")
+    @classmethod
+    def _printable_params(
+        cls, value: dict[str, str | int | float | bool]
+    ) -> dict[str, str | int | float | bool]:
+        for key, param in value.items():
+            if isinstance(param, str):
+                try:
+                    check_text(param)
+                except ValueError as exc:
+                    raise ValueError(f"{key}: {exc}") from None
+        return value
 
     @field_validator("policy")
     @classmethod
@@ -170,14 +200,14 @@ class AuthConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    managers: list[str] = Field(default_factory=list)
-    operators: list[str] = Field(default_factory=list)
+    managers: list[Text] = Field(default_factory=list)
+    operators: list[Text] = Field(default_factory=list)
 
 
 class SiteConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    description: str = ""
+    description: Text = ""
     machine: list[MachineConfig] = Field(min_length=1)
     server: ServerConfig = Field(default_factory=ServerConfig)
     auth: AuthConfig = Field(default_factory=AuthConfig)
@@ -252,7 +282,12 @@ def local_timezone() -> tzinfo:
 def _where(loc: tuple[int | str, ...]) -> str:
     out = ""
     for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not part.isprintable():  # a key with a control character: shown escaped
+            out += f"[{part!r}]"
+        else:
+            out += f".{part}" if out else part
     return out or "(top level)"
 
 

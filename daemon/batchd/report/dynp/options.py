@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from batchd.argtypes import positive_int
+from batchd.argtypes import MAX_NODES, SHRINK_RANGE, int_in, seed
 from batchd.report.framework import StudyError
 from batchd.report.framework.cli import (
     add_out_option,
@@ -47,8 +47,9 @@ def parse_shrinks(text: str) -> list[float]:
             value = float(item)
         except ValueError:
             raise StudyError(f"--shrink: expected numbers like 1.0,0.9, got {item!r}") from None
-        if not 0 < value < float("inf"):
-            raise StudyError(f"--shrink: factors must be > 0, got {item!r}")
+        lo, hi = SHRINK_RANGE
+        if not lo <= value <= hi:
+            raise StudyError(f"--shrink: factors must be from {lo:g} to {hi:g}, got {item!r}")
         if value not in values:
             values.append(value)
     return values
@@ -59,8 +60,10 @@ def parse_nodes_for(items: Sequence[str]) -> dict[str, int]:
     out: dict[str, int] = {}
     for item in items:
         name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip().isdigit() or int(value) <= 0:
+        if not sep or not name.strip() or not value.strip().isdigit():
             raise StudyError(f"--nodes-for {item!r}: expected NAME=N with N a positive integer")
+        if not 1 <= int(value) <= MAX_NODES:
+            raise StudyError(f"--nodes-for {item!r}: N must be from 1 to {MAX_NODES:,}")
         out[name.strip().upper()] = int(value)
     return out
 
@@ -89,12 +92,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add(
         "--jobs",
-        type=positive_int,
+        type=int_in(1, 10_000_000),
         default=DEFAULT_JOBS,
         metavar="N",
         help=f"jobs per synthetic set (default {DEFAULT_JOBS})",
     )
-    add("--seed", type=int, default=0, help="seed of the synthetic sets (default 0)")
+    add("--seed", type=seed, default=0, help="seed of the synthetic sets (default 0)")
     add_workers_option(parser)
     add_out_option(parser, DEFAULT_OUT)
     add("--perfect-estimates", action="store_true", help="estimate := actual runtime (Fig. 6)")

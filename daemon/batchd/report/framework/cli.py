@@ -11,7 +11,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from batchd.argtypes import positive_int
+from batchd.argtypes import int_in
 
 RESULTS_NAME = "results.json"  # framework.results.RESULTS_FILE, without importing it
 
@@ -23,7 +23,7 @@ def add_trace_option(parser: argparse.ArgumentParser, text: str) -> None:
 def add_workers_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workers",
-        type=positive_int,
+        type=int_in(1, 1024),
         default=None,
         metavar="K",
         help="worker processes (default: the CPU count)",

@@ -7,7 +7,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from batchd.argtypes import positive_int
+from batchd.argtypes import MAX_NODES, positive_int
 from batchd.report.framework import StudyError
 from batchd.report.framework.cli import (
     add_out_option,
@@ -66,9 +66,11 @@ def _node_count(item: str, machine: int | None) -> int:
                 f"--nodes {item}: the trace header names no machine size; give node counts"
             )
         return max(1, round(machine * float(pct) / 100))
-    if item.isdigit() and int(item) > 0:
+    if item.isdigit() and 0 < int(item) <= MAX_NODES:
         return int(item)
-    raise StudyError(f"--nodes: expected positive node counts like 128,96,64, got {item!r}")
+    raise StudyError(
+        f"--nodes: expected positive node counts up to {MAX_NODES:,} like 128,96,64, got {item!r}"
+    )
 
 
 def parse_nodes(text: str | None, machine: int | None) -> list[int]:

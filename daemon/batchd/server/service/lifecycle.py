@@ -18,7 +18,7 @@ from batchd.engine.machine import Timer
 from batchd.metrics.live import LiveMetrics
 from batchd.model.job import Job
 from batchd.model.states import JobState
-from batchd.model.times import parse_duration
+from batchd.model.times import MAX_DURATION, hms, parse_duration
 from batchd.server.errors import bad_request, forbidden, not_found
 from batchd.server.records import (
     EXIT_STATUS,
@@ -118,6 +118,11 @@ class Lifecycle:
                 raise bad_request(
                     f"{RUNTIME_VAR}={text!r}: give the emulated runtime in seconds or HH:MM:SS"
                 ) from None
+            if runtime_given > MAX_DURATION:
+                raise bad_request(
+                    f"{RUNTIME_VAR}={text!r}: the emulated runtime must be at most "
+                    f"{hms(MAX_DURATION)} (3650 days)"
+                )
         depend = self.deps.parse(body.depend)
         job = Job(
             id=self.seq + 1,
