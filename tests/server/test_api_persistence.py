@@ -204,3 +204,15 @@ async def test_restart_after_downtime_ends_overdue_jobs(tmp_path: Path) -> None:
         two = await api.job(2)
         assert (two["state"], two["stime"]) == ("R", T0 + 600)
         assert (await api.call("alice", "GET", "/server"))["now"] == T0 + 601
+
+
+async def test_the_time_an_answer_shows_is_saved_before_it_leaves(tmp_path: Path) -> None:
+    # Reads change nothing, but a crash after one must not resume the clock before the
+    # time it showed: the file is what a restart after kill -9 reads.
+    path = tmp_path / "state.db"
+    async with start_api(new_service(path)) as api:
+        for offset, route in ((100, "/server"), (250, "/jobs"), (251, "/nodes")):
+            api.at(offset)
+            body = await api.call("alice", "GET", route)
+            assert body["now"] == T0 + offset
+            assert Store(path).load().meta["now"] == T0 + offset, route

@@ -3,7 +3,8 @@
 The daemon runs a synthetic trace at 1,000x while jobs are submitted beside it.
 After SIGKILL and a restart on the same state file, every acknowledged job is
 back, jobs that had started keep their start times on the emulated clock, no
-trace job is injected twice, and no node ever holds two jobs at once.
+trace job is injected twice, and no node ever holds two jobs at once. An answer's time
+is saved before the answer leaves, so the clock resumes no earlier than any time shown.
 """
 
 from __future__ import annotations
@@ -83,3 +84,18 @@ def test_kill_9_and_restart_lose_nothing(tmp_path: Path) -> None:
     assert saved.meta["replay"]["cursor"] == sum(trace_names.values())
     assert {r["name"] for r in rows} >= {f"mine{i}" for i in range(12)}
 
+
+def test_kill_9_after_a_read_resumes_the_clock_after_the_time_it_showed(tmp_path: Path) -> None:
+    # An idle accelerated daemon: the answer shows a now no change has saved yet.
+    d = Daemon(tmp_path, "--speed", "1000").start()
+    try:
+        time.sleep(0.3)
+        status, server = d.call("GET", "/server")
+        assert status == 200, server
+        d.crash()
+    finally:
+        if d.proc is not None and d.proc.poll() is None:
+            d.crash()
+    assert Store(tmp_path / "state.db").load().meta["now"] >= server["now"]
+    with Daemon(tmp_path, "--speed", "1000") as d2:
+        assert d2.call("GET", "/server")[1]["now"] >= server["now"]

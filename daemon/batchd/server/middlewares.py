@@ -67,7 +67,12 @@ async def identity(request: web.Request, handler: Handler) -> web.StreamResponse
 
 @web.middleware
 async def committed(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Every request sees the engine at the clock's now, with all of it saved."""
-    if request.path != "/openapi.json":
-        request.app[SERVICE].catch_up()
-    return await handler(request)
+    """Every request sees the engine at the clock's now, with all of it saved; the now its
+    answer shows is saved before the answer leaves (a read changes nothing else)."""
+    if request.path == "/openapi.json":
+        return await handler(request)
+    svc = request.app[SERVICE]
+    svc.catch_up()
+    response = await handler(request)
+    svc.save_clock()
+    return response

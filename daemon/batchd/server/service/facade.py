@@ -165,6 +165,11 @@ class BatchService:
         self.sync()
         self.journal.commit(self.engine.now, clock=True)
 
+    def save_clock(self) -> None:
+        """Before an answer leaves: the emulated now it shows is saved, so that a restart
+        after a crash never resumes the clock before a time a caller has seen."""
+        self.journal.save_clock(self.engine.now)
+
     def settle(self) -> None:
         """After a change: what it queued arrives and one scheduling pass runs; then save."""
         self.metrics.timed(lambda: self.engine.instant(self.engine.now))

@@ -53,7 +53,8 @@ class Journal:
 
     def commit(self, now: int, *, clock: bool = False) -> None:
         """Write what changed. The emulated time is saved with any change, and on its own
-        only with ``clock`` (the scheduling loop's heartbeat): a read costs no write."""
+        only with ``clock`` (the heartbeat, or an answer about to show a time not saved yet:
+        see ``save_clock``)."""
         for flush in self.before_commit:
             flush()
         self.flush_tally()
@@ -68,3 +69,8 @@ class Journal:
         self._dirty.clear()
         for fn in self.on_change:
             fn()
+
+    def save_clock(self, now: int) -> None:
+        """Save ``now`` (with anything still unsaved) if it moved since the last save."""
+        if now != self._saved_now and self.store is not None:
+            self.commit(now, clock=True)
