@@ -35,8 +35,9 @@ class Seen:
 
 def due(job: Job) -> int:
     """When a started job ends: at its runtime, or killed at its walltime."""
-    runtime = job["runtime"] if job["runtime"] is not None else job["walltime"]
-    return int(job["stime"]) + min(runtime, job["walltime"])
+    walltime = int(job["walltime"])
+    runtime = walltime if job["runtime"] is None else int(job["runtime"])
+    return int(job["stime"]) + min(runtime, walltime)
 
 
 def node_overlaps(jobs: list[Job], now: int) -> list[str]:
