@@ -6,9 +6,11 @@ restores from the same file on a clock at the saved time or later, and is served
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from api_helpers import T0, Api, new_service, nodes, site_config, start_api
 from batchd.engine.clock import VirtualClock
@@ -216,3 +218,30 @@ async def test_the_time_an_answer_shows_is_saved_before_it_leaves(tmp_path: Path
             body = await api.call("alice", "GET", route)
             assert body["now"] == T0 + offset
             assert Store(path).load().meta["now"] == T0 + offset, route
+
+
+async def test_a_change_is_logged_once_it_is_saved(tmp_path: Path) -> None:
+    # A kill -9 between the log line and the commit left job_submitted lines for jobs
+    # that were never saved (and whose number the next job took). A failing commit
+    # stands for that moment: nothing is logged until a commit succeeds.
+    path = tmp_path / "state.db"
+    svc = new_service(path)
+    store = svc.store
+    assert store is not None
+    saving = store.commit
+
+    def disk_error() -> None:
+        if store.pending:
+            raise sqlite3.OperationalError("disk I/O error")
+
+    async with start_api(svc) as api:
+        store.commit = disk_error  # type: ignore[method-assign]
+        with capture_logs() as logs:
+            status, _ = await api.raw("alice", "POST", "/jobs", {"nodes": 1})
+        assert status == 500
+        assert [e["event"] for e in logs] == ["request_failed"]
+        store.commit = saving  # type: ignore[method-assign]
+        with capture_logs() as logs:
+            await api.call("alice", "GET", "/server")
+        assert [(e["event"], e.get("job")) for e in logs] == [("job_submitted", "1.mini")]
+        assert [r["seq"] for r in Store(path).load().jobs] == [1]

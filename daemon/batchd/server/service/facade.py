@@ -226,7 +226,7 @@ class BatchService:
     @changes
     def submit(self, caller: Caller, body: JobSubmit) -> JobRecord:
         rec = self.lifecycle.submit(caller, body)
-        log.info(
+        self.journal.log(
             "job_submitted",
             job=self.job_id(rec.seq),
             owner=rec.owner,
@@ -244,25 +244,25 @@ class BatchService:
     @changes
     def delete(self, caller: Caller, text: str) -> JobRecord:
         rec = self.lifecycle.delete(caller, text)
-        log.info("job_deleted", job=self.job_id(rec.seq), by=caller.user)
+        self.journal.log("job_deleted", job=self.job_id(rec.seq), by=caller.user)
         return rec
 
     @changes
     def hold(self, caller: Caller, text: str, types: str) -> JobRecord:
         rec = self.lifecycle.hold(caller, text, types)
-        log.info("job_held", job=self.job_id(rec.seq), types=types, by=caller.user)
+        self.journal.log("job_held", job=self.job_id(rec.seq), types=types, by=caller.user)
         return rec
 
     @changes
     def release(self, caller: Caller, text: str, types: str) -> JobRecord:
         rec = self.lifecycle.release(caller, text, types)
-        log.info("job_released", job=self.job_id(rec.seq), types=types, by=caller.user)
+        self.journal.log("job_released", job=self.job_id(rec.seq), types=types, by=caller.user)
         return rec
 
     @changes
     def alter(self, caller: Caller, text: str, body: JobAlter) -> JobRecord:
         rec = self.lifecycle.alter(caller, text, body)
-        log.info("job_altered", job=self.job_id(rec.seq), by=caller.user)
+        self.journal.log("job_altered", job=self.job_id(rec.seq), by=caller.user)
         return rec
 
     def jobs(
@@ -308,7 +308,7 @@ class BatchService:
         down = self.nodes.set(self.engine, where, change.state, change.comment)
         if down is not None:
             self.lifecycle.node_failed(down)
-        log.info("node_state", node=name, state=change.state, by=caller.user)
+        self.journal.log("node_state", node=name, state=change.state, by=caller.user)
         return where
 
     def count_allocated(self) -> None:
@@ -325,7 +325,7 @@ class BatchService:
         resv = self.reservations.create(
             self.engine, machine, self.site.machine[machine].nodes, caller.user, body
         )
-        log.info(
+        self.journal.log(
             "reservation_created", resv=self.resv_id(resv.id), start=resv.start, nodes=body.nodes
         )
         return resv
@@ -335,7 +335,7 @@ class BatchService:
         require(caller, "manager", "delete reservations")
         resv = self.reservations.find(text)
         self.reservations.delete(self.engine, resv)
-        log.info("reservation_deleted", resv=self.resv_id(resv.id), by=caller.user)
+        self.journal.log("reservation_deleted", resv=self.resv_id(resv.id), by=caller.user)
         return resv
 
     # -- the scheduler ----------------------------------------------------------------
@@ -363,7 +363,7 @@ class BatchService:
                 "by": caller.user,
             }
             sched.switches.append(entry)
-            log.info("policy_set", **{k: v for k, v in entry.items() if k != "time"})
+            self.journal.log("policy_set", **{k: v for k, v in entry.items() if k != "time"})
         sched.switches = sched.switches[-100:]
         self.save_meta(
             policies={

@@ -12,9 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import structlog
+
 from batchd.metrics.tally import JobTally
 from batchd.server.records import JobRecord
 from batchd.server.store import Store
+
+log = structlog.get_logger("batchd")
 
 
 class Journal:
@@ -24,8 +28,13 @@ class Journal:
         self.meta: dict[str, Any] = {}
         self._dirty: dict[int, JobRecord] = {}
         self._saved_now: int | None = None
+        self._events: list[tuple[str, dict[str, Any]]] = []
         self.before_commit: list[Callable[[], None]] = []
         self.on_change: list[Callable[[], None]] = []
+
+    def log(self, event: str, **fields: Any) -> None:
+        """Log a change once it is saved: at the end of the next commit that succeeds."""
+        self._events.append((event, fields))
 
     def touch(self, rec: JobRecord) -> None:
         self._dirty[rec.seq] = rec
@@ -67,6 +76,9 @@ class Journal:
                 store.put_meta("now", now)
             store.commit()
         self._dirty.clear()
+        events, self._events = self._events, []
+        for event, fields in events:
+            log.info(event, **fields)
         for fn in self.on_change:
             fn()
 
