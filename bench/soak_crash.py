@@ -8,7 +8,9 @@ moment the daemon gets SIGKILL. It is started again on the same state, and the l
 of every job is checked (tests/crash_checks.py): each acknowledged job exactly once,
 no submission saved twice, the trace's jobs injected once each and in order, started
 jobs with their start and nodes, ended jobs at their due time, no node held by two
-jobs, no start before its submission, and a clock that never goes back.
+jobs, no start before its submission, and a clock that never goes back. Beside the API,
+the state file's clock must not be behind any time an answer showed, and every
+``job_submitted`` line of the daemon's log must name a saved job.
 
 Exit status 1 when any rule was broken.
 """
@@ -198,6 +200,24 @@ def saved_now(state: Path) -> int:
         db.close()
 
 
+def unsaved_in_log(log: Path, jobs: list[dict[str, Any]]) -> list[str]:
+    """``job_submitted`` lines of the daemon's log that name no saved job of that shape."""
+    by_id = {j["id"]: j for j in jobs}
+    out = []
+    with open(log, errors="replace") as fh:
+        for line in fh:
+            if '"job_submitted"' not in line:
+                continue
+            # A kill between a line and its newline glues the next start's line to it.
+            event, _ = json.JSONDecoder().raw_decode(line)
+            job = by_id.get(event["job"])
+            shape = (event["owner"], event["nodes"], event["walltime"])
+            if job is None or (job["owner"], job["nodes"], job["walltime"]) != shape:
+                saved = job and job["name"]
+                out.append(f"the log says {event['job']} was submitted as {shape}; saved: {saved}")
+    return out
+
+
 def listing(d: Daemon) -> tuple[list[dict[str, Any]], int, tuple[int, int]]:
     """Every job, the emulated now of that listing and the trace feed's cursor just before
     and just after it."""
@@ -237,6 +257,7 @@ def run(opts: Options, tmp: Path, say: Callable[[str], None] = print) -> Soak:
             restart = time.monotonic() - t0
             jobs, now, cursors = listing(daemon)
             bad = clients.refused + violations(jobs, now, seen, trace, cursors)
+            bad += unsaved_in_log(daemon.log, jobs)
             if saved < seen.now:
                 bad.append(f"answers showed {seen.now}; the clock resumes at {saved}")
             names = {j["name"] for j in jobs}
