@@ -6,14 +6,16 @@ restores from the same file on a clock at the saved time or later, and is served
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from api_helpers import T0, Api, new_service, nodes, site_config, start_api
 from batchd.engine.clock import VirtualClock
 from batchd.server.service import BatchService
-from batchd.server.store import Store
+from batchd.server.store import SaveError, Store
 
 # Fields that depend on the clock's now rather than on the saved state.
 MOVING = ("elapsed",)
@@ -204,3 +206,48 @@ async def test_restart_after_downtime_ends_overdue_jobs(tmp_path: Path) -> None:
         two = await api.job(2)
         assert (two["state"], two["stime"]) == ("R", T0 + 600)
         assert (await api.call("alice", "GET", "/server"))["now"] == T0 + 601
+
+
+async def test_the_time_an_answer_shows_is_saved_before_it_leaves(tmp_path: Path) -> None:
+    # Reads change nothing, but a crash after one must not resume the clock before the
+    # time it showed: the file is what a restart after kill -9 reads.
+    path = tmp_path / "state.db"
+    async with start_api(new_service(path)) as api:
+        for offset, route in ((100, "/server"), (250, "/jobs"), (251, "/nodes")):
+            api.at(offset)
+            body = await api.call("alice", "GET", route)
+            assert body["now"] == T0 + offset
+            assert Store(path).load().meta["now"] == T0 + offset, route
+
+
+async def test_a_change_is_logged_once_it_is_saved(tmp_path: Path) -> None:
+    # A kill -9 between the log line and the commit left job_submitted lines for jobs
+    # that were never saved (and whose number the next job took). A failing commit
+    # stands for that moment: the change is refused and undone, and nothing is logged.
+    path = tmp_path / "state.db"
+    svc = new_service(path)
+    store = svc.store
+    assert store is not None
+    saving = store.commit
+
+    def disk_error() -> bool:
+        if store.pending:
+            raise SaveError("disk I/O error")
+        return False
+
+    async with start_api(svc) as api:
+        svc.save()  # the clock saved, so that only the submission is pending below
+        store.commit = disk_error  # type: ignore[method-assign]
+        with capture_logs() as logs:
+            status, _ = await api.raw("alice", "POST", "/jobs", {"nodes": 1})
+        assert status == 503
+        assert "job_submitted" not in [e["event"] for e in logs]
+        store.commit = saving  # type: ignore[method-assign]
+        later = time.monotonic() + 3600
+        svc.saving.wall = lambda: later  # the retry is due
+        with capture_logs() as logs:
+            status, _ = await api.raw("alice", "POST", "/jobs", {"nodes": 1})
+        assert status == 201
+        submitted = [e.get("job") for e in logs if e["event"] == "job_submitted"]
+        assert submitted == ["1.mini"]
+        assert [r["seq"] for r in Store(path).load().jobs] == [1]

@@ -68,7 +68,12 @@ async def identity(request: web.Request, handler: Handler) -> web.StreamResponse
 @web.middleware
 async def committed(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Every request sees the engine at the clock's now, with all of it saved (or waiting
-    for the next try while the state file takes no writes: a read answers all the same)."""
-    if request.path != "/openapi.json":
-        request.app[SERVICE].catch_up()
-    return await handler(request)
+    for the next try while the state file takes no writes: a read answers all the same);
+    the now its answer shows is saved before the answer leaves."""
+    if request.path == "/openapi.json":
+        return await handler(request)
+    svc = request.app[SERVICE]
+    svc.catch_up()
+    response = await handler(request)
+    svc.save_clock()
+    return response

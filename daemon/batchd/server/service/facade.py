@@ -198,6 +198,13 @@ class BatchService:
             self._purge()
         return write and not self.saving.failing
 
+    def save_clock(self) -> None:
+        """Before an answer leaves: the emulated now it shows is saved, so that a restart
+        after a crash never resumes the clock before a time a caller has seen. While the
+        state file takes no writes it waits with the rest (a read is answered all the same)."""
+        if self.journal.clock_moved(self.engine.now):
+            self.save(clock=True)
+
     def commit(self, *, clock: bool = False) -> None:
         """Commit what changed (``SaveError`` if it could not be written); then the
         history forgets what ended over its duration ago (on the emulated clock)."""

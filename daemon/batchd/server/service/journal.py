@@ -18,12 +18,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import structlog
+
 from batchd.metrics.tally import JobTally
 from batchd.model.states import JobState
 from batchd.server.records import JobRecord
 from batchd.server.service.history import History
 from batchd.server.service.saving import SaveStatus
 from batchd.server.store import SaveError, Store
+
+log = structlog.get_logger("batchd")
 
 
 class Journal:
@@ -42,10 +46,15 @@ class Journal:
         self.meta: dict[str, Any] = {}
         self._dirty: dict[int, JobRecord] = {}
         self._saved_now: int | None = None
+        self._events: list[tuple[str, dict[str, Any]]] = []
         self.before_commit: list[Callable[[], None]] = []
         self.on_change = on_change
         self.on_retired: list[Callable[[JobRecord], None]] = []
         self._retiring: list[JobRecord] = []  # finished, in the store, not yet written
+
+    def log(self, event: str, **fields: Any) -> None:
+        """Log a change once it is saved: at the end of the next commit that succeeds."""
+        self._events.append((event, fields))
 
     def touch(self, rec: JobRecord) -> None:
         self._dirty[rec.seq] = rec
@@ -73,8 +82,9 @@ class Journal:
 
     def commit(self, now: int, *, clock: bool = False, write: bool = True) -> None:
         """Write what changed. The emulated time is saved with any change, and on its own
-        only with ``clock`` (the scheduling loop's heartbeat): a read costs no write.
-        ``write=False`` only gathers it in the store (while a retry is not due yet)."""
+        only with ``clock`` (the heartbeat, or an answer about to show a time not saved yet:
+        see ``clock_moved``). ``write=False`` only gathers it in the store (while a retry
+        is not due yet). What ``log`` was told is logged once a commit has written it."""
         for flush in self.before_commit:
             flush()
         self.flush_tally()
@@ -90,7 +100,9 @@ class Journal:
                 self._saved_now = now
                 store.put_meta("now", now)
         self._dirty.clear()
-        if store is not None and write:
+        if store is None:
+            self._log_events()  # nothing is saved any more: the daemon is stopping
+        elif write:
             try:
                 wrote = store.commit()
             except SaveError as exc:
@@ -102,5 +114,15 @@ class Journal:
             for rec in retiring:
                 for retire in self.on_retired:
                     retire(rec)
+            self._log_events()
         for fn in self.on_change:
             fn()
+
+    def _log_events(self) -> None:
+        events, self._events = self._events, []
+        for event, fields in events:
+            log.info(event, **fields)
+
+    def clock_moved(self, now: int) -> bool:
+        """Whether ``now`` differs from the last time gathered for saving."""
+        return now != self._saved_now and self.store is not None

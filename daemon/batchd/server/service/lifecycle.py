@@ -11,8 +11,6 @@ import datetime as dt
 import time
 from typing import TYPE_CHECKING
 
-import structlog
-
 from batchd.engine.core import Engine
 from batchd.engine.machine import Timer
 from batchd.metrics.live import LiveMetrics
@@ -43,8 +41,6 @@ ENDINGS = {
     "cancelled": "Job deleted while running",
     "node_fail": "Job killed: a node it ran on went down",
 }
-
-log = structlog.get_logger("batchd")
 
 
 def stamp(t: int) -> str:
@@ -249,7 +245,9 @@ class Lifecycle:
             return
         rec.exit_status = EXIT_STATUS.get(job.outcome)
         if job.outcome == "overflow":
-            log.info("job_overflow", job=self.job_id(job.id), queue=job.queue, action="kill")
+            self.journal.log(
+                "job_overflow", job=self.job_id(job.id), queue=job.queue, action="kill"
+            )
             rec.comment = (
                 f"Job killed: {self.closed_what(job)} at {self.local(job.end)} "
                 "while it ran (overflow)"
@@ -261,7 +259,7 @@ class Lifecycle:
 
     def overflow_requeued(self, job: Job) -> None:
         """A gate put a job back at the end of its window (overflow = requeue)."""
-        log.info("job_overflow", job=self.job_id(job.id), queue=job.queue, action="requeue")
+        self.journal.log("job_overflow", job=self.job_id(job.id), queue=job.queue, action="requeue")
         self.requeued(job, "overflow", f"{self.closed_what(job)} while it ran (overflow)")
 
     def requeued(self, job: Job, reason: str, why: str) -> None:
