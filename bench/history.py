@@ -31,7 +31,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -41,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from api import UnixConnection  # bench/api.py, beside this script
+
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "conf" / "hpcline96.toml"
 TRACES = ROOT.parent / "shared" / "traces"
@@ -49,18 +50,6 @@ TARGET_SLOPE_MB = 2.0  # per 10,000 finished jobs over the second half
 TARGET_QSTAT_S = 1.0
 TARGET_QSTAT_MB = 100.0
 JOB_LINE = re.compile(r"^\d+\.\S*\s")
-
-
-class UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path: str, timeout: float = 60.0) -> None:
-        super().__init__("batchd", timeout=timeout)
-        self.unix_path = path
-
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        sock.connect(self.unix_path)
-        self.sock = sock
 
 
 def get_json(sock: str, path: str) -> Any:
