@@ -9,7 +9,6 @@ keeps free once the job is counted, "util" (nodes - free) / nodes.
 from __future__ import annotations
 
 import pytest
-
 from gridutil import job, run_grid, table
 
 

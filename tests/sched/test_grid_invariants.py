@@ -11,9 +11,9 @@ from __future__ import annotations
 import random
 
 import pytest
+from gridutil import job, run_grid
 
 from batchd.model.job import Job
-from gridutil import job, run_grid
 
 CASES = [
     ("central", {"scheduler": s, "select": sel})

@@ -7,7 +7,6 @@ partition field (1-based machine). Expected tables are (machine, start, end).
 from __future__ import annotations
 
 import pytest
-
 from gridutil import job, run_grid, table
 
 

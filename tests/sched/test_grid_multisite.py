@@ -5,10 +5,10 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+from gridutil import job, run_grid, table
 
 from batchd.sched.grid.multisite import split_widths
 from batchd.sched.grid.overhead import multisite_factor, stretch
-from gridutil import job, run_grid, table
 
 
 # m0, m1 of 4 nodes; p = 0.5. J1 t0 w6 100 s: no machine can start it alone ->
