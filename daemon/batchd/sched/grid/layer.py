@@ -22,6 +22,7 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from batchd.model.job import Job
 from batchd.sched.grid.overhead import stretch
@@ -88,6 +89,7 @@ class GridLayer(ABC):
         self._pending: list[list[Placement] | None] = [None] * self.n
         self.stats = GridStats()
         self.original: dict[int, tuple[int, int]] = {}  # job id -> (runtime, estimate)
+        self._wide: dict[int, list[int]] = {}
 
     def attach(self, views: Sequence[MachineView]) -> None:
         """The engine's views of the machines, in config order (after the engine is built)."""
@@ -137,11 +139,8 @@ class GridLayer(ABC):
         job.machine = machine
         return Placement(job, machine, job.width)
 
-    def stretch_job(self, job: Job, factor: object) -> None:
+    def stretch_job(self, job: Job, factor: Fraction) -> None:
         """Multiply a job's runtime and estimate by ``factor`` (a migration's overhead)."""
-        from fractions import Fraction
-
-        assert isinstance(factor, Fraction)
         if factor == 1:
             return
         self.original.setdefault(job.id, (job.runtime, job.estimate))
@@ -149,7 +148,11 @@ class GridLayer(ABC):
         job.estimate = stretch(job.estimate, factor)
 
     def wide_enough(self, width: int) -> list[int]:
-        return [i for i in range(self.n) if self.nodes[i] >= width]
+        """M_max: the machines with at least ``width`` nodes, in config order (do not change)."""
+        found = self._wide.get(width)
+        if found is None:
+            found = self._wide[width] = [i for i in range(self.n) if self.nodes[i] >= width]
+        return found
 
     def shadow(
         self, machine: int, width: int, free: int, added: Sequence[tuple[int, int]]
@@ -194,9 +197,6 @@ class GridLayer(ABC):
                 if r < 0:
                     return i
         return cands[self.rng.randrange(len(cands))]
-
-    def report(self) -> dict[str, object]:
-        return {}
 
     def merge_parts(self, finished: Sequence[Job]) -> list[Job]:
         """The finished jobs one per job (multi-site parts merged); others as they are."""
