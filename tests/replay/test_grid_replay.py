@@ -225,3 +225,24 @@ def test_nrw_synthetic(structure: str) -> None:
     grid = result.summary["grid"]
     assert grid["totals"]["jobs"] == result.summary["jobs"] == 400 - grid["rejected"]
     assert sum(m["jobs"] for m in grid["machines"]) == len(result.runs)
+
+
+def test_daemon_refuses_a_grid_site_file(tmp_path: Path) -> None:
+    """The daemon does not serve grid structures yet: it says so in one line."""
+    import subprocess
+    import sys
+
+    argv = [
+        sys.executable,
+        "-m",
+        "batchd.cli",
+        "serve",
+        "--config",
+        str(ROOT / "conf/grid-nrw.toml"),
+    ]
+    argv += ["--socket", str(tmp_path / "s.sock"), "--state", str(tmp_path / "state.db")]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert "the [grid] table is read by `batchd replay` only" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "state.db").exists()
