@@ -31,7 +31,10 @@ def job_out(
         est = None
     comment = None if brief else _comment(svc, rec, est)
     hosts = svc.nodes.names[job.machine]
-    view = job_view(rec, svc.server, hosts, now=svc.now, est=est, comment=comment)
+    machine, prefix = svc.job_machine(rec)
+    view = job_view(
+        rec, svc.server, hosts, now=svc.now, est=est, comment=comment, machine=machine, prefix=prefix
+    )
     return brief_of(view) if brief else view
 
 
@@ -165,6 +168,14 @@ def scheduler_out(svc: BatchService) -> dict[str, Any]:
         )
     ]
     first = machines[0]
+    grid = None
+    if sched.grid is not None and sched.layer is not None:
+        grid = {
+            "structure": sched.grid.structure,
+            "params": dict(sched.grid.params),
+            "in_force": sched.layer.params.describe(),
+            "structures": sched.served_structures(),
+        }
     return {
         "policy": first["policy"],
         "params": first["params"],
@@ -172,6 +183,7 @@ def scheduler_out(svc: BatchService) -> dict[str, Any]:
         "report": first["report"],
         "switches": list(sched.switches),
         "machines": machines,
+        "grid": grid,
     }
 
 
