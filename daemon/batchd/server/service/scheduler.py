@@ -68,10 +68,11 @@ def grid_refusal(site: SiteConfig, structure: str | None = None) -> str | None:
         return None
     if structure in GRID_REFUSED:
         return f"grid.structure: {structure!r} is not served by the daemon: {GRID_REFUSED[structure]}"
-    windowed = [q.name for q in site.queues() if q.spec().gated]
+    windowed = [(i, q.name) for i, q in enumerate(site.queues()) if q.spec().gated]
     if windowed:
+        i, name = windowed[0]
         return (
-            f"queue.window: queue {windowed[0]} has a window; a grid structure does not run "
+            f"queue[{i}].window: queue {name} has a window; a grid structure does not run "
             "behind queue windows (remove the window, or the [grid] table)"
         )
     return None
