@@ -211,6 +211,9 @@ class NodeList(BaseModel):
     server: str
     now: int
     nodes: list[NodeOut]
+    grid: str | None = Field(
+        None, description="the grid structure over the machines (qnodes groups by machine)"
+    )
 
 
 class NodeChange(Strict):

@@ -33,7 +33,14 @@ def job_out(
     hosts = svc.nodes.names[job.machine]
     machine, prefix = svc.job_machine(rec)
     view = job_view(
-        rec, svc.server, hosts, now=svc.now, est=est, comment=comment, machine=machine, prefix=prefix
+        rec,
+        svc.server,
+        hosts,
+        now=svc.now,
+        est=est,
+        comment=comment,
+        machine=machine,
+        prefix=prefix,
     )
     return brief_of(view) if brief else view
 
@@ -93,7 +100,11 @@ def node_list(svc: BatchService) -> dict[str, Any]:
     for machine, names in enumerate(svc.nodes.names):
         holders = svc.nodes.holders(svc.engine, machine)
         nodes += [node_out(svc, machine, i, holders) for i in range(len(names))]
-    return {"server": svc.server, "now": svc.now, "nodes": nodes}
+    grid = svc.scheduler.grid
+    out: dict[str, Any] = {"server": svc.server, "now": svc.now, "nodes": nodes}
+    if grid is not None:
+        out["grid"] = grid.structure
+    return out
 
 
 def node_at(svc: BatchService, where: tuple[int, int]) -> dict[str, Any]:

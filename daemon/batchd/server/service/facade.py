@@ -509,15 +509,19 @@ class BatchService:
                 "grid's parameters with grid.params"
             )
         structure = change.grid.structure if change.grid is not None else None
-        params = dict(change.grid.params) if change.grid and change.grid.params is not None else None
+        params = (
+            dict(change.grid.params) if change.grid and change.grid.params is not None else None
+        )
         if change.policy is not None:
             key = "local"
             if change.machine is not None:
                 key = f"local.{self.site.machine[self.machine_named(change.machine)].name}"
             params = {**(params or {}), key: change.policy}
         elif change.machine is not None:
-            raise bad_request("machine: on a grid site it names the machine whose local policy "
-                              "changes, with policy")
+            raise bad_request(
+                "machine: on a grid site it names the machine whose local policy "
+                "changes, with policy"
+            )
         if structure is None and params is None:
             raise bad_request("give grid (structure and/or params), or policy")
         return structure, params
@@ -593,7 +597,9 @@ class BatchService:
                 "the [grid] table cannot be added or removed while the daemon runs; restart it"
             )
         if site.grid_table is not None:
-            refused = grid_refusal(site, self.scheduler.grid.structure if self.scheduler.grid else None)
+            refused = grid_refusal(
+                site, self.scheduler.grid.structure if self.scheduler.grid else None
+            )
             if refused is not None:
                 raise ValueError(refused)
         if site.server.max_body != self.site.server.max_body:

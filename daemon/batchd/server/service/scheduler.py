@@ -67,7 +67,9 @@ def grid_refusal(site: SiteConfig, structure: str | None = None) -> str | None:
     if structure is None:
         return None
     if structure in GRID_REFUSED:
-        return f"grid.structure: {structure!r} is not served by the daemon: {GRID_REFUSED[structure]}"
+        return (
+            f"grid.structure: {structure!r} is not served by the daemon: {GRID_REFUSED[structure]}"
+        )
     windowed = [(i, q.name) for i, q in enumerate(site.queues()) if q.spec().gated]
     if windowed:
         i, name = windowed[0]
@@ -167,9 +169,7 @@ class Scheduler:
             for i, port in enumerate(layer.ports)
         ]
 
-    def choose_grid(
-        self, structure: str | None, params: Mapping[str, str] | None
-    ) -> GridChoice:
+    def choose_grid(self, structure: str | None, params: Mapping[str, str] | None) -> GridChoice:
         """The grid a change asks for: parameters given with a new structure replace the old
         ones (a new structure alone starts from its defaults), alone they update them
         (an empty value removes a parameter); checked by building it (400 if bad)."""
@@ -269,10 +269,7 @@ class Scheduler:
             return cached[1]
         assert self.engine is not None
         m: MachineState = self.engine.machines[machine]
-        if self.layer is not None:
-            plan = self._grid_plan(m)
-        else:
-            plan = m.policy.planned_starts(m)
+        plan = self._grid_plan(m) if self.layer is not None else m.policy.planned_starts(m)
         self._plans[machine] = (self.version, plan)
         return plan
 
