@@ -137,6 +137,8 @@ class BatchService:
         for m in self.engine.machines:
             m.now = now
         self.scheduler.attach(self.engine)
+        if self.scheduler.grid is not None:
+            self.metrics.grid_structure(self.scheduler.grid.structure)
         self.admission = Admission(site, self.scheduler.windows)
         self.dependencies = Dependencies(self.records, self.server, self.history.outcome)
         self.lifecycle = Lifecycle(
@@ -553,6 +555,7 @@ class BatchService:
             )
         if old.structure != choice.structure:
             self.metrics.policy_switched("grid", old.structure, choice.structure)
+            self.metrics.grid_structure(choice.structure)
         log.info("grid_set", **{k: v for k, v in entry.items() if k != "time"})
 
     # -- server attributes ------------------------------------------------------------

@@ -51,6 +51,7 @@ def saved_grid(svc: BatchService, meta: dict[str, Any]) -> None:
     choice = GridChoice(str(saved["structure"]), dict(saved.get("params", {})))
     try:
         sched.use_grid(choice)
+        svc.metrics.grid_structure(choice.structure)
     except ApiError as exc:
         raise ValueError(f"the grid saved in the state cannot run here: {exc.message}") from None
 
