@@ -64,6 +64,7 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from batchd.replay import ReplayOptions, run_replay
+    from batchd.sched.grid.params import parse_grid_param_args
     from batchd.sched.registry import parse_param_args
     from batchd.workload import write_jobs_csv, write_swf
 
@@ -78,6 +79,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         kill=not args.no_kill,
         first=args.first,
         seed=args.seed,
+        grid=args.grid,
+        grid_params=parse_grid_param_args(args.grid_param),
     )
     update, bar = progress_bar(0, f"replay {args.policy or args.machine}")
     try:
@@ -86,14 +89,22 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     summary = result.summary
+    is_grid = "grid" in summary
+    runs = result.runs if is_grid else result.jobs
     if args.out_swf:
         comments = [
             f"batchd replay: policy {summary['policy']}, {summary['nodes']} nodes, "
             f"shrink {args.shrink}, kill {'no' if args.no_kill else 'yes'}"
         ]
-        write_swf(args.out_swf, result.workload.header, result.jobs, comments)
+        if "grid" in summary:
+            comments.append(
+                f"grid {summary['grid']['structure']}: field 16 (partition) is the machine, "
+                "1-based: " + ", ".join(m["name"] for m in summary["grid"]["machines"])
+            )
+        write_swf(args.out_swf, result.workload.header, runs, comments, partition=is_grid)
     if args.out_jobs_csv:
-        write_jobs_csv(args.out_jobs_csv, result.jobs)
+        names = [m.name for m in result.grid.machines] if is_grid else None
+        write_jobs_csv(args.out_jobs_csv, runs, names)
     if args.summary_json:
         Path(args.summary_json).write_text(json.dumps(summary, indent=2) + "\n")
     print(format_summary(summary))
@@ -177,6 +188,19 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--perfect-estimates", action="store_true", help="estimate := runtime")
     rp.add_argument("--no-kill", action="store_true", help="let jobs run past their estimate")
     rp.add_argument("--first", type=positive_int, metavar="N", help="only the first N jobs")
+    rp.add_argument(
+        "--grid",
+        metavar="STRUCTURE",
+        help="grid structure over the --machine site file's machines: central, multisite, "
+        "hierarchical, decentral, pool (docs/grid.md; default: the site file's [grid])",
+    )
+    rp.add_argument(
+        "--grid-param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="grid structure parameter, e.g. scheduler=easy, select=bestfit-free",
+    )
     rp.add_argument("--out-swf", metavar="FILE", help="write the schedule as SWF")
     rp.add_argument("--out-jobs-csv", metavar="FILE", help="write Batsim/evalys jobs.csv")
     rp.add_argument("--summary-json", metavar="FILE", help="write the summary as JSON")

@@ -55,6 +55,8 @@ class ReplayOptions:
     kill: bool = True
     first: int | None = None
     seed: int = 0
+    grid: str | None = None  # a grid structure (docs/grid.md); None: the site file's [grid]
+    grid_params: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -64,6 +66,9 @@ class ReplayResult:
     workload: Workload
     grid: Grid
     policy: Policy  # the policy of the machine the trace ran on
+    # Under a grid structure: every run of a job on a machine (a multi-site job's parts
+    # each); ``jobs`` then holds one record per job. Empty otherwise.
+    runs: list[Job] = field(default_factory=list)
 
 
 @dataclass
@@ -76,16 +81,25 @@ class Setup:
     policy: str = ""
     params: dict[str, str] = field(default_factory=dict)
     site: SiteConfig | None = None
+    structure: str | None = None  # a grid structure over the machines
+    grid_params: dict[str, str] = field(default_factory=dict)
 
 
 def resolve_setup(opts: ReplayOptions) -> Setup:
     """The machines and the policy: from the site file, the options or the trace header."""
     if opts.nodes is not None and opts.nodes <= 0:
         raise ReplayError(f"--nodes must be a positive integer, got {opts.nodes}")
+    if opts.machine is None and (opts.grid is not None or opts.grid_params):
+        raise ReplayError("--grid needs --machine with a site file of several machines")
     if opts.machine is not None:
         from batchd.site.config import load_site
 
         site = load_site(opts.machine)
+        structure = opts.grid or (site.grid_table.structure if site.grid_table else None)
+        if structure is not None:
+            return grid_setup(opts, site, structure)
+        if opts.grid_params:
+            raise ReplayError("--grid-param needs --grid STRUCTURE (or a site file with [grid])")
         grid = site.grid(opts.nodes)
         queue = site.queue_named(site.default_queue)
         policy = opts.policy or site.server.policy
@@ -105,6 +119,26 @@ def resolve_setup(opts: ReplayOptions) -> Setup:
         if size:
             return Setup(Grid([Machine("cluster", size)]), policy=opts.policy, params=opts.params)
     raise ReplayError("give --machine conf/NAME.toml or --nodes N (the trace names no size)")
+
+
+def grid_setup(opts: ReplayOptions, site: SiteConfig, structure: str) -> Setup:
+    """A grid structure over the site's machines: [grid] params, then --grid-param."""
+    if opts.policy is not None:
+        raise ReplayError(
+            "--policy does not apply to a grid structure: give the central scheduler with "
+            "--grid-param scheduler=NAME, local policies with --grid-param local=NAME"
+        )
+    if opts.nodes is not None:
+        raise ReplayError("--nodes does not apply to a grid structure (the site file sizes it)")
+    if any(q.spec().gated for q in site.queues()):
+        raise ReplayError("a grid structure does not run behind queue windows (remove them)")
+    params: dict[str, str] = {}
+    table = site.grid_table
+    if table is not None and table.structure == structure:
+        params.update(table.raw())
+    params.update(opts.grid_params)
+    queue = site.queue_named(site.default_queue)
+    return Setup(site.grid(), 0, queue.name, f"grid-{structure}", {}, site, structure, params)
 
 
 def replay_calendar(site: SiteConfig | None, zone: dt.tzinfo | None) -> PrimeCalendar:
@@ -154,6 +188,8 @@ def run_replay(
 ) -> ReplayResult:
     """Replay one workload with one policy and return the summary and the jobs."""
     setup = resolve_setup(opts)
+    if setup.structure is not None:
+        return run_grid_replay(opts, setup, progress)
     target = setup.grid.machines[setup.machine]
     try:
         workload = load_trace(
@@ -210,3 +246,73 @@ def summarize(
         if gate is not None:
             summary["primetime"] = primetime_summary(jobs, nodes, gate)
     return summary
+
+
+def run_grid_replay(
+    opts: ReplayOptions, setup: Setup, progress: Callable[[int, int], None] | None = None
+) -> ReplayResult:
+    """Replay a workload through a grid structure over the site's machines (docs/grid.md).
+
+    Jobs wider than every machine (under multisite: than the whole grid) are
+    rejected at load and counted. The summary's metrics count each job once, on
+    all the grid's nodes; its ``grid`` object gives each machine's share.
+    """
+    from batchd.metrics.grid import grid_summary
+    from batchd.sched.grid import GridError, make_grid
+
+    assert setup.structure is not None
+    machines = setup.grid.machines
+    total = sum(m.nodes for m in machines)
+    widest = total if setup.structure == "multisite" else max(m.nodes for m in machines)
+    try:
+        workload = load_trace(
+            opts.trace,
+            widest,
+            shrink=opts.shrink,
+            first=opts.first,
+            perfect_estimates=opts.perfect_estimates,
+            seed=opts.seed,
+        )
+    except TraceError as exc:
+        raise ReplayError(str(exc)) from None
+    for job in workload.jobs:
+        job.queue = setup.queue
+        job.machine = 0  # the grid's ports take any width; the layer places it
+    began = time.perf_counter()
+    origin, zone = trace_clock(workload)
+    calendar = replay_calendar(setup.site, zone)
+    contexts = [
+        BuildContext(machine=i, nodes=m.nodes, calendar=calendar, origin=origin, seed=opts.seed)
+        for i, m in enumerate(machines)
+    ]
+    try:
+        layer = make_grid(
+            setup.structure,
+            setup.grid_params,
+            [(m.name, m.nodes) for m in machines],
+            contexts,
+            seed=opts.seed,
+        )
+    except GridError as exc:
+        raise ReplayError(str(exc)) from None
+    engine = Engine(setup.grid, layer.ports, kill=opts.kill)
+    layer.attach(engine.machines)
+    engine.load(workload.jobs)
+    count = len(workload.jobs)
+    # A multi-site job's parts each end: the bar counts ends up to the job count.
+    engine.run(progress=(lambda done: progress(min(done, count), count)) if progress else None)
+    wall = time.perf_counter() - began
+    runs = sorted(engine.finished, key=lambda j: (j.id, j.machine))
+    jobs = layer.merge_parts(runs)
+    summary = summarize(jobs, workload, total, setup.policy, wall, layer.ports[0])
+    summary["grid"] = grid_summary(
+        layer, runs, jobs, rejected=workload.skipped.get("wider_than_machine", 0)
+    )
+    return ReplayResult(
+        summary=summary,
+        jobs=jobs,
+        workload=workload,
+        grid=setup.grid,
+        policy=layer.ports[0],
+        runs=runs,
+    )

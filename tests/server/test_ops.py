@@ -333,7 +333,8 @@ def test_hpcline_documents_every_setting_of_the_schema() -> None:
     tables = {"server.policy_params"}
     undocumented = []
     for table, model in TABLES.items():
-        for field in model.model_fields:
+        for name, info in model.model_fields.items():
+            field = info.alias or name  # the key as the file spells it
             sub = f"{table}.{field}" if table else field
             if sub in TABLES or sub in tables:
                 assert sub in comments, f"table [{sub}] is missing from {HPCLINE.name}"

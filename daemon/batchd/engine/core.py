@@ -116,8 +116,9 @@ class Engine:
         for job in jobs:
             if not 0 <= job.machine < len(self.machines):
                 raise ValueError(f"job {job.id} names machine {job.machine}, which does not exist")
-            nodes = self.machines[job.machine].machine.nodes
-            if not 0 < job.width <= nodes:
+            m = self.machines[job.machine]
+            nodes = m.machine.nodes
+            if not 0 < job.width <= nodes and not (job.width > 0 and m.policy.grid_wide):
                 raise ValueError(
                     f"job {job.id} asks for {job.width} nodes; the machine has {nodes}"
                 )

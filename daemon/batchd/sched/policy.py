@@ -127,6 +127,7 @@ class Policy(ABC):
     name: str = ""
     serves_in_order = False  # no job starts before the one ahead (FCFS without backfill)
     wakes = False  # asks the engine to wake it at times of its own (next_wakeup)
+    grid_wide = False  # a grid's port: a job may be wider than the machine it arrives at
     machine = 0  # the index of the machine it serves (its placements name it)
     observer: PolicyObserver = QUIET
     _forecaster: Forecaster | None = None

@@ -190,6 +190,11 @@ async def serve(opts: ServeOptions) -> int:
     # Until the reload handler is in place, a SIGHUP must not kill a starting daemon.
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     site = load_site(opts.config)
+    if site.grid_table is not None:
+        raise ServeError(
+            f"{opts.config}: the [grid] table is read by `batchd replay` only; the daemon "
+            "does not serve grid structures yet (remove [grid] to serve these machines)"
+        )
     tokens = load_tokens(opts.token_file) if opts.token_file else None
     if opts.listen and not tokens:
         raise ServeError("--listen needs --token-file: TCP callers are identified by token")

@@ -204,6 +204,20 @@ class AuthConfig(BaseModel):
     operators: list[Text] = Field(default_factory=list)
 
 
+class GridConfig(BaseModel):
+    """A grid structure over the machines (docs/grid.md); ``batchd replay`` runs it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    structure: str
+    params: dict[Text, str | int | float | bool] = Field(default_factory=dict)
+
+    def raw(self) -> dict[str, str]:
+        return {
+            k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in self.params.items()
+        }
+
+
 class SiteConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -213,6 +227,7 @@ class SiteConfig(BaseModel):
     auth: AuthConfig = Field(default_factory=AuthConfig)
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     queue: list[QueueConfig] = Field(default_factory=list)
+    grid_table: GridConfig | None = Field(None, alias="grid")  # [grid]; grid() is the machines
 
     @property
     def server_name(self) -> str:
@@ -341,6 +356,17 @@ def load_site(path: str | Path) -> SiteConfig:
     except CalendarError as exc:
         key = "server.calendar" if site.server.calendar else "server.timezone"
         raise ConfigError(f"{path}: {key}: {exc}") from None
+    if site.grid_table is not None:
+        from batchd.sched.grid import GridError, parse_grid_params
+        from batchd.sched.registry import policy_names
+
+        try:
+            parse_grid_params(
+                site.grid_table.structure, site.grid_table.raw(), names, policy_names()
+            )
+        except GridError as exc:
+            key = "grid.structure" if "structure" in str(exc) else "grid.params"
+            raise ConfigError(f"{path}: {key}: {exc}") from None
     if site.server.policy_params:
         from batchd.sched.registry import PolicyError, get_spec, parse_params
 

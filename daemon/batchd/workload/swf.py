@@ -61,6 +61,7 @@ F_ALLOC = 4
 F_REQ_PROCS = 7
 F_REQ_TIME = 8
 F_STATUS = 10
+F_PARTITION = 15
 
 CSV_COLUMNS: tuple[str, ...] = (
     "job_id",
@@ -255,7 +256,7 @@ def _format_number(value: int | float) -> str:
     return "0" if text == "-0" else text
 
 
-def _job_record(job: Job) -> list[int | float]:
+def _job_record(job: Job, partition: bool = False) -> list[int | float]:
     """The 18 SWF fields for a job: its carried record with what the run changed replaced."""
     if job.record is not None and len(job.record) == N_FIELDS:
         rec: list[int | float] = list(job.record)
@@ -271,6 +272,8 @@ def _job_record(job: Job) -> list[int | float]:
     rec[F_ALLOC] = job.width
     if job.killed:
         rec[F_STATUS] = 0
+    if partition:
+        rec[F_PARTITION] = job.machine + 1
     return rec
 
 
@@ -287,15 +290,20 @@ def write_swf(
     header: SWFHeader | None,
     jobs: Iterable[Job],
     extra_comments: Sequence[str] = (),
+    partition: bool = False,
 ) -> None:
     """Write jobs (sorted by id) as SWF, after the header lines and ``; `` extra comments.
+
+    ``partition``: field 16 is the machine the job ran on (1-based, config order), as a
+    grid replay writes it; each part of a multi-site job is a line of its own.
 
     Each job starts from its carried ``record`` (or one built from id, submit, width and
     estimate) with submit, wait, run time, allocated processors and, for killed jobs, the
     status (0) replaced by what happened in the run. Gzip when the path ends in ``.gz``.
     """
     rows = [
-        [_format_number(v) for v in _job_record(job)] for job in sorted(jobs, key=lambda j: j.id)
+        [_format_number(v) for v in _job_record(job, partition)]
+        for job in sorted(jobs, key=lambda j: j.id)
     ]
     widths = [max((len(row[i]) for row in rows), default=0) for i in range(N_FIELDS)]
     with _open_write(path) as fh:
@@ -309,11 +317,17 @@ def write_swf(
             fh.write(" ".join(t.rjust(w) for t, w in zip(row, widths, strict=True)) + "\n")
 
 
-def write_jobs_csv(path: PathLike, jobs: Iterable[Job]) -> None:
-    """Write the Batsim/evalys ``jobs.csv`` for finished jobs, one row per job by id."""
+def write_jobs_csv(
+    path: PathLike, jobs: Iterable[Job], machines: Sequence[str] | None = None
+) -> None:
+    """Write the Batsim/evalys ``jobs.csv`` for finished jobs, one row per job by id.
+
+    ``machines`` (a grid's machine names, config order): a last column ``machine``
+    names the machine each row ran on; each part of a multi-site job is a row.
+    """
     with open(path, "w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(CSV_COLUMNS)
+        writer.writerow(CSV_COLUMNS if machines is None else (*CSV_COLUMNS, "machine"))
         for job in sorted(jobs, key=lambda j: j.id):
             execution = job.end - job.start
             turnaround = job.end - job.submit
@@ -332,5 +346,6 @@ def write_jobs_csv(path: PathLike, jobs: Iterable[Job]) -> None:
                     turnaround,
                     f"{stretch:.6g}",
                     node_intervals(job.nodes),
+                    *(() if machines is None else (machines[job.machine],)),
                 )
             )
