@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
+import secrets
 import subprocess
 import sys
 import threading
@@ -27,6 +29,14 @@ def call(sock: str | Path, method: str, path: str, body: Any = None) -> tuple[in
         return resp.status, json.loads(raw) if "json" in ctype else raw.decode()
     finally:
         conn.close()
+
+
+def write_tokens(path: Path) -> str:
+    """A token file (0600) giving this process's user a new token; the token."""
+    token = secrets.token_hex(16)
+    path.write_text(f"{pwd.getpwuid(os.getuid()).pw_name}:{token}\n")
+    path.chmod(0o600)
+    return token
 
 
 class Daemon:

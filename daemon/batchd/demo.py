@@ -103,7 +103,7 @@ class Demo:
             self.say("the queue, as PBS shows it")
             self.run("qstat")
             self.run("qstat", "-a", "-T")
-            self.run("qstat", "-f", first)
+            self.run("qstat", "-x", "-f", first)  # -x: shown even if it has ended by now
             self.run("qstat", "-Q")
             self.say("nodes")
             self.run("qnodes", "node001", "node002")

@@ -14,9 +14,6 @@ installs it where it can (.ci/install-prometheus).
 from __future__ import annotations
 
 import json
-import os
-import pwd
-import secrets
 import time
 import urllib.request
 from collections import Counter
@@ -25,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from daemon_proc import Daemon
+from daemon_proc import Daemon, write_tokens
 from prom_server import PromServer, free_port, missing_reason, prometheus_binary
 
 SPEED = 600.0
@@ -61,13 +58,6 @@ def write_trace(path: Path) -> None:
         fields = [i, submit, -1, runtime, nodes, -1, -1, nodes, walltime, -1, 1, 7]
         lines.append(" ".join(str(f) for f in fields + [-1] * 6))
     path.write_text("\n".join(lines) + "\n")
-
-
-def write_tokens(path: Path) -> str:
-    token = secrets.token_hex(16)
-    path.write_text(f"{pwd.getpwuid(os.getuid()).pw_name}:{token}\n")
-    path.chmod(0o600)
-    return token
 
 
 def api(d: Daemon, method: str, path: str, body: Any = None) -> Any:

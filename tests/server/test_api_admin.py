@@ -261,7 +261,7 @@ async def test_delete_reservation_returns_its_nodes(api: Api) -> None:
     assert (job["state"], job["stime"], job["exec_host"]) == ("R", T0 + 30, nodes(1, 2, 3, 4))
     assert "resv-exclusive" not in (await api.node_states()).values()
     await api.error(
-        "boss", "DELETE", "/reservations/R1.mini", status=400, code="bad_request",
+        "boss", "DELETE", "/reservations/R1.mini", status=409, code="conflict",
         says="already finished",
     )  # fmt: skip
     await api.error("boss", "DELETE", "/reservations/R7", status=404, code="not_found", says="R7")

@@ -178,11 +178,17 @@ async def test_tcp_needs_a_valid_token(api: Api) -> None:
         ("state=QZX", "unknown letters XZ"),
         ("history=maybe", "history: expected true or false, got 'maybe'"),
         ("colour=red", "unknown query parameter 'colour'"),
-        ("queue=nosuch", "unknown queue 'nosuch'"),
     ],
 )
 async def test_bad_job_queries(api: Api, query: str, says: str) -> None:
     await api.error("alice", "GET", f"/jobs?{query}", status=400, code="bad_request", says=says)
+
+
+async def test_listing_an_unknown_queue_is_404(api: Api) -> None:
+    await api.error(
+        "alice", "GET", "/jobs?queue=nosuch", status=404, code="not_found",
+        says="Unknown queue 'nosuch'; queues: workq, small",
+    )  # fmt: skip
 
 
 async def test_refused_actions_on_jobs_change_nothing(api: Api) -> None:
@@ -197,9 +203,9 @@ async def test_refused_actions_on_jobs_change_nothing(api: Api) -> None:
         ("alice", "POST", "/jobs/2/hold", {"types": ""}, 400),
         ("alice", "POST", "/jobs/2/hold", {"types": "uz"}, 400),
         ("alice", "POST", "/jobs/2/hold", {"kind": "u"}, 400),
-        ("alice", "POST", "/jobs/2/release", {}, 400),
-        ("alice", "POST", "/jobs/1/hold", {}, 400),
-        ("alice", "PATCH", "/jobs/1", {"walltime": 50}, 400),
+        ("alice", "POST", "/jobs/2/release", {}, 409),
+        ("alice", "POST", "/jobs/1/hold", {}, 409),
+        ("alice", "PATCH", "/jobs/1", {"walltime": 50}, 409),
         ("alice", "PATCH", "/jobs/2", {"nodes": 9}, 400),
         ("alice", "PATCH", "/jobs/2", {"walltime": "abc"}, 400),
         ("alice", "PATCH", "/jobs/2", {"state": "R"}, 400),
@@ -207,7 +213,7 @@ async def test_refused_actions_on_jobs_change_nothing(api: Api) -> None:
         ("alice", "POST", "/reservations", {"start": "now", "duration": 1, "nodes": 1}, 403),
         ("alice", "PATCH", "/scheduler", {"policy": "fcfs"}, 403),
     ]
-    codes = {400: "bad_request", 403: "forbidden"}
+    codes = {400: "bad_request", 403: "forbidden", 409: "conflict"}
     for who, method, path, body, status in refusals:
         await api.error(who, method, path, body, status=status, code=codes[status])
     assert await api.state() == before

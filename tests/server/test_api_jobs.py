@@ -346,15 +346,15 @@ async def test_submit_held_and_hold_refusals(api: Api) -> None:
     assert held["etime"] is None
     await api.submit("alice", nodes=2, walltime=100)  # job 2 runs
     await api.error(
-        "alice", "POST", "/jobs/2/hold", {}, status=400, code="bad_request", says="running"
+        "alice", "POST", "/jobs/2/hold", {}, status=409, code="conflict", says="running"
     )
     assert (await api.job(2))["state"] == "R"
     await api.error(
-        "alice", "POST", "/jobs/2/release", {}, status=400, code="bad_request", says="not held"
+        "alice", "POST", "/jobs/2/release", {}, status=409, code="conflict", says="not held"
     )
     api.at(100)
     await api.error(
-        "alice", "POST", "/jobs/2/hold", {}, status=400, code="bad_request", says="finished"
+        "alice", "POST", "/jobs/2/hold", {}, status=409, code="conflict", says="finished"
     )
     await api.error(
         "alice", "POST", "/jobs/1/hold", {"types": "x"}, status=400, code="bad_request",
@@ -579,7 +579,7 @@ async def test_delete_rights(api: Api) -> None:
     body = await api.call("boss", "DELETE", "/jobs/3")  # and managers
     assert body["outcome"] == "cancelled"
     await api.error(
-        "alice", "DELETE", "/jobs/2", status=400, code="bad_request", says="already finished"
+        "alice", "DELETE", "/jobs/2", status=409, code="conflict", says="already finished"
     )
 
 
@@ -623,7 +623,7 @@ async def test_alter_refusals_change_nothing(api: Api) -> None:
     await _blocked(api)
     before = await api.state()
     refusals = [
-        ("alice", "/jobs/1", {"priority": 3}, 400, "running"),
+        ("alice", "/jobs/1", {"priority": 3}, 409, "running"),
         ("bob", "/jobs/2", {"priority": 3}, 403, "owned by alice"),
         ("alice", "/jobs/2", {"queue": "small"}, 400, "resources_max.nodect = 2"),
         ("alice", "/jobs/2", {"nodes": 9}, 400, "machine mini has 8"),
@@ -636,7 +636,7 @@ async def test_alter_refusals_change_nothing(api: Api) -> None:
         ("alice", "/jobs/99", {"priority": 1}, 404, "99.mini"),
     ]
     for who, path, change, status, says in refusals:
-        code = {400: "bad_request", 403: "forbidden", 404: "not_found"}[status]
+        code = {400: "bad_request", 403: "forbidden", 404: "not_found", 409: "conflict"}[status]
         await api.error(who, "PATCH", path, change, status=status, code=code, says=says)
     assert await api.state() == before
     body = await api.call("alice", "PATCH", "/jobs/2", {"nodes": 2, "walltime": 1800})

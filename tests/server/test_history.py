@@ -83,7 +83,7 @@ async def test_finished_jobs_leave_memory_but_stay_listed(api: Api) -> None:
     assert finished_jobs_in_memory() <= before
     # qdel of a finished job still says it has finished.
     await api.error(
-        "bob", "DELETE", "/jobs/3", status=400, code="bad_request", says="already finished"
+        "bob", "DELETE", "/jobs/3", status=409, code="conflict", says="already finished"
     )
 
 

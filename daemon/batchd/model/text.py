@@ -17,6 +17,12 @@ import unicodedata
 
 _REFUSED_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
 _BIDI = frozenset({0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)})
+# The same set as a regular-expression class, for the OpenAPI document's patterns (a
+# test checks the two agree on every code point). Lone surrogates are left out: they
+# are no Unicode text, JSON Schema validators cannot name them in a pattern, and JSON
+# carries them only as \u escapes, which the API refuses all the same.
+REFUSED_CLASS = r"\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
+TEXT_PATTERN = f"^[^{REFUSED_CLASS}]*$"
 _NAMES = {
     0x00: "NUL",
     0x07: "bell",

@@ -9,11 +9,12 @@ between two pages is listed once, in the state it had when its page was built.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from batchd.model.states import JobState
-from batchd.server.errors import bad_request
+from batchd.server.errors import bad_request, not_found
 from batchd.server.jobview import dumps
 from batchd.server.records import JobRecord
 from batchd.server.service import BatchService
@@ -51,9 +52,9 @@ class JobQuery:
 def flag(value: str | None, name: str) -> bool:
     if value is None:
         return False
-    if value.lower() in ("1", "true", "yes"):
+    if value in ("1", "true", "yes"):
         return True
-    if value.lower() in ("0", "false", "no"):
+    if value in ("0", "false", "no"):
         return False
     raise bad_request(f"{name}: expected true or false, got {value!r}")
 
@@ -61,7 +62,7 @@ def flag(value: str | None, name: str) -> bool:
 def count(value: str | None, name: str, low: int, high: int) -> int | None:
     if value is None:
         return None
-    if not value.isdigit() or not low <= int(value) <= high:
+    if not re.fullmatch("[0-9]{1,20}", value) or not low <= int(value) <= high:
         raise bad_request(f"{name}: expected an integer from {low} to {high}, got {value!r}")
     return int(value)
 
@@ -79,8 +80,9 @@ def parse(svc: BatchService, q: Mapping[str, str]) -> tuple[JobQuery, int, int |
         if bad:
             raise bad_request(f"state: unknown letters {''.join(sorted(bad))}; use Q H W R E F")
     queue = q.get("queue")
-    if queue is not None:
-        svc.check_queue(queue)
+    names = svc.queue_names()
+    if queue is not None and queue not in names:
+        raise not_found(f"Unknown queue {queue!r}; queues: {', '.join(names)}")
     user = q.get("user")
     users = tuple(u for u in user.split(",") if u) if user is not None else None
     query = JobQuery(

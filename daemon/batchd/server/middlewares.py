@@ -49,7 +49,10 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
             message = f"{request.method} is not allowed on {request.path}"
         else:
             message = exc.text or exc.reason
-        return _error(exc.status, code, message)
+        response = _error(exc.status, code, message)
+        if isinstance(exc, web.HTTPMethodNotAllowed):
+            response.headers["Allow"] = ", ".join(sorted(exc.allowed_methods))
+        return response
     except Exception:
         log.exception("request_failed", method=request.method, path=request.path)
         return _error(500, "internal", "the daemon failed on this request; see its log")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +11,7 @@ from pydantic.json_schema import models_json_schema
 
 from batchd import __version__
 from batchd.server import schemas as s
+from batchd.server.records import SEQ_DIGITS
 
 
 @dataclass(frozen=True)
@@ -20,9 +22,19 @@ class Route:
     body: type[BaseModel] | None = None
     answer: type[BaseModel] | None = None
     status: int = 200
-    query: tuple[tuple[str, str], ...] = ()
+    query: tuple[tuple[str, str, dict[str, Any]], ...] = ()  # name, description, schema
     errors: tuple[int, ...] = (400, 401, 403, 404, 405, 413)
     alt: type[BaseModel] | None = None  # another answer, as a query parameter asks
+    body_required: bool = True
+
+
+# A change of state the job or reservation is not in the state for (holding a running
+# job, releasing one not held, deleting a finished one) is a 409 conflict.
+WITH_CONFLICT = (400, 401, 403, 404, 405, 409, 413)
+
+# Flags in a query take exactly these words.
+FLAG_WORDS = ("true", "false", "1", "0", "yes", "no")
+_FLAG = {"type": "string", "enum": list(FLAG_WORDS)}
 
 
 ROUTES: tuple[Route, ...] = (
@@ -41,20 +53,55 @@ ROUTES: tuple[Route, ...] = (
         answer=s.JobList,
         alt=s.JobBriefList,
         query=(
-            ("user", "only these owners' jobs (comma-separated)"),
-            ("state", "state letters to include, e.g. QR"),
-            ("queue", "only this queue"),
-            ("history", "true: finished jobs too (qstat -x)"),
-            ("brief", "true: each job as a JobBrief (JobBriefList)"),
-            ("limit", "at most this many jobs (1-10000); next says where the next page starts"),
-            ("after", "only jobs with a greater seq: the next of the previous page"),
+            ("user", "only these owners' jobs (comma-separated)", {"type": "string"}),
+            (
+                "state",
+                "state letters to include, e.g. QR",
+                {"type": "string", "pattern": "^[QHWREF]*$"},
+            ),
+            ("queue", "only this queue (404 if the site has no such queue)", {"type": "string"}),
+            ("history", "true: finished jobs too (qstat -x)", _FLAG),
+            ("brief", "true: each job as a JobBrief (JobBriefList)", _FLAG),
+            (
+                "limit",
+                "at most this many jobs; next says where the next page starts",
+                {"type": "integer", "minimum": 1, "maximum": 10_000},
+            ),
+            (
+                "after",
+                "only jobs with a greater seq: the next of the previous page",
+                {"type": "integer", "minimum": 0, "maximum": 1 << 62},
+            ),
         ),
     ),
     Route("GET", "/jobs/{id}", "one job (qstat -f)", answer=s.JobOut),
-    Route("DELETE", "/jobs/{id}", "delete a job (qdel)", answer=s.JobOut),
-    Route("POST", "/jobs/{id}/hold", "hold a job (qhold)", s.HoldRequest, s.JobOut),
-    Route("POST", "/jobs/{id}/release", "release a hold (qrls)", s.HoldRequest, s.JobOut),
-    Route("PATCH", "/jobs/{id}", "alter a waiting job (qalter)", s.JobAlter, s.JobOut),
+    Route("DELETE", "/jobs/{id}", "delete a job (qdel)", answer=s.JobOut, errors=WITH_CONFLICT),
+    Route(
+        "POST",
+        "/jobs/{id}/hold",
+        "hold a job (qhold); without a body, a user hold",
+        s.HoldRequest,
+        s.JobOut,
+        errors=WITH_CONFLICT,
+        body_required=False,
+    ),
+    Route(
+        "POST",
+        "/jobs/{id}/release",
+        "release a hold (qrls); without a body, the user hold",
+        s.HoldRequest,
+        s.JobOut,
+        errors=WITH_CONFLICT,
+        body_required=False,
+    ),
+    Route(
+        "PATCH",
+        "/jobs/{id}",
+        "alter a waiting job (qalter)",
+        s.JobAlter,
+        s.JobOut,
+        errors=WITH_CONFLICT,
+    ),
     Route("GET", "/nodes", "list nodes (qnodes)", answer=s.NodeList),
     Route("GET", "/nodes/{name}", "one node", answer=s.NodeOut),
     Route("PATCH", "/nodes/{name}", "offline, online or down", s.NodeChange, s.NodeOut),
@@ -71,13 +118,73 @@ ROUTES: tuple[Route, ...] = (
         errors=(400, 401, 403, 405, 409, 413),
     ),
     Route("GET", "/reservations/{id}", "one reservation", answer=s.ReservationOut),
-    Route("DELETE", "/reservations/{id}", "delete a reservation", answer=s.ReservationOut),
+    Route(
+        "DELETE",
+        "/reservations/{id}",
+        "delete a reservation",
+        answer=s.ReservationOut,
+        errors=WITH_CONFLICT,
+    ),
     Route("GET", "/scheduler", "policy, parameters, statistics", answer=s.SchedulerOut),
     Route("PATCH", "/scheduler", "set policy and parameters", s.SchedulerChange, s.SchedulerOut),
 )
 
 
-def openapi_document() -> dict[str, Any]:
+def job_id_pattern(server: str) -> str:
+    """``12`` or ``12.SERVER``."""
+    return rf"^[0-9]{{1,{SEQ_DIGITS}}}(\.{re.escape(server)})?$"
+
+
+def reservation_id_pattern(server: str) -> str:
+    """``R3``, ``R3.SERVER`` (the R in either case, or left out)."""
+    return rf"^[Rr]?[0-9]{{1,{SEQ_DIGITS}}}(\.{re.escape(server)})?$"
+
+
+def _path_schema(route: Route, param: str, server: str) -> dict[str, Any]:
+    if param == "id" and route.path.startswith("/jobs/"):
+        return {"type": "string", "pattern": job_id_pattern(server)}
+    if param == "id" and route.path.startswith("/reservations/"):
+        return {"type": "string", "pattern": reservation_id_pattern(server)}
+    return {"type": "string"}
+
+
+@dataclass(frozen=True)
+class SiteNames:
+    """What this daemon's document names: its server, machines, queues and policies."""
+
+    server: str
+    machines: tuple[str, ...]
+    queues: tuple[str, ...]
+    policies: tuple[str, ...]
+    widest: int  # nodes of the largest machine: no job or reservation is wider
+
+
+# Text fields that take one of the site's names, shown as an enum in the document.
+_NAMED_FIELDS = (
+    ("JobSubmit", "queue", "queues"),
+    ("JobAlter", "queue", "queues"),
+    ("ReservationCreate", "machine", "machines"),
+    ("SchedulerChange", "machine", "machines"),
+    ("SchedulerChange", "policy", "policies"),
+)
+
+
+_WIDTH_FIELDS = (("JobSubmit", "nodes"), ("JobAlter", "nodes"), ("ReservationCreate", "nodes"))
+
+
+def _name_fields(schemas: dict[str, Any], site: SiteNames) -> None:
+    for model, field, names in _NAMED_FIELDS:
+        prop = schemas[model]["properties"][field]
+        enum = {"type": "string", "enum": list(getattr(site, names))}
+        prop["anyOf"] = [enum if a.get("type") == "string" else a for a in prop["anyOf"]]
+    for model, field in _WIDTH_FIELDS:
+        prop = schemas[model]["properties"][field]
+        for alt in prop.get("anyOf", [prop]):
+            if alt.get("type") == "integer":
+                alt["maximum"] = site.widest
+
+
+def openapi_document(site: SiteNames) -> dict[str, Any]:
     models: set[type[BaseModel]] = {s.ErrorOut}
     for r in ROUTES:
         models.update(m for m in (r.body, r.answer, r.alt) if m is not None)
@@ -90,6 +197,8 @@ def openapi_document() -> dict[str, Any]:
         ref_template="#/components/schemas/{model}",
     )
     schemas = defs.get("$defs", {})
+    _name_fields(schemas, site)
+    server = site.server
 
     def ref(model: type[BaseModel]) -> dict[str, Any]:
         return {"$ref": f"#/components/schemas/{model.__name__}"}
@@ -102,31 +211,25 @@ def openapi_document() -> dict[str, Any]:
     for r in ROUTES:
         op: dict[str, Any] = {"summary": r.summary, "responses": {}}
         params = [
-            {"name": p, "in": "path", "required": True, "schema": {"type": "string"}}
+            {"name": p, "in": "path", "required": True, "schema": _path_schema(r, p, server)}
             for p in ("id", "name")
             if "{" + p + "}" in r.path
         ]
         params += [
-            {
-                "name": q,
-                "in": "query",
-                "required": False,
-                "description": d,
-                "schema": {"type": "string"},
-            }
-            for q, d in r.query
+            {"name": q, "in": "query", "required": False, "description": d, "schema": schema}
+            for q, d, schema in r.query
         ]
         if params:
             op["parameters"] = params
         if r.body is not None:
             op["requestBody"] = {
-                "required": True,
+                "required": r.body_required,
                 "content": {"application/json": {"schema": ref(r.body)}},
             }
         if r.answer is not None:
             schema = ref(r.answer)
             if r.alt is not None:
-                schema = {"oneOf": [schema, ref(r.alt)]}
+                schema = {"anyOf": [schema, ref(r.alt)]}
             op["responses"][str(r.status)] = {
                 "description": "ok",
                 "content": {"application/json": {"schema": schema}},

@@ -18,7 +18,9 @@ HOLD_ORDER = "uos"
 # Killed by the server (qdel, or its window closed): 256 + SIGTERM, as PBS reports it.
 EXIT_STATUS = {"ok": 0, "walltime": -29, "cancelled": 271, "node_fail": -2, "overflow": 271}
 
-_ID = re.compile(r"^(\d+)(?:\.([A-Za-z0-9_.-]+))?$")
+# At most 18 digits: every job number fits the state database's 64-bit integers.
+SEQ_DIGITS = 18
+_ID = re.compile(r"^([0-9]+)(?:\.([A-Za-z0-9_.-]+))?$")
 
 
 def parse_job_id(text: str, server: str) -> int:
@@ -26,6 +28,8 @@ def parse_job_id(text: str, server: str) -> int:
     m = _ID.match(text.strip())
     if not m:
         raise ValueError(f"{text!r} is not a job id (SEQ or SEQ.{server})")
+    if len(m.group(1)) > SEQ_DIGITS:
+        raise ValueError(f"{text!r} is not a job id: at most {SEQ_DIGITS} digits")
     if m.group(2) is not None and m.group(2) != server:
         raise ValueError(f"job id {text!r} belongs to server {m.group(2)!r}, not {server!r}")
     return int(m.group(1))

@@ -8,6 +8,7 @@ it returns.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, TypeVar
 
 from aiohttp import web
@@ -17,7 +18,13 @@ from pydantic import BaseModel, ValidationError
 from batchd.server import listing, views
 from batchd.server.errors import ApiError, bad_request
 from batchd.server.keys import CALLER, REGISTRY, SERVICE
-from batchd.server.openapi import openapi_document
+from batchd.server.openapi import (
+    SiteNames,
+    job_id_pattern,
+    openapi_document,
+    reservation_id_pattern,
+)
+from batchd.server.records import parse_job_id
 from batchd.server.schemas import (
     HoldRequest,
     JobAlter,
@@ -44,6 +51,27 @@ def _caller(request: web.Request) -> Caller:
     return request[CALLER]
 
 
+def _job_ref(request: web.Request) -> str:
+    """The job id of the path, as the document's pattern says it may be written."""
+    text = request.match_info["id"]
+    server = request.app[SERVICE].server
+    if not re.fullmatch(job_id_pattern(server), text):
+        try:
+            parse_job_id(text, server)  # for its message about another server's id
+        except ValueError as exc:
+            raise bad_request(str(exc)) from None
+        raise bad_request(f"{text!r} is not a job id (SEQ or SEQ.{server})")
+    return text
+
+
+def _resv_ref(request: web.Request) -> str:
+    text = request.match_info["id"]
+    server = request.app[SERVICE].server
+    if not re.fullmatch(reservation_id_pattern(server), text):
+        raise bad_request(f"{text!r} is not a reservation id (R<seq>.{server})")
+    return text
+
+
 # No body of the API nests deeper than 2; JSON nested deeper than this is refused
 # before it reaches a model (the parser itself would fail with a RecursionError).
 MAX_DEPTH = 32
@@ -63,10 +91,17 @@ def nesting_depth(data: Any, limit: int = MAX_DEPTH) -> int:
     return depth
 
 
+def _number(text: str) -> int | float:
+    """A JSON number with a fraction or exponent: an int when it is whole, as JSON Schema
+    counts 4.0 an integer (the models refuse 4.5 where an integer is due)."""
+    value = float(text)
+    return int(value) if value.is_integer() else value
+
+
 def parse_json(raw: bytes) -> Any:
     """The JSON of a request body, or a 400 that says what is wrong with it."""
     try:
-        data = json.loads(raw or b"{}")
+        data = json.loads(raw or b"{}", parse_float=_number)
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise bad_request("the request body is not valid JSON") from None
     except RecursionError:
@@ -76,8 +111,11 @@ def parse_json(raw: bytes) -> Any:
     return data
 
 
-async def _body(request: web.Request, model: type[Model]) -> Model:
-    data = parse_json(await request.read())
+async def _body(request: web.Request, model: type[Model], required: bool = True) -> Model:
+    raw = await request.read()
+    if required and not raw:
+        raise bad_request("the request needs a JSON object as its body ({} for all defaults)")
+    data = parse_json(raw)
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -115,7 +153,15 @@ async def metrics(request: web.Request) -> web.Response:
 
 @routes.get("/openapi.json")
 async def openapi(request: web.Request) -> web.Response:
-    return _json(openapi_document())
+    svc = request.app[SERVICE]
+    names = SiteNames(
+        server=svc.server,
+        machines=tuple(m.name for m in svc.site.machine),
+        queues=tuple(svc.queue_names()),
+        policies=tuple(p["name"] for p in svc.scheduler.catalog()),
+        widest=max(m.nodes for m in svc.site.machine),
+    )
+    return _json(openapi_document(names))
 
 
 @routes.get("/server")
@@ -172,30 +218,30 @@ async def list_jobs(request: web.Request) -> web.StreamResponse:
 @routes.get("/jobs/{id}")
 async def show_job(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
-    rec = svc.find(request.match_info["id"])
+    rec = svc.find(_job_ref(request))
     return _json(views.job_out(svc, rec, svc.planned_starts()))
 
 
 @routes.delete("/jobs/{id}")
 async def delete_job(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
-    rec = svc.delete(_caller(request), request.match_info["id"])
+    rec = svc.delete(_caller(request), _job_ref(request))
     return _json(views.job_out(svc, rec, {}))
 
 
 @routes.post("/jobs/{id}/hold")
 async def hold_job(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
-    body = await _body(request, HoldRequest)
-    rec = svc.hold(_caller(request), request.match_info["id"], body.types)
+    body = await _body(request, HoldRequest, required=False)
+    rec = svc.hold(_caller(request), _job_ref(request), body.types)
     return _json(views.job_out(svc, rec, {}))
 
 
 @routes.post("/jobs/{id}/release")
 async def release_job(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
-    body = await _body(request, HoldRequest)
-    rec = svc.release(_caller(request), request.match_info["id"], body.types)
+    body = await _body(request, HoldRequest, required=False)
+    rec = svc.release(_caller(request), _job_ref(request), body.types)
     return _json(views.job_out(svc, rec, svc.planned_starts()))
 
 
@@ -203,7 +249,7 @@ async def release_job(request: web.Request) -> web.Response:
 async def alter_job(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, JobAlter)
-    rec = svc.alter(_caller(request), request.match_info["id"], body)
+    rec = svc.alter(_caller(request), _job_ref(request), body)
     return _json(views.job_out(svc, rec, svc.planned_starts()))
 
 
@@ -261,13 +307,13 @@ async def create_reservation(request: web.Request) -> web.Response:
 @routes.get("/reservations/{id}")
 async def show_reservation(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
-    return _json(views.reservation_out(svc, svc.reservations.find(request.match_info["id"])))
+    return _json(views.reservation_out(svc, svc.reservations.find(_resv_ref(request))))
 
 
 @routes.delete("/reservations/{id}")
 async def delete_reservation(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
-    resv = svc.delete_reservation(_caller(request), request.match_info["id"])
+    resv = svc.delete_reservation(_caller(request), _resv_ref(request))
     return _json(views.reservation_out(svc, resv))
 
 

@@ -4,8 +4,9 @@ These are the API's edge: requests are validated here, and the OpenAPI
 document is generated from them. Times are integer seconds on the emulated
 clock (seconds since the epoch); durations are integer seconds.
 
-Request bodies are strict: a JSON number where an integer is due must be an
-integer (not ``true``, ``"4"`` or ``4.0``), a flag must be ``true`` or
+Request bodies are strict: a JSON number where an integer is due must be a
+whole number (``4`` or ``4.0``, as JSON Schema counts integers; not ``true``,
+``"4"`` or ``4.5``), a flag must be ``true`` or
 ``false``; only walltimes and durations also take ``HH:MM:SS`` strings. Text
 fields refuse control characters (batchd.model.text), times lie in years
 1970 to 9999, durations are at most 3650 days.
@@ -13,6 +14,7 @@ fields refuse control characters (batchd.model.text), times lie in years
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -22,11 +24,12 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainValidator,
+    WithJsonSchema,
     field_validator,
 )
 
-from batchd.model.text import check_text
-from batchd.model.times import plausible_time, positive_duration
+from batchd.model.text import REFUSED_CLASS, TEXT_PATTERN, check_text
+from batchd.model.times import MAX_DURATION, TIME_MAX, TIME_MIN, plausible_time, positive_duration
 
 HoldType = Literal["u", "o", "s"]
 NodeAction = Literal["offline", "online", "down"]
@@ -37,12 +40,59 @@ def _text(value: Any) -> Any:
 
 
 # Any text a request stores: refused if it holds a control character (checked first,
-# so that the message says so even where a pattern would refuse the text too).
-Text = Annotated[str, BeforeValidator(_text)]
+# so that the message says so even where a pattern would refuse the text too). The
+# document shows the same rule as a pattern.
+Text = Annotated[str, BeforeValidator(_text), Field(json_schema_extra={"pattern": TEXT_PATTERN})]
 
+# -v variables and policy parameters: text keys to text values.
+TextMap = Annotated[
+    dict[Text, Text],
+    WithJsonSchema(
+        {
+            "type": "object",
+            "propertyNames": {"pattern": TEXT_PATTERN},
+            "additionalProperties": {"type": "string", "pattern": TEXT_PATTERN},
+        }
+    ),
+]
+
+# A job name: no white space, '@' or ':' (PBS), and no control character.
+JOB_NAME_PATTERN = r"^[^\s@:]+$"
+JOB_NAME_DOC_PATTERN = rf"^[^\s@:{REFUSED_CLASS}]+$"
 
 # A time (seconds since the epoch) in years 1970 to 9999.
-Time = Annotated[int, AfterValidator(plausible_time)]
+Time = Annotated[
+    int,
+    AfterValidator(plausible_time),
+    Field(json_schema_extra={"minimum": TIME_MIN, "maximum": TIME_MAX}),
+]
+
+# A duration: positive integer seconds up to 3650 days, or [[HH:]MM:]SS text with at
+# most four digits of hours or minutes (so that every such text is in range).
+DURATION_PATTERN = r"^([0-9]{1,4}:[0-5][0-9]:[0-5][0-9]|[0-9]{1,4}:[0-5][0-9]|[0-9]{1,8})$"
+_DURATION = re.compile(DURATION_PATTERN)
+Duration = Annotated[
+    int,
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "integer", "minimum": 1, "maximum": MAX_DURATION},
+                {"type": "string", "pattern": DURATION_PATTERN, "not": {"pattern": "^[0:]*$"}},
+            ]
+        }
+    ),
+]
+
+
+def api_duration(value: Any, what: str) -> int | None:
+    """A duration as the document describes it; the text form only as its pattern says."""
+    seconds = positive_duration(value, what)
+    if isinstance(value, str) and not _DURATION.fullmatch(value):
+        raise ValueError(
+            f"{value!r} is not a duration as the API takes it: seconds (at most 8 digits) "
+            "or [[HH:]MM:]SS with at most 4 digits of hours or minutes, nothing around it"
+        )
+    return seconds
 
 
 def _start(value: Any) -> int | str:
@@ -56,7 +106,11 @@ def _start(value: Any) -> int | str:
 # A reservation's start: one validator, so that a refusal names the field alone.
 Start = Annotated[
     int | str,
-    PlainValidator(_start, json_schema_input_type=int | Literal["now", "asap"]),
+    PlainValidator(
+        _start,
+        json_schema_input_type=Annotated[int, Field(ge=TIME_MIN, le=TIME_MAX)]
+        | Literal["now", "asap"],
+    ),
 ]
 
 
@@ -75,10 +129,16 @@ class ErrorOut(Strict):
 class JobSubmit(Strict):
     """``qsub``: one job."""
 
-    name: Text = Field("STDIN", min_length=1, max_length=236, pattern=r"^[^\s@:]+$")
+    name: Text = Field(
+        "STDIN",
+        min_length=1,
+        max_length=236,
+        pattern=JOB_NAME_PATTERN,
+        json_schema_extra={"pattern": JOB_NAME_DOC_PATTERN},
+    )
     queue: Text | None = Field(None, description="destination queue; the default queue if unset")
     nodes: int = Field(1, ge=1, description="number of nodes (-l nodes=N or -l select=N)")
-    walltime: int | None = Field(
+    walltime: Duration | None = Field(
         None, description="requested walltime: seconds or HH:MM:SS; the queue default if unset"
     )
     priority: int = Field(0, ge=-1024, le=1023)
@@ -89,7 +149,7 @@ class JobSubmit(Strict):
     depend: Text | None = Field(
         None, description="afterok|afternotok|afterany:ID[:ID...][,type:ID...]"
     )
-    variables: dict[Text, Text] = Field(
+    variables: TextMap = Field(
         default_factory=dict,
         description="-v; BATCHD_RUNTIME=SECONDS sets the emulated runtime",
     )
@@ -101,22 +161,28 @@ class JobSubmit(Strict):
     @field_validator("walltime", mode="before")
     @classmethod
     def _walltime(cls, value: Any) -> Any:
-        return positive_duration(value, "walltime")
+        return api_duration(value, "walltime")
 
 
 class JobAlter(Strict):
     """``qalter``: attributes of a queued or held job."""
 
-    name: Text | None = Field(None, min_length=1, max_length=236, pattern=r"^[^\s@:]+$")
+    name: Text | None = Field(
+        None,
+        min_length=1,
+        max_length=236,
+        pattern=JOB_NAME_PATTERN,
+        json_schema_extra={"pattern": JOB_NAME_DOC_PATTERN},
+    )
     queue: Text | None = None
-    walltime: int | None = None
+    walltime: Duration | None = None
     priority: int | None = Field(None, ge=-1024, le=1023)
     nodes: int | None = Field(None, ge=1)
 
     @field_validator("walltime", mode="before")
     @classmethod
     def _walltime(cls, value: Any) -> Any:
-        return positive_duration(value, "walltime")
+        return api_duration(value, "walltime")
 
 
 class HoldRequest(Strict):
@@ -258,7 +324,7 @@ class QueueList(BaseModel):
 
 class ReservationCreate(Strict):
     start: Start = Field(description="time, 'now' or 'asap'")
-    duration: int = Field(description="seconds or HH:MM:SS")
+    duration: Duration = Field(description="seconds or HH:MM:SS")
     nodes: int = Field(ge=1)
     name: Text = Field("NULL", max_length=236)
     machine: Text | None = Field(
@@ -268,7 +334,7 @@ class ReservationCreate(Strict):
     @field_validator("duration", mode="before")
     @classmethod
     def _duration(cls, value: Any) -> Any:
-        return positive_duration(value, "duration")
+        return api_duration(value, "duration")
 
 
 class ReservationOut(BaseModel):
@@ -346,7 +412,7 @@ class SchedulerChange(Strict):
     the local policy (grid parameter ``local``, or ``local.MACHINE`` with ``machine``)."""
 
     policy: Text | None = None
-    params: dict[Text, Text] | None = Field(
+    params: TextMap | None = Field(
         None, description="parameters; given with a policy they replace, alone they update"
     )
     machine: Text | None = Field(None, description="the machine to change; every machine if unset")
@@ -386,14 +452,14 @@ class ServerOut(BaseModel):
 class ServerChange(Strict):
     """Server attributes a manager sets live (qmgr ``set server``); saved in the state."""
 
-    job_history_duration: int | None = Field(
+    job_history_duration: Duration | None = Field(
         None, description="seconds or HH:MM:SS: how long finished jobs stay in the history"
     )
 
     @field_validator("job_history_duration", mode="before")
     @classmethod
     def _history(cls, value: Any) -> Any:
-        return positive_duration(value, "job_history_duration")
+        return api_duration(value, "job_history_duration")
 
 
 class Health(BaseModel):

@@ -408,10 +408,6 @@ class BatchService:
         log.info("job_altered", job=self.job_id(rec.seq), by=caller.user)
         return rec
 
-    def check_queue(self, name: str) -> None:
-        """A 400 naming the queues unless ``name`` is one."""
-        self.admission.queue(name)
-
     def planned_starts(self) -> dict[int, int]:
         return self.scheduler.planned_starts()
 

@@ -17,7 +17,7 @@ from batchd.metrics.live import LiveMetrics
 from batchd.model.job import Job
 from batchd.model.states import JobState
 from batchd.model.times import MAX_DURATION, hms, parse_duration
-from batchd.server.errors import bad_request, forbidden, not_found
+from batchd.server.errors import bad_request, conflict, forbidden, not_found
 from batchd.server.records import (
     EXIT_STATUS,
     JobRecord,
@@ -319,7 +319,7 @@ class Lifecycle:
         rec = self.find(text)
         may_act_on(caller, rec.owner, "delete", self.job_id(rec.seq))
         if rec.state is JobState.FINISHED:
-            raise bad_request(f"job {self.job_id(rec.seq)} has already finished")
+            raise conflict(f"job {self.job_id(rec.seq)} has already finished")
         if rec.state is JobState.RUNNING:
             self.engine.terminate(rec.job, "cancelled")
         else:
@@ -330,7 +330,7 @@ class Lifecycle:
         rec = self.find(text)
         may_hold(caller, rec.owner, types, "hold", self.job_id(rec.seq))
         if rec.state in (JobState.RUNNING, JobState.EXITING, JobState.FINISHED):
-            raise bad_request(
+            raise conflict(
                 f"job {self.job_id(rec.seq)} is {rec.state.name.lower()}; only queued, "
                 "waiting or held jobs can be held"
             )
@@ -344,7 +344,7 @@ class Lifecycle:
         rec = self.find(text)
         may_hold(caller, rec.owner, types, "release", self.job_id(rec.seq))
         if rec.state is not JobState.HELD:
-            raise bad_request(f"job {self.job_id(rec.seq)} is not held")
+            raise conflict(f"job {self.job_id(rec.seq)} is not held")
         self._release(rec, types)
         return rec
 
@@ -366,7 +366,7 @@ class Lifecycle:
         rec = self.find(text)
         may_act_on(caller, rec.owner, "alter", self.job_id(rec.seq))
         if rec.state not in (JobState.QUEUED, JobState.HELD, JobState.WAITING):
-            raise bad_request(
+            raise conflict(
                 f"job {self.job_id(rec.seq)} is {rec.state.name.lower()}; qalter changes "
                 "queued, held or waiting jobs only"
             )

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 from batchd.engine.core import Engine
 from batchd.model.reservation import Reservation, ResvState
 from batchd.model.times import hms
 from batchd.server.errors import bad_request, conflict, not_found
-from batchd.server.records import resv_from_row, resv_to_row
+from batchd.server.records import SEQ_DIGITS, resv_from_row, resv_to_row
 from batchd.server.schemas import ReservationCreate
 from batchd.server.service.journal import Journal
 
@@ -74,7 +75,9 @@ class Reservations:
         raw = text.strip()
         body = raw[1:] if raw[:1] in ("R", "r") else raw
         seq_text, _, server = body.partition(".")
-        if not seq_text.isdigit() or (server and server != self.server):
+        if not re.fullmatch(f"[0-9]{{1,{SEQ_DIGITS}}}", seq_text) or (
+            server and server != self.server
+        ):
             raise bad_request(f"{text!r} is not a reservation id (R<seq>.{self.server})")
         resv = self.items.get(int(seq_text))
         if resv is None:
@@ -83,7 +86,7 @@ class Reservations:
 
     def delete(self, engine: Engine, resv: Reservation) -> None:
         if resv.state is ResvState.FINISHED:
-            raise bad_request(f"reservation {self.resv_id(resv.id)} has already finished")
+            raise conflict(f"reservation {self.resv_id(resv.id)} has already finished")
         engine.remove_reservation(resv)
 
     def flush(self) -> None:

@@ -220,7 +220,7 @@ class Scheduler:
         """The choice a change asks for: parameters given with a policy replace the old
         ones, alone they update them; refused with the registry's message if bad."""
         old = self.choices[machine]
-        name = policy or old.name
+        name = old.name if policy is None else policy
         if policy is not None and params is not None:
             merged = dict(params)
         elif policy is not None and policy != old.name:
