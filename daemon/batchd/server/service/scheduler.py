@@ -175,7 +175,7 @@ class Scheduler:
         (an empty value removes a parameter); checked by building it (400 if bad)."""
         old = self.grid
         assert old is not None
-        name = structure or old.structure
+        name = old.structure if structure is None else structure
         if structure is not None and params is not None:
             merged = dict(params)
         elif structure is not None and structure != old.structure:
