@@ -52,7 +52,9 @@ def job_attrs(job: Mapping[str, Any]) -> Attrs:
     if job.get("elapsed") is not None:
         out.append(("resources_used.walltime", hms(job["elapsed"])))
     if job.get("exec_host"):
-        out.append(("exec_host", "+".join(f"{h}/0" for h in job["exec_host"])))
+        # A grid site's hosts are MACHINE/NODE already (no CPU index then).
+        hosts = (h if "/" in h else f"{h}/0" for h in job["exec_host"])
+        out.append(("exec_host", "+".join(hosts)))
     out.append(("Priority", str(job["priority"])))
     out.append(("Hold_Types", job.get("hold_types") or "n"))
     if job.get("depend"):
@@ -155,6 +157,11 @@ def sched_attrs(sched: Mapping[str, Any]) -> Attrs:
     names = [p["name"] for p in sched.get("policies") or []]
     if names:
         out.append(("available_policies", ", ".join(names)))
+    grid = sched.get("grid")
+    if grid:
+        out.append(("grid_structure", grid["structure"]))
+        params = {**(grid.get("in_force") or {}), **(grid.get("params") or {})}
+        out += [(f"grid_param.{k}", str(v)) for k, v in sorted(params.items())]
     out.append(("policy_switches", str(len(sched.get("switches") or []))))
     for key, value in sorted((sched.get("report") or {}).items()):
         out.append((f"report.{key}", _scalar(value)))

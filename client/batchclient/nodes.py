@@ -73,3 +73,25 @@ def summary(nodes: Sequence[Obj], jobs: bool = False, server: str = "") -> list[
     if jobs:
         return JOB_SUMMARY_HEADER + [job_summary_row(n, server) for n in nodes]
     return SUMMARY_HEADER + [summary_row(n) for n in nodes]
+
+
+def by_machine(
+    nodes: Sequence[Obj], structure: str, *, table: bool, jobs: bool, server: str
+) -> list[str]:
+    """A grid site's nodes grouped by machine, each group under a line naming the machine,
+    its nodes and how many are free; ``table``: the -S (-j) table for each group."""
+    groups: dict[str, list[Obj]] = {}
+    for n in nodes:
+        groups.setdefault(str(n.get("machine", "")), []).append(n)
+    lines: list[str] = []
+    for machine, members in groups.items():
+        free = sum(1 for n in members if n.get("state") == "free")
+        lines.append(
+            f"# machine {escape(machine)} (grid {escape(structure)}): {len(members)} nodes, "
+            f"{free} free"
+        )
+        if table:
+            lines += [*summary(members, jobs=jobs, server=server), ""]
+        else:
+            lines += [line for n in members for line in node_block(n)]
+    return lines

@@ -29,12 +29,16 @@ from .transport import ApiError, Client, quote
 PROG = "qmgr"
 POLICY_ATTRS = ("scheduler_policy", "policy")
 SERVER_ATTRS = ("job_history_duration",)  # set through PATCH /server
+GRID_PARAM = "grid_param."  # grid_param.KEY = VALUE, as [grid.params] KEY (PATCH /scheduler)
 NODE_STATES = {"offline": "offline", "online": "online", "free": "online", "down": "down"}
 HELP = """batchd qmgr commands (abbreviations s, l, p):
   list server | list sched | list queue [NAME] | list node [NAME]
   print server | print sched | print queue [NAME]
   set server scheduler_policy = POLICY
   set server job_history_duration = HH:MM:SS
+  set server grid_structure = STRUCTURE[, grid_param.KEY = VALUE...]   (a grid site)
+  set server grid_param.KEY = VALUE[, ...]        (grid_param.local.MACHINE = POLICY)
+  set server grid_params = "KEY=VALUE KEY=VALUE"
   set sched scheduler_policy = POLICY[, PARAM = VALUE...]
   set sched PARAM = VALUE[, PARAM = VALUE...]     (PARAM may carry the policy prefix: dynp_decider)
   set node NAME state = offline|online|down[, comment = TEXT]
@@ -160,20 +164,30 @@ class Session:
             raise UsageError("set server: give ATTR = VALUE")
         policy = None
         attrs: dict[str, str] = {}
+        grid: dict[str, Any] = {}
         for attr, _, value in cmd.attrs:
             if attr in SERVER_ATTRS:
                 attrs[attr] = value
             elif attr in POLICY_ATTRS:
                 policy = value
+            elif attr == "grid_structure":
+                grid["structure"] = value
+            elif attr.startswith(GRID_PARAM) and len(attr) > len(GRID_PARAM):
+                grid.setdefault("params", {})[attr[len(GRID_PARAM) :]] = value
+            elif attr == "grid_params":
+                grid.setdefault("params", {}).update(grid_params(value))
             else:
                 raise UsageError(
-                    f"set server {attr}: batchd sets only scheduler_policy and "
-                    "job_history_duration on the server (policy parameters: set sched PARAM = VALUE)"
+                    f"set server {attr}: batchd sets only scheduler_policy, job_history_duration, "
+                    "grid_structure, grid_param.KEY and grid_params on the server (policy "
+                    "parameters: set sched PARAM = VALUE)"
                 )
         if attrs:
             self.client.patch("/server", attrs)
         if policy is not None:
             self.client.patch("/scheduler", {"policy": policy})
+        if grid:
+            self.client.patch("/scheduler", {"grid": grid})
 
     def _set_sched(self, cmd: Command) -> None:
         if cmd.name is not None:
@@ -220,6 +234,17 @@ class Session:
             if exc.status == 404:
                 raise ApiError(404, exc.error, f"Unknown node {cmd.name}") from None
             raise
+
+
+def grid_params(text: str) -> dict[str, str]:
+    """``"scheduler=easy select=bestfit-free"`` -> dict (blank-separated KEY=VALUE)."""
+    out: dict[str, str] = {}
+    for item in text.split():
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"grid_params: {item!r}: expected KEY=VALUE (blank-separated)")
+        out[key] = value
+    return out
 
 
 def param_name(attr: str, policy: str, sched: dict[str, Any]) -> str:

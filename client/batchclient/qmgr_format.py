@@ -73,4 +73,9 @@ def print_sched(sched: Obj) -> list[str]:
     lines.append(f"set sched scheduler_policy = {quote_value(sched['policy'])}")
     for key, value in sorted((sched.get("params") or {}).items()):
         lines.append(f"set sched {escape(key)} = {quote_value(str(value))}")
+    grid = sched.get("grid")
+    if grid:
+        lines.append(f"set server grid_structure = {quote_value(grid['structure'])}")
+        for key, value in sorted((grid.get("params") or {}).items()):
+            lines.append(f"set server grid_param.{escape(key)} = {quote_value(str(value))}")
     return lines

@@ -92,6 +92,10 @@ def _main(argv: list[str]) -> int:
         return code
     if ns.marked:
         lines = [fmt.marked_line(n) for n in nodes]
+    elif data.get("grid"):
+        lines = fmt.by_machine(
+            nodes, data["grid"], table=ns.summary, jobs=ns.jobs, server=data.get("server", "")
+        )
     elif ns.summary:
         lines = fmt.summary(nodes, jobs=ns.jobs, server=data.get("server", ""))
     else:

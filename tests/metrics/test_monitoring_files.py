@@ -37,7 +37,12 @@ ALERTS = (
     "BatchdPlanStale",
 )
 # Metrics a dashboard need not show: the per-user ones are opt-in and unbounded by nature.
-NOT_ON_DASHBOARD = {"batchd_user_jobs", "batchd_user_jobs_submitted_total"}
+# Per-user series (opt-in) and a grid site's series (docs/grid.md, "Live") have no panel.
+NOT_ON_DASHBOARD = {
+    "batchd_user_jobs",
+    "batchd_user_jobs_submitted_total",
+    "batchd_grid_jobs_started_total",
+}
 
 
 @pytest.fixture(scope="module")

@@ -227,22 +227,34 @@ def test_nrw_synthetic(structure: str) -> None:
     assert sum(m["jobs"] for m in grid["machines"]) == len(result.runs)
 
 
-def test_daemon_refuses_a_grid_site_file(tmp_path: Path) -> None:
-    """The daemon does not serve grid structures yet: it says so in one line."""
+@pytest.mark.parametrize(
+    ("table", "says"),
+    [
+        ('[grid]\nstructure = "multisite"\n', "grid.structure: 'multisite' is not served"),
+        (
+            '[grid]\nstructure = "central"\n[[queue]]\nname = "night"\nwindow = "prime"\n',
+            "queue[0].window: queue night has a window",
+        ),
+    ],
+)
+def test_daemon_refuses_what_it_cannot_serve_of_a_grid(
+    tmp_path: Path, table: str, says: str
+) -> None:
+    """Multi-site grids and grids behind queue windows: refused in one line naming the file
+    and the key, before the state file is touched."""
     import subprocess
     import sys
 
-    argv = [
-        sys.executable,
-        "-m",
-        "batchd.cli",
-        "serve",
-        "--config",
-        str(ROOT / "conf/grid-nrw.toml"),
-    ]
+    conf = tmp_path / "g.toml"
+    conf.write_text(
+        '[[machine]]\nname = "a"\nnodes = 4\nnode_prefix = "a"\n'
+        '[[machine]]\nname = "b"\nnodes = 8\nnode_prefix = "b"\n' + table
+    )
+    argv = [sys.executable, "-m", "batchd.cli", "serve", "--config", str(conf)]
     argv += ["--socket", str(tmp_path / "s.sock"), "--state", str(tmp_path / "state.db")]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2
-    assert "the [grid] table is read by `batchd replay` only" in done.stderr
+    assert f"{conf}: {says}" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "state.db").exists()

@@ -85,6 +85,13 @@ METRICS: tuple[MetricDef, ...] = (
         "Job starts by queue and by the policy (or dynP order) in force",
     ),
     MetricDef(
+        "batchd_grid_jobs_started_total",
+        "counter",
+        ("pool", "structure"),
+        "Job starts on each machine of a grid site, where the grid layer placed them, by the "
+        "grid structure in force (sites without [grid] do not export it)",
+    ),
+    MetricDef(
         "batchd_jobs_completed_total",
         "counter",
         ("queue", "outcome"),

@@ -123,6 +123,8 @@ class LiveMetrics:
         self.cycle = _histogram("batchd_scheduler_cycle_seconds", reg, CYCLE_BUCKETS)
         self.tuning = _histogram("batchd_dynp_tuning_seconds", reg, CYCLE_BUCKETS)
         self.user_submitted: Children | None = None
+        self.grid_started: Children | None = None  # a grid site's starts by machine
+        self.structure = ""
         for pool in pools:
             for case in CASES:
                 self.cases(pool, case)
@@ -148,6 +150,14 @@ class LiveMetrics:
         if self.user_submitted is not None:
             self.user_submitted(self.tally.user_label(user)).inc()
 
+    def grid_structure(self, structure: str) -> None:
+        """A grid site: starts are counted by machine under ``structure`` from now on."""
+        if self.grid_started is None:
+            self.grid_started = Children(_counter("batchd_grid_jobs_started_total", self.registry))
+        self.structure = structure
+        for pool in self.pools:
+            self.grid_started(pool, structure)
+
     def plan_of(self, machine: int) -> PlanGauges:
         return self.plans[machine]
 
@@ -157,6 +167,8 @@ class LiveMetrics:
 
     def job_started(self, job: Job, now: int) -> None:
         self.started(job.queue, job.started_by).inc()
+        if self.grid_started is not None:
+            self.grid_started(self.pools[job.machine], self.structure).inc()
         self.wait(job.queue).observe(max(0, job.start - job.submit))
         busy = self.busy[job.machine]
         busy.update(now, busy.busy + job.width)

@@ -29,6 +29,7 @@ from batchd.server.auth import daemon_user, load_tokens, user_name
 from batchd.server.feed import ReplayFeed
 from batchd.server.paths import default_socket, default_state_path, make_dirs
 from batchd.server.service import BatchService
+from batchd.server.service.scheduler import grid_refusal
 from batchd.server.store import SaveError, Store
 from batchd.site.config import ConfigError, load_site
 
@@ -190,11 +191,9 @@ async def serve(opts: ServeOptions) -> int:
     # Until the reload handler is in place, a SIGHUP must not kill a starting daemon.
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     site = load_site(opts.config)
-    if site.grid_table is not None:
-        raise ServeError(
-            f"{opts.config}: the [grid] table is read by `batchd replay` only; the daemon "
-            "does not serve grid structures yet (remove [grid] to serve these machines)"
-        )
+    refused = grid_refusal(site)
+    if refused is not None:
+        raise ServeError(f"{opts.config}: {refused}")
     tokens = load_tokens(opts.token_file) if opts.token_file else None
     if opts.listen and not tokens:
         raise ServeError("--listen needs --token-file: TCP callers are identified by token")
@@ -223,6 +222,8 @@ async def serve(opts: ServeOptions) -> int:
     else:
         queue = site.queue_named(site.default_queue)
         nodes = site.machine[site.machine_index(queue.machine)].nodes
+        if site.grid_table is not None:  # a grid takes what its widest machine does
+            nodes = max(m.nodes for m in site.machine)
         start = int(saved_now) if saved_now is not None else start_time(opts, nodes)
         clock = ScaledClock(speed, start=start)
     svc = BatchService(

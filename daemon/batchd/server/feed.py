@@ -80,6 +80,8 @@ class ReplayFeed:
         site = svc.site
         queue = site.queue_named(site.default_queue)
         nodes = site.machine[site.machine_index(queue.machine)].nodes
+        if site.grid_table is not None:  # the grid takes what its widest machine does
+            nodes = max(m.nodes for m in site.machine)
         self.jobs = TraceColumns(load_trace(trace, nodes, shrink=shrink, seed=seed).jobs)
         self._timer: Any = None
 

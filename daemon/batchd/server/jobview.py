@@ -28,9 +28,12 @@ def job_view(
     now: int,
     est: int | None,
     comment: str | None,
+    machine: str | None = None,
+    prefix: str = "",
 ) -> dict[str, Any]:
     """``JobOut``; ``hosts`` are the node names of the job's machine, ``est`` its planned
-    start, ``comment`` what to say about it."""
+    start, ``comment`` what to say about it, ``machine`` the machine it runs on or waits
+    for (None: not yet), ``prefix`` what goes before each host (a grid's ``machine/``)."""
     job = rec.job
     started = job.start >= 0
     if job.state is JobState.RUNNING:
@@ -62,7 +65,8 @@ def job_view(
         "end_time": end,
         "est_start": est,
         "elapsed": elapsed,
-        "exec_host": [hosts[n] for n in job.nodes],
+        "machine": machine,
+        "exec_host": [prefix + hosts[n] for n in job.nodes],
         "exit_status": rec.exit_status,
         "outcome": job.outcome or None,
         "comment": comment,
@@ -80,7 +84,18 @@ def dumps(data: Any) -> str:
     return json.dumps(data, separators=(",", ":"))
 
 
-def finished_views(rec: JobRecord, server: str, hosts: list[str]) -> tuple[str, str]:
+def finished_views(
+    rec: JobRecord, server: str, hosts: list[str], machine: str | None = None, prefix: str = ""
+) -> tuple[str, str]:
     """The saved views of a finished job: ``JobOut`` and ``JobBrief`` as JSON."""
-    view = job_view(rec, server, hosts, now=rec.job.end, est=None, comment=rec.comment)
+    view = job_view(
+        rec,
+        server,
+        hosts,
+        now=rec.job.end,
+        est=None,
+        comment=rec.comment,
+        machine=machine,
+        prefix=prefix,
+    )
     return dumps(view), dumps(brief_of(view))

@@ -78,6 +78,7 @@ class JobRecord:
     runtime_given: int | None = None
     comment: str | None = None
     exit_status: int | None = None
+    assigned: int | None = None  # grid: the machine a waiting job was given (saved for restore)
 
     @property
     def seq(self) -> int:
@@ -120,6 +121,7 @@ class JobRecord:
             "script": self.script,
             "comment": self.comment,
             "exit_status": self.exit_status,
+            "grid_machine": self.assigned,
         }
 
     @classmethod
@@ -159,6 +161,7 @@ class JobRecord:
             runtime_given=row["runtime_given"],
             comment=row["comment"],
             exit_status=row["exit_status"],
+            assigned=row.get("grid_machine"),  # rows saved before grids have none
         )
 
 

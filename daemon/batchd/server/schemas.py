@@ -210,7 +210,14 @@ class JobOut(BaseModel):
     end_time: int | None
     est_start: int | None = Field(description="planned start in the current full schedule")
     elapsed: int | None = Field(description="seconds run so far (or in total once ended)")
-    exec_host: list[str] = Field(description="node names it runs (or ran) on")
+    machine: str | None = Field(
+        None,
+        description="the machine it runs on, ran on, or waits for; on a grid site null while "
+        "it waits for any machine (a central queue, the job pool) or is held",
+    )
+    exec_host: list[str] = Field(
+        description="node names it runs (or ran) on; on a grid site MACHINE/NODE"
+    )
     exit_status: int | None
     outcome: str | None = Field(
         description="ok | walltime | cancelled | node_fail | overflow (killed at its queue "
@@ -270,6 +277,9 @@ class NodeList(BaseModel):
     server: str
     now: int
     nodes: list[NodeOut]
+    grid: str | None = Field(
+        None, description="the grid structure over the machines (qnodes groups by machine)"
+    )
 
 
 class NodeChange(Strict):
@@ -363,6 +373,13 @@ class MachineScheduler(BaseModel):
     report: dict[str, Any] = Field(description="policy statistics (dynP: switches, decider cases)")
 
 
+class GridOut(BaseModel):
+    structure: str = Field(description="central, hierarchical, decentral or pool")
+    params: dict[str, str] = Field(description="the parameters set (docs/grid.md)")
+    in_force: dict[str, str] = Field(description="the parameters in force, defaults included")
+    structures: list[str] = Field(description="the structures the daemon serves")
+
+
 class SchedulerOut(BaseModel):
     policy: str = Field(description="the policy of the first machine")
     params: dict[str, str]
@@ -370,16 +387,38 @@ class SchedulerOut(BaseModel):
     report: dict[str, Any] = Field(description="policy statistics (dynP: switches, decider cases)")
     switches: list[dict[str, Any]] = Field(description="live policy changes, newest last")
     machines: list[MachineScheduler] = Field(description="every machine's policy")
+    grid: GridOut | None = Field(
+        None, description="the grid structure the machines run under; null without [grid]"
+    )
+
+
+class GridChange(Strict):
+    """A grid site's structure and its parameters (docs/grid.md)."""
+
+    structure: Text | None = Field(
+        None, description="central, hierarchical, decentral or pool; unset: the current one"
+    )
+    params: dict[Text, Text] | None = Field(
+        None,
+        description="grid parameters (scheduler, select, local, local.MACHINE, home, ...); "
+        "given with a structure they replace, alone they update (an empty value removes one)",
+    )
 
 
 class SchedulerChange(Strict):
-    """Set the policy and/or its parameters; the queue is re-planned at once."""
+    """Set the policy and/or its parameters; the queue is re-planned at once.
+
+    On a grid site: ``grid`` changes the structure or its parameters; ``policy`` sets
+    the local policy (grid parameter ``local``, or ``local.MACHINE`` with ``machine``)."""
 
     policy: Text | None = None
     params: TextMap | None = Field(
         None, description="parameters; given with a policy they replace, alone they update"
     )
     machine: Text | None = Field(None, description="the machine to change; every machine if unset")
+    grid: GridChange | None = Field(
+        None, description="a grid site's structure and parameters (400 on other sites)"
+    )
 
 
 class ServerOut(BaseModel):

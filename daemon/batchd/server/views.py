@@ -31,7 +31,17 @@ def job_out(
         est = None
     comment = None if brief else _comment(svc, rec, est)
     hosts = svc.nodes.names[job.machine]
-    view = job_view(rec, svc.server, hosts, now=svc.now, est=est, comment=comment)
+    machine, prefix = svc.job_machine(rec)
+    view = job_view(
+        rec,
+        svc.server,
+        hosts,
+        now=svc.now,
+        est=est,
+        comment=comment,
+        machine=machine,
+        prefix=prefix,
+    )
     return brief_of(view) if brief else view
 
 
@@ -90,7 +100,11 @@ def node_list(svc: BatchService) -> dict[str, Any]:
     for machine, names in enumerate(svc.nodes.names):
         holders = svc.nodes.holders(svc.engine, machine)
         nodes += [node_out(svc, machine, i, holders) for i in range(len(names))]
-    return {"server": svc.server, "now": svc.now, "nodes": nodes}
+    grid = svc.scheduler.grid
+    out: dict[str, Any] = {"server": svc.server, "now": svc.now, "nodes": nodes}
+    if grid is not None:
+        out["grid"] = grid.structure
+    return out
 
 
 def node_at(svc: BatchService, where: tuple[int, int]) -> dict[str, Any]:
@@ -165,6 +179,14 @@ def scheduler_out(svc: BatchService) -> dict[str, Any]:
         )
     ]
     first = machines[0]
+    grid = None
+    if sched.grid is not None and sched.layer is not None:
+        grid = {
+            "structure": sched.grid.structure,
+            "params": dict(sched.grid.params),
+            "in_force": sched.layer.params.describe(),
+            "structures": sched.served_structures(),
+        }
     return {
         "policy": first["policy"],
         "params": first["params"],
@@ -172,6 +194,7 @@ def scheduler_out(svc: BatchService) -> dict[str, Any]:
         "report": first["report"],
         "switches": list(sched.switches),
         "machines": machines,
+        "grid": grid,
     }
 
 

@@ -57,6 +57,17 @@ class CentralGrid(GridLayer):
             self.target[job.id] = t
             self.queued[t] += job.width
 
+    def assigned(self, job: Job) -> int | None:
+        return self.target.get(job.id)
+
+    def resume(self, job: Job, machine: int | None) -> None:
+        if machine is None or self.over != "max" or machine not in self.wide_enough(job.width):
+            self.submitted(job)
+            return
+        self.queue.append(job)
+        self.target[job.id] = machine
+        self.queued[machine] += job.width
+
     def withdraw(self, job: Job) -> None:
         self.queue.remove(job)
         self._forget(job)

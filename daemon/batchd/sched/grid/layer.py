@@ -60,6 +60,9 @@ class GridPort(Policy):
     def withdraw(self, view: MachineView, job: Job) -> None:
         self.layer.withdraw(job)
 
+    def job_resumed(self, view: MachineView, job: Job) -> None:
+        self.layer.resumed(self.machine, job)
+
     def invalidate(self) -> None:
         self.layer.invalidate(self.machine)
 
@@ -125,6 +128,20 @@ class GridLayer(ABC):
 
     def invalidate(self, machine: int) -> None:  # noqa: B027
         pass
+
+    def resumed(self, machine: int, job: Job) -> None:  # noqa: B027
+        """A job that ran before a restart runs on on ``machine`` (same nodes, same start)."""
+
+    # -- what a daemon keeps across a restart ----------------------------------------
+    def assigned(self, job: Job) -> int | None:
+        """The machine a waiting job was given at submission (a hierarchical machine, a
+        decentral or pool home, a central M_max target), or None (it waits for any)."""
+        return None
+
+    def resume(self, job: Job, machine: int | None) -> None:
+        """A job that waited before a restart waits again, keeping the machine it had
+        been given (``assigned``); None, or a machine the job no longer fits: as new."""
+        self.submitted(job)
 
     @abstractmethod
     def waiting_on(self, machine: int) -> list[Job]:

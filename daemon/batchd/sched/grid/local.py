@@ -76,6 +76,18 @@ class LocalGrid(GridLayer):
     def invalidate(self, machine: int) -> None:
         self.local[machine].invalidate()
 
+    def resumed(self, machine: int, job: Job) -> None:
+        self.local[machine].job_resumed(self.views[machine], job)
+
+    def assigned(self, job: Job) -> int | None:
+        return job.machine
+
+    def resume(self, job: Job, machine: int | None) -> None:
+        if machine is None or machine not in self.wide_enough(job.width):
+            self.submitted(job)
+        else:
+            self.join(job, machine)
+
     def waiting_on(self, machine: int) -> list[Job]:
         return self.local[machine].waiting()
 
@@ -142,6 +154,13 @@ class DecentralGrid(LocalGrid):
         super().withdraw(job)
         self.home.pop(job.id, None)
 
+    def resume(self, job: Job, machine: int | None) -> None:
+        if machine is None or machine not in self.wide_enough(job.width):
+            self.submitted(job)
+            return
+        self.home[job.id] = machine
+        self.join(job, machine)
+
     def plan_pass(self) -> list[list[Placement]]:
         out, free, started = self.local_passes()
         fresh, self.fresh = self.fresh, []
@@ -188,6 +207,18 @@ class PoolGrid(LocalGrid):
         else:
             self.join(job, h)
             self.fresh.append(job)
+
+    def assigned(self, job: Job) -> int | None:
+        return self.home.get(job.id)
+
+    def resume(self, job: Job, machine: int | None) -> None:
+        """A job waits in the pool once its arrival second is over: it goes back there."""
+        if machine is None or machine not in self.wide_enough(job.width):
+            self.submitted(job)
+            return
+        self.home[job.id] = machine
+        job.machine = machine
+        self.pool.append(job)
 
     def withdraw(self, job: Job) -> None:
         if job in self.pool:

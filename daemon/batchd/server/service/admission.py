@@ -10,7 +10,7 @@ from __future__ import annotations
 from batchd.model.times import hms
 from batchd.model.windows import DAY, HORIZON, TimeWindow, longest_opening, next_fit
 from batchd.server.errors import bad_request
-from batchd.site.config import QueueConfig, SiteConfig
+from batchd.site.config import MachineConfig, QueueConfig, SiteConfig
 
 
 class Admission:
@@ -35,12 +35,20 @@ class Admission:
                 f"queue {qname} is not enabled: it takes no new jobs (enabled = true in the "
                 "site config, then SIGHUP the daemon)"
             )
-        machine = self.site.machine[self.site.machine_index(queue.machine)]
-        if nodes > machine.nodes:
-            raise bad_request(
-                f"nodes: {nodes} nodes requested; machine {machine.name} has {machine.nodes}"
-                f"{self.takers(nodes, walltime, now)}"
-            )
+        if self.site.grid_table is not None:
+            widest = self.widest()
+            if nodes > widest.nodes:
+                raise bad_request(
+                    f"nodes: {nodes} nodes requested; the widest machine of the grid, "
+                    f"{widest.name}, has {widest.nodes}"
+                )
+        else:
+            machine = self.site.machine[self.site.machine_index(queue.machine)]
+            if nodes > machine.nodes:
+                raise bad_request(
+                    f"nodes: {nodes} nodes requested; machine {machine.name} has "
+                    f"{machine.nodes}{self.takers(nodes, walltime, now)}"
+                )
         if queue.max_nodes is not None and nodes > queue.max_nodes:
             raise bad_request(
                 f"nodes: {nodes} nodes exceed the limit of queue {qname} "
@@ -59,6 +67,10 @@ class Admission:
         if win is not None and self.site.server.window_must_fit:
             self._check_fit(qname, win, nodes, walltime, now)
         return queue, walltime
+
+    def widest(self) -> MachineConfig:
+        """Under a grid: the widest machine (the first listed of the widest)."""
+        return max(self.site.machine, key=lambda m: m.nodes)
 
     def _check_fit(self, qname: str, win: TimeWindow, nodes: int, walltime: int, now: int) -> None:
         """A job that must end by its window's close needs an opening long enough."""
@@ -85,7 +97,10 @@ class Admission:
         for q in self.site.queues():
             if not q.enabled or (q.max_nodes is not None and nodes > q.max_nodes):
                 continue
-            machine = self.site.machine[self.site.machine_index(q.machine)]
+            if self.site.grid_table is not None:
+                machine = self.widest()
+            else:
+                machine = self.site.machine[self.site.machine_index(q.machine)]
             if nodes > machine.nodes:
                 continue
             if walltime is not None:

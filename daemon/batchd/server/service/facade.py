@@ -31,6 +31,7 @@ from batchd.metrics.live import LiveMetrics
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.reservation import Reservation
+from batchd.model.states import JobState
 from batchd.server.errors import ApiError, bad_request, unavailable
 from batchd.server.jobview import finished_views
 from batchd.server.records import JobRecord
@@ -51,7 +52,7 @@ from batchd.server.service.lifecycle import Lifecycle
 from batchd.server.service.nodes import Nodes
 from batchd.server.service.reservations import Reservations
 from batchd.server.service.saving import SaveStatus
-from batchd.server.service.scheduler import Scheduler
+from batchd.server.service.scheduler import Scheduler, grid_refusal
 from batchd.server.store import Saved, SaveError, Store, StoreError
 from batchd.site.config import SiteConfig
 
@@ -126,6 +127,7 @@ class BatchService:
             self.store, self.metrics.tally, self.saving, self._on_change, self.history
         )
         self.journal.on_retired.append(self._retire)
+        self.journal.before_commit.append(self._note_assignments)
         self.access = Access(site.auth, self.daemon_user)
         self.scheduler = Scheduler(site, self.calendar)
         self.scheduler.observers = [PoolObserver(self.metrics, m.name) for m in site.machine]
@@ -134,7 +136,9 @@ class BatchService:
         self.engine.now = now
         for m in self.engine.machines:
             m.now = now
-        self.scheduler.engine = self.engine
+        self.scheduler.attach(self.engine)
+        if self.scheduler.grid is not None:
+            self.metrics.grid_structure(self.scheduler.grid.structure)
         self.admission = Admission(site, self.scheduler.windows)
         self.dependencies = Dependencies(self.records, self.server, self.history.outcome)
         self.lifecycle = Lifecycle(
@@ -296,7 +300,31 @@ class BatchService:
         return self.journal.meta
 
     def _views(self, rec: JobRecord) -> tuple[str, str]:
-        return finished_views(rec, self.server, self.nodes.names[rec.job.machine])
+        machine, prefix = self.job_machine(rec)
+        return finished_views(rec, self.server, self.nodes.names[rec.job.machine], machine, prefix)
+
+    def job_machine(self, rec: JobRecord) -> tuple[str | None, str]:
+        """The machine a job shows and its hosts' prefix: on a grid site the machine it runs
+        on, ran on or was given (``MACHINE/`` before its hosts), else its queue's machine."""
+        names = self.nodes.machine_names
+        job = rec.job
+        if self.scheduler.grid is None:
+            return names[job.machine], ""
+        if job.start >= 0:
+            return names[job.machine], f"{names[job.machine]}/"
+        if job.state is JobState.QUEUED:
+            m = self.scheduler.assigned(job)
+            return (names[m] if m is not None else None), ""
+        return None, ""
+
+    def _note_assignments(self) -> None:
+        """Before a commit, under a grid: each changed waiting job's machine, if it has one,
+        goes into its row, so that a restart gives it back (``restore``)."""
+        sched = self.scheduler
+        if sched.layer is None:
+            return
+        for rec in self.journal.dirty():
+            rec.assigned = sched.assigned(rec.job) if rec.state is JobState.QUEUED else None
 
     def _retire(self, rec: JobRecord) -> None:
         """A finished job is saved in the history: it leaves memory."""
@@ -427,6 +455,14 @@ class BatchService:
 
     # -- the scheduler ----------------------------------------------------------------
     def set_scheduler(self, caller: Caller, change: SchedulerChange) -> None:
+        if self.scheduler.grid is not None:
+            self.set_grid(caller, change)
+            return
+        if change.grid is not None:
+            raise bad_request(
+                "grid: this site runs no grid structure (a [grid] table in the site file, "
+                "then a restart, makes it a grid)"
+            )
         entries: list[dict[str, Any]] = []
         with self.change():
             require(caller, "manager", "change the scheduler")
@@ -461,6 +497,62 @@ class BatchService:
             if entry["from"] != entry["to"]:
                 self.metrics.policy_switched(entry["machine"], entry["from"], entry["to"])
             log.info("policy_set", **{k: v for k, v in entry.items() if k != "time"})
+
+    def grid_request(self, change: SchedulerChange) -> tuple[str | None, dict[str, str] | None]:
+        """The structure and grid parameters a change asks for: ``grid``, and ``policy``
+        (with ``machine``) as the local policy (``local`` or ``local.MACHINE``)."""
+        if change.params is not None:
+            raise bad_request(
+                "params: a grid's local policies run with their default parameters; set the "
+                "grid's parameters with grid.params"
+            )
+        structure = change.grid.structure if change.grid is not None else None
+        params = (
+            dict(change.grid.params) if change.grid and change.grid.params is not None else None
+        )
+        if change.policy is not None:
+            key = "local"
+            if change.machine is not None:
+                key = f"local.{self.site.machine[self.machine_named(change.machine)].name}"
+            params = {**(params or {}), key: change.policy}
+        elif change.machine is not None:
+            raise bad_request(
+                "machine: on a grid site it names the machine whose local policy "
+                "changes, with policy"
+            )
+        if structure is None and params is None:
+            raise bad_request("give grid (structure and/or params), or policy")
+        return structure, params
+
+    def set_grid(self, caller: Caller, change: SchedulerChange) -> None:
+        """A grid site's structure, parameters or a machine's local policy, changed live:
+        the waiting jobs move to the new layer, the running ones run on where they are."""
+        with self.change():
+            require(caller, "manager", "change the scheduler")
+            sched = self.scheduler
+            structure, params = self.grid_request(change)
+            choice = sched.choose_grid(structure, params)
+            old = sched.use_grid(choice)
+            entry = {
+                "time": self.now,
+                "machine": "grid",
+                "from": old.structure,
+                "to": choice.structure,
+                "params": dict(choice.params),
+                "by": caller.user,
+            }
+            sched.switches = [*sched.switches, entry][-100:]
+            for rec in self.records.values():
+                if rec.state is JobState.QUEUED:
+                    self.journal.touch(rec)  # its machine in the new layer is saved
+            self.save_meta(
+                grid={"structure": choice.structure, "params": choice.params},
+                switches=sched.switches,
+            )
+        if old.structure != choice.structure:
+            self.metrics.policy_switched("grid", old.structure, choice.structure)
+            self.metrics.grid_structure(choice.structure)
+        log.info("grid_set", **{k: v for k, v in entry.items() if k != "time"})
 
     # -- server attributes ------------------------------------------------------------
     def history_duration(self, site: SiteConfig) -> int:
@@ -499,6 +591,16 @@ class BatchService:
                     f"queue {q.name}: its machine cannot change while the daemon runs "
                     "(its jobs wait there); add a queue for the other machine"
                 )
+        if (site.grid_table is None) != (self.site.grid_table is None):
+            raise ValueError(
+                "the [grid] table cannot be added or removed while the daemon runs; restart it"
+            )
+        if site.grid_table is not None:
+            refused = grid_refusal(
+                site, self.scheduler.grid.structure if self.scheduler.grid else None
+            )
+            if refused is not None:
+                raise ValueError(refused)
         if site.server.max_body != self.site.server.max_body:
             log.warning("max_body_needs_restart", max_body=site.server.max_body)
         self.site = site

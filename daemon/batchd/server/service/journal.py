@@ -59,6 +59,10 @@ class Journal:
     def touch(self, rec: JobRecord) -> None:
         self._dirty[rec.seq] = rec
 
+    def dirty(self) -> list[JobRecord]:
+        """The records changed since the last commit."""
+        return list(self._dirty.values())
+
     def save_meta(self, **values: Any) -> None:
         self.meta.update(values)
         if self.store is not None:

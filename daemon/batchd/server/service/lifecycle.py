@@ -89,6 +89,10 @@ class Lifecycle:
         return rec
 
     def machine_of(self, queue: str) -> int:
+        """The machine a queue's jobs go to; under a grid the first machine's port, which
+        hands every job to the grid layer (it places the job on a machine)."""
+        if self.site.grid_table is not None:
+            return 0
         return self.site.machine_index(self.site.queue_named(queue).machine)
 
     # -- new jobs -------------------------------------------------------------------

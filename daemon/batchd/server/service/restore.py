@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from batchd.model.states import JobState
+from batchd.server.errors import ApiError
 from batchd.server.records import JobRecord
+from batchd.server.service.scheduler import GridChoice
 from batchd.server.store import Saved
 
 if TYPE_CHECKING:
@@ -33,9 +35,35 @@ def check_identity(svc: BatchService, meta: dict[str, Any]) -> None:
         )
 
 
+def saved_grid(svc: BatchService, meta: dict[str, Any]) -> None:
+    """The grid structure a manager set live (saved), over the site file's [grid]."""
+    sched = svc.scheduler
+    saved = meta.get("grid")
+    if sched.grid is None:
+        if isinstance(saved, dict):
+            raise ValueError(
+                f"the state was saved by a daemon serving grid structure {saved.get('structure')}; "
+                "this config has no [grid] table: use the grid's config, or another --state file"
+            )
+        return
+    if not isinstance(saved, dict):
+        return
+    choice = GridChoice(str(saved["structure"]), dict(saved.get("params", {})))
+    try:
+        sched.use_grid(choice)
+        svc.metrics.grid_structure(choice.structure)
+    except ApiError as exc:
+        raise ValueError(f"the grid saved in the state cannot run here: {exc.message}") from None
+
+
 def saved_choices(svc: BatchService, meta: dict[str, Any]) -> None:
     """The policies the machines ran: per machine, or one for all (older state files)."""
     sched = svc.scheduler
+    if sched.grid is not None:
+        saved_grid(svc, meta)
+        return
+    if isinstance(meta.get("grid"), dict):
+        saved_grid(svc, meta)
     chosen = meta.get("policies")
     if isinstance(chosen, dict):
         for i, m in enumerate(svc.site.machine):
@@ -101,8 +129,13 @@ def restore(svc: BatchService, saved: Saved) -> None:
     waiting = sorted(
         (r for r in records if r.state is JobState.QUEUED), key=lambda r: (r.job.submit, r.seq)
     )
+    layer = svc.scheduler.layer
     for rec in waiting:
-        engine.enqueue(rec.job)
+        if layer is not None:
+            # Back in the grid layer with the machine it had been given, if any.
+            layer.resume(rec.job, rec.assigned)
+        else:
+            engine.enqueue(rec.job)
     svc.lifecycle.arm_waiting()
     for rec, at, outcome in ended:
         engine.restore_finished(rec.job, at, outcome)

@@ -5,6 +5,13 @@ another, for one machine or for all. The policy is built for its machine, on the
 site's calendar with the emulated clock counting from the epoch, and wrapped in
 the queue-window gate of the queues that send jobs to that machine. The planned
 starts ``qstat -T`` shows are kept until the next change.
+
+A site file with a ``[grid]`` table runs a grid structure instead (docs/grid.md,
+"Live"): the machines' policies are the ports of one grid layer, built by
+``make_grid`` as ``batchd replay --grid`` builds it, and a manager changes the
+structure and its parameters (``use_grid``); a machine's local policy is the
+parameter ``local.MACHINE``. The layer reaches the machines only through the
+engine's machine views and its placements.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from batchd.model.job import Job
 from batchd.model.times import NEVER
 from batchd.model.windows import TimeWindow, make_window
 from batchd.sched.gate import WindowGate
+from batchd.sched.grid import GridError, GridLayer, make_grid
 from batchd.sched.policy import BuildContext, Policy, PolicyObserver
 from batchd.sched.queues import QueueSpec, queue_classes, queue_gate
 from batchd.sched.registry import PolicyError, get_spec, make_policy, parse_params, policy_names
@@ -35,11 +43,51 @@ class Choice:
     params: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass
+class GridChoice:
+    """The grid structure the machines run under, with its parameters (as strings)."""
+
+    structure: str
+    params: dict[str, str] = field(default_factory=dict)
+
+
+# Why the daemon does not serve a structure (docs/grid.md, "Live").
+GRID_REFUSED = {
+    "multisite": "a multi-site job runs as several parts under one job id, which the "
+    "daemon's job records (one machine and one node list per job) cannot hold; "
+    "`batchd replay --grid multisite` runs it",
+}
+
+
+def grid_refusal(site: SiteConfig, structure: str | None = None) -> str | None:
+    """Why the daemon cannot serve ``structure`` (default: the site's [grid]) on ``site``,
+    as "KEY: reason", or None."""
+    table = site.grid_table
+    structure = structure or (table.structure if table is not None else None)
+    if structure is None:
+        return None
+    if structure in GRID_REFUSED:
+        return (
+            f"grid.structure: {structure!r} is not served by the daemon: {GRID_REFUSED[structure]}"
+        )
+    windowed = [(i, q.name) for i, q in enumerate(site.queues()) if q.spec().gated]
+    if windowed:
+        i, name = windowed[0]
+        return (
+            f"queue[{i}].window: queue {name} has a window; a grid structure does not run "
+            "behind queue windows (remove the window, or the [grid] table)"
+        )
+    return None
+
+
 class Scheduler:
     def __init__(self, site: SiteConfig, calendar: PrimeCalendar) -> None:
         self.site = site
         self.calendar = calendar
         self.choices = [Choice(site.server.policy, site.server.params()) for _ in site.machine]
+        table = site.grid_table
+        self.grid = GridChoice(table.structure, table.raw()) if table is not None else None
+        self.layer: GridLayer | None = None
         self.switches: list[dict[str, Any]] = []
         self.windows: dict[str, TimeWindow] = {}
         self.observers: list[PolicyObserver] = []
@@ -77,8 +125,95 @@ class Scheduler:
         return gate
 
     def policies(self) -> list[Policy]:
+        if self.grid is not None:
+            self.layer = self.build_grid(self.grid)
+            self._grid_choices()
+            return list(self.layer.ports)
         self.gates = [self.build(i, c) for i, c in enumerate(self.choices)]
         return list(self.gates)
+
+    def attach(self, engine: Engine) -> None:
+        """The engine runs these policies: a grid layer sees its machines from now on."""
+        self.engine = engine
+        if self.layer is not None:
+            self.layer.attach(engine.machines)
+
+    def build_grid(self, choice: GridChoice) -> GridLayer:
+        """The grid layer of ``choice`` over the site's machines (400 if it is refused)."""
+        site = self.site
+        refused = grid_refusal(site, choice.structure)
+        if refused is not None:
+            raise bad_request(refused)
+        contexts = [
+            BuildContext(machine=i, nodes=m.nodes, calendar=self.calendar)
+            for i, m in enumerate(site.machine)
+        ]
+        try:
+            return make_grid(
+                choice.structure,
+                choice.params,
+                [(m.name, m.nodes) for m in site.machine],
+                contexts,
+            )
+        except GridError as exc:
+            raise bad_request(f"grid: {exc}") from None
+
+    def _grid_choices(self) -> None:
+        """What each machine runs under the grid, as its policy shows: its local policy
+        (hierarchical, decentral, pool), else the structure's port (grid-central)."""
+        layer = self.layer
+        assert layer is not None
+        local = getattr(layer, "local", None)
+        self.choices = [
+            Choice(local[i].name if local is not None else port.name)
+            for i, port in enumerate(layer.ports)
+        ]
+
+    def choose_grid(self, structure: str | None, params: Mapping[str, str] | None) -> GridChoice:
+        """The grid a change asks for: parameters given with a new structure replace the old
+        ones (a new structure alone starts from its defaults), alone they update them
+        (an empty value removes a parameter); checked by building it (400 if bad)."""
+        old = self.grid
+        assert old is not None
+        name = old.structure if structure is None else structure
+        if structure is not None and params is not None:
+            merged = dict(params)
+        elif structure is not None and structure != old.structure:
+            merged = {}
+        else:
+            merged = {**old.params, **(params or {})}
+        merged = {k: v for k, v in merged.items() if v != ""}
+        choice = GridChoice(name, merged)
+        self.build_grid(choice)
+        return choice
+
+    def use_grid(self, choice: GridChoice) -> GridChoice:
+        """Run the grid ``choice`` from now on: the waiting jobs move to the new layer (in
+        submission order, placed by it as new arrivals); running jobs run on where they are."""
+        engine = self.engine
+        assert engine is not None and self.grid is not None
+        layer = self.build_grid(choice)
+        layer.attach(engine.machines)
+        waiting = sorted(engine.waiting(), key=lambda j: (j.submit, j.id))
+        for job in waiting:
+            engine.withdraw(job)
+        for i, port in enumerate(layer.ports):
+            engine.set_policy(i, port)
+        old, self.grid, self.layer = self.grid, choice, layer
+        for m in engine.machines:
+            for held in m.holders():
+                if isinstance(held, Job):
+                    layer.resumed(m.index, held)
+        for job in waiting:
+            job.machine = 0  # the grid's ports take any width; the layer places it
+            engine.enqueue(job)
+        self._grid_choices()
+        self.changed()
+        return old
+
+    def assigned(self, job: Job) -> int | None:
+        """Under a grid: the machine a waiting job was given, or None (not yet)."""
+        return self.layer.assigned(job) if self.layer is not None else job.machine
 
     # -- changes --------------------------------------------------------------------
     def choose(self, machine: int, policy: str | None, params: Mapping[str, str] | None) -> Choice:
@@ -114,6 +249,9 @@ class Scheduler:
         self.site = site
         self.calendar = calendar
         self._build_windows()
+        if self.layer is not None:  # no gates under a grid (no queue windows)
+            self.changed()
+            return
         for m, gate in zip(self.engine.machines, self.gates, strict=True):
             gate.overflow = site.server.overflow
             gate.must_fit = site.server.window_must_fit
@@ -131,9 +269,19 @@ class Scheduler:
             return cached[1]
         assert self.engine is not None
         m: MachineState = self.engine.machines[machine]
-        plan = m.policy.planned_starts(m)
+        plan = self._grid_plan(m) if self.layer is not None else m.policy.planned_starts(m)
         self._plans[machine] = (self.version, plan)
         return plan
+
+    def _grid_plan(self, m: MachineState) -> list[tuple[Job, int]]:
+        """A grid machine's plan: its local policy's for the jobs in its own queue; jobs
+        that wait for any machine (a central queue, the pool) have no planned start."""
+        layer = self.layer
+        assert layer is not None
+        local = getattr(layer, "local", None)
+        plan = local[m.index].planned_starts(m) if local is not None else []
+        known = {job.id for job, _ in plan}
+        return plan + [(j, NEVER) for j in layer.waiting_on(m.index) if j.id not in known]
 
     def planned_starts(self) -> dict[int, int]:
         """Planned start of every waiting job that can start, by job id."""
@@ -151,6 +299,12 @@ class Scheduler:
         if win is None:
             return True, None
         return win.is_open(now), win.next_change(now)
+
+    @staticmethod
+    def served_structures() -> list[str]:
+        from batchd.sched.grid import STRUCTURES
+
+        return [s for s in STRUCTURES if s not in GRID_REFUSED]
 
     @staticmethod
     def catalog() -> list[dict[str, Any]]:

@@ -1,0 +1,120 @@
+"""One grid layer: a trace through a live grid daemon at high speed gives the replay's
+schedule, job for job and machine for machine.
+
+``batchd serve --replay TRACE --start trace`` on a grid site file runs the trace through
+the same grid layer (``make_grid``, the same engine) as ``batchd replay --machine`` of
+that file; every job must start and end on the same emulated second, on the same
+machine and nodes.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from batchd.replay import ReplayOptions, run_replay
+from daemon_proc import Daemon
+
+MONDAY = 1_136_160_000  # Mon 2006-01-02 00:00 UTC
+
+SITE = """
+[[machine]]
+name = "a"
+nodes = 4
+node_prefix = "a"
+
+[[machine]]
+name = "b"
+nodes = 12
+node_prefix = "b"
+
+[server]
+timezone = "UTC"
+
+[grid]
+structure = "{structure}"
+
+[grid.params]
+{params}
+"""
+
+
+def write_trace(path: Path, jobs: int, seed: int) -> None:
+    """A seeded SWF trace, no job wider than the widest machine, some past their estimate."""
+    rng = random.Random(seed)
+    lines = ["; Version: 2.2", f"; UnixStartTime: {MONDAY}", "; TimeZoneString: UTC"]
+    t = 3600
+    for i in range(1, jobs + 1):
+        t += rng.randint(0, 1800)
+        width = rng.choice([1, 1, 2, 3, 4, 4, 6, 8, 12])
+        runtime = rng.randint(60, 3 * 3600)
+        estimate = runtime if rng.random() < 0.3 else rng.randint(runtime // 2, 2 * runtime)
+        fields = [i, t, -1, runtime, width, -1, -1, width, max(estimate, 60), -1, 1, 1, 1, 1,
+                  1, 1, -1, -1]  # fmt: skip
+        lines.append(" ".join(map(str, fields)))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def live_schedule(tmp: Path, site: Path, trace: Path, jobs: int) -> dict[int, tuple[Any, ...]]:
+    with Daemon(
+        tmp, "--speed", "40000", "--replay", str(trace), "--start", "trace", config=str(site)
+    ) as d:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            server = d.call("GET", "/server")[1]
+            if server["replay"]["cursor"] == jobs and server["jobs"]["F"] == jobs:
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail(f"the daemon did not finish the trace in time: {server}")
+        listed = d.call("GET", "/jobs?history=true")[1]["jobs"]
+        assert d.stop() == 0
+    out = {}
+    for job in listed:
+        trace_id = int(job["name"].removeprefix("swf"))
+        out[trace_id] = (
+            job["stime"] - MONDAY,
+            job["end_time"] - MONDAY,
+            job["outcome"],
+            job["machine"],
+            job["exec_host"],
+        )
+    return out
+
+
+@pytest.mark.parametrize(
+    ("structure", "params"),
+    [
+        ("central", 'scheduler = "easy"\nselect = "bestfit-free"'),
+        ("central", 'scheduler = "cons"\nselect = "equalutil-max"'),
+        ("hierarchical", 'select = "equalutil-max"\nlocal = "fcfs-easy"\n"local.a" = "fcfs"'),
+    ],
+)
+def test_the_grid_daemon_schedules_a_trace_as_the_grid_replay_does(
+    tmp_path: Path, structure: str, params: str
+) -> None:
+    jobs = 60
+    site = tmp_path / "site.toml"
+    site.write_text(SITE.format(structure=structure, params=params))
+    trace = tmp_path / "trace.swf"
+    write_trace(trace, jobs, seed=len(params))
+    replay = run_replay(ReplayOptions(trace=str(trace), machine=str(site)))
+    names = ["a", "b"]
+    expected = {
+        j.id: (
+            j.start,
+            j.end,
+            j.outcome,
+            names[j.machine],
+            [f"{names[j.machine]}/{names[j.machine]}{n + 1:03d}" for n in j.nodes],
+        )
+        for j in replay.jobs
+    }
+    assert len(expected) == jobs
+    # Both machines ran jobs, and some job waited: the structure decided something.
+    assert {m for _, _, _, m, _ in expected.values()} == {"a", "b"}
+    assert live_schedule(tmp_path, site, trace, jobs) == expected
