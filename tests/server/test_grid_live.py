@@ -190,3 +190,32 @@ async def test_a_site_without_grid_refuses_a_grid_change(tmp_path: Path) -> None
         assert job["machine"] == "mini"
         await api.error("boss", "PATCH", "/scheduler", {"grid": {"structure": "central"}},
                         status=400, code="bad_request", says="runs no grid structure")  # fmt: skip
+
+
+async def est_starts(api: Api) -> dict[int, int | None]:
+    """Every waiting job's planned start, as an offset from T0 (None: none)."""
+    return {
+        j["seq"]: (j["est_start"] - T0 if j["est_start"] is not None else None)
+        for j in await api.jobs("")
+        if j["state"] == "Q"
+    }
+
+
+async def test_planned_starts_of_a_central_easy_queue_by_hand(tmp_path: Path) -> None:
+    """Central EASY, bestfit-free: j1 (2 nodes, 300 s) and j2 (4, 100 s) start on a and b,
+    j3 (3, 50 s) on b; j4 (8) waits: the head job, planned at its reservation, b at T0+100
+    (b's 4 + 3 nodes come back at 100 and 50, 8 are free from 100; a never has 8). j5 (4
+    nodes) waits behind it: EASY plans nothing for it. Under cons j5 is planned too, at its
+    earliest start: a has 4 free at 300 (when j1 ends), b at 200 (after j4), so b at 200.
+    The random scheduler plans nothing."""
+    site = grid_site("central", scheduler="easy", select="bestfit-free")
+    async with serve(tmp_path, site) as api:
+        for n, wall in ((2, 300), (4, 100), (3, 50), (8, 100), (4, 100)):
+            await api.submit(nodes=n, walltime=wall)
+        assert await est_starts(api) == {4: 100, 5: None}
+        plan = await api.call("alice", "GET", "/jobs/4")
+        assert plan["machine"] is None  # it waits for any machine; planned on b
+        await api.call("boss", "PATCH", "/scheduler", {"grid": {"params": {"scheduler": "cons"}}})
+        assert await est_starts(api) == {4: 100, 5: 200}
+        await api.call("boss", "PATCH", "/scheduler", {"grid": {"params": {"scheduler": "random"}}})
+        assert await est_starts(api) == {4: None, 5: None}

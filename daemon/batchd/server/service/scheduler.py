@@ -94,6 +94,7 @@ class Scheduler:
         self.gates: list[WindowGate] = []  # each machine's policy, behind its queue windows
         self.engine: Engine | None = None
         self._plans: dict[int, tuple[int, list[tuple[Job, int]]]] = {}
+        self._central: tuple[int, list[tuple[Job, int, int]]] | None = None
         self.version = 0  # moves with every change; plans are kept for one version
         self._build_windows()
 
@@ -274,14 +275,28 @@ class Scheduler:
         return plan
 
     def _grid_plan(self, m: MachineState) -> list[tuple[Job, int]]:
-        """A grid machine's plan: its local policy's for the jobs in its own queue; jobs
-        that wait for any machine (a central queue, the pool) have no planned start."""
+        """A grid machine's plan: its local policy's for the jobs in its own queue, then the
+        jobs waiting for any machine (a central queue, the pool) that the layer plans on
+        it (``GridLayer.planned``); those it does not plan are listed, with no planned
+        start, where the layer reports them waiting (a central queue on the first machine)."""
         layer = self.layer
         assert layer is not None
         local = getattr(layer, "local", None)
         plan = local[m.index].planned_starts(m) if local is not None else []
-        known = {job.id for job, _ in plan}
+        central = self._central_plan()
+        plan += [(job, start) for job, start, where in central if where == m.index]
+        known = {job.id for job, _ in plan} | {job.id for job, _, _ in central}
         return plan + [(j, NEVER) for j in layer.waiting_on(m.index) if j.id not in known]
+
+    def _central_plan(self) -> list[tuple[Job, int, int]]:
+        """The layer's planned starts of jobs waiting for any machine, kept for one version."""
+        cached = self._central
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
+        assert self.layer is not None
+        planned = self.layer.planned()
+        self._central = (self.version, planned)
+        return planned
 
     def planned_starts(self) -> dict[int, int]:
         """Planned start of every waiting job that can start, by job id."""
