@@ -126,7 +126,7 @@ async def test_restart_gives_every_job_back_its_machine(tmp_path: Path) -> None:
 async def test_live_change_of_structure(tmp_path: Path) -> None:
     """Central -> hierarchical: the running jobs run on where they are, the waiting job
     moves to the new layer and gets a machine; saved, shown, and a refused change (a bad
-    parameter, multisite, a local policy on central) changes nothing."""
+    parameter, a local policy on central) changes nothing."""
     site = grid_site("central", scheduler="fcfs", select="bestfit-free")
     async with serve(tmp_path, site) as api:
         await api.submit(nodes=4, walltime=1000)  # a (bestfit)
@@ -136,7 +136,6 @@ async def test_live_change_of_structure(tmp_path: Path) -> None:
         before = await api.state()
         for body, says in (
             ({"grid": {"params": {"select": "best"}}}, "select='best'"),
-            ({"grid": {"structure": "multisite"}}, "grid.structure: 'multisite' is not served"),
             ({"grid": {"structure": "ring"}}, "unknown grid structure 'ring'"),
             ({"policy": "fcfs"}, "unknown parameter 'local'"),
             ({"params": {"x": "1"}}, "params: a grid's local policies"),

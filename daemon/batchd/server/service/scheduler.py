@@ -51,12 +51,8 @@ class GridChoice:
     params: dict[str, str] = field(default_factory=dict)
 
 
-# Why the daemon does not serve a structure (docs/grid.md, "Live").
-GRID_REFUSED = {
-    "multisite": "a multi-site job runs as several parts under one job id, which the "
-    "daemon's job records (one machine and one node list per job) cannot hold; "
-    "`batchd replay --grid multisite` runs it",
-}
+# Why the daemon does not serve a structure (docs/grid.md, "Live"): it serves them all.
+GRID_REFUSED: dict[str, str] = {}
 
 
 def grid_refusal(site: SiteConfig, structure: str | None = None) -> str | None:
@@ -187,6 +183,21 @@ class Scheduler:
         choice = GridChoice(name, merged)
         self.build_grid(choice)
         return choice
+
+    def too_wide(self, structure: str, widths: Mapping[int, int]) -> str | None:
+        """Why jobs not yet run (id -> width) cannot go to ``structure``: only multisite runs
+        a job wider than the widest machine. None if they can."""
+        if structure == "multisite":
+            return None
+        widest = max(m.nodes for m in self.site.machine)
+        wide = sorted(seq for seq, w in widths.items() if w > widest)
+        if not wide:
+            return None
+        return (
+            f"grid.structure: {structure} runs no job wider than the widest machine "
+            f"({widest} nodes); job {wide[0]} (and {len(wide) - 1} more) asks for "
+            f"{widths[wide[0]]}: delete or qalter it first, or keep multisite"
+        )
 
     def use_grid(self, choice: GridChoice) -> GridChoice:
         """Run the grid ``choice`` from now on: the waiting jobs move to the new layer (in
