@@ -327,6 +327,13 @@ class BatchService:
             return (names[m] if m is not None else None), ""
         return None, ""
 
+    def widest_job(self) -> int:
+        """The most nodes a job may ask for: the widest machine's, or under multisite the
+        grid's in all."""
+        nodes = [m.nodes for m in self.site.machine]
+        grid = self.scheduler.grid
+        return sum(nodes) if grid is not None and grid.structure == "multisite" else max(nodes)
+
     def part_hosts(self, rec: JobRecord) -> list[str] | None:
         """A multi-site job's hosts: every part's, ``MACHINE/NODE``, parts in the order they
         started (machine order); None for a job on one machine."""
