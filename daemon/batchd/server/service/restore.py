@@ -123,7 +123,8 @@ def restore(svc: BatchService, saved: Saved) -> None:
             ended.append((rec, end, "walltime" if killed else "ok"))
         elif rec.parts:
             for part in rec.parts:  # a multi-site job: every part on its machine and nodes
-                engine.restore_running(part)
+                if part.state is JobState.RUNNING:
+                    engine.restore_running(part)
         else:
             engine.restore_running(job)
     svc.reservations.restore(engine, saved.reservations, len(engine.machines))
