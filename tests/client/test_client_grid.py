@@ -110,9 +110,50 @@ def test_a_grid_daemon_through_the_pbs_commands_and_a_crash(tmp_path: Path) -> N
             "structure": "central",
             "params": {"select": "bestfit-max"},
             "in_force": {"scheduler": "easy", "select": "bestfit-max"},
-            "structures": ["central", "hierarchical", "decentral", "pool"],
+            "structures": ["central", "multisite", "hierarchical", "decentral", "pool"],
         }
         # central M_max: j3 was given a machine at its (re-)arrival, and keeps it.
         assert d.call("GET", f"/jobs/{j3}")[1]["machine"] is not None
+    finally:
+        d.stop()
+
+
+def test_a_multisite_job_comes_back_whole_after_kill_9(tmp_path: Path) -> None:
+    """Multisite, min_part 2: j1 (2 nodes) fits a (bestfit-free: 2 left, b 6); j2 (10
+    nodes) fits no machine: b's 8 + a's 2, both parts from the same second. After kill -9
+    j2 runs on every part's machine and nodes, still one job; qdel ends every part."""
+    conf = tmp_path / "grid.toml"
+    conf.write_text(
+        SITE.replace('structure = "hierarchical"', 'structure = "multisite"').replace(
+            'select = "equalutil-max"\nlocal = "fcfs-easy"',
+            'select = "bestfit-free"\nmin_part = "2"\noverhead = "3"\np = "0.5"',
+        )
+    )
+    d = Daemon(tmp_path, "--speed", "1", config=str(conf)).start()
+    try:
+        j1, j2 = qsub(d, 2), qsub(d, 10)
+        wide = "+".join([f"a/a00{i}" for i in (3, 4)] + [f"b/b00{i}" for i in range(1, 9)])
+        shown = run(d, "qstat", "-f", j2).stdout
+        assert attrs(shown)["job_state"] == "R"
+        assert f"exec_host={wide}" in "".join(shown.split())  # long lines are folded
+        before = d.call("GET", f"/jobs/{j2}")[1]
+        assert before["walltime"] == 3 * 7200  # (1 + 0.5) * 2 parts
+        d.crash()
+        d.start()
+        after = d.call("GET", f"/jobs/{j2}")[1]
+        keep = ("state", "machine", "exec_host", "stime", "walltime", "nodes")
+        assert {k: after[k] for k in keep} == {k: before[k] for k in keep}
+        held = {n["name"] for n in d.call("GET", "/nodes")[1]["nodes"] if j2 in n["jobs"]}
+        assert held == {"a003", "a004", *(f"b00{i}" for i in range(1, 9))}
+        assert [j["id"] for j in d.call("GET", "/jobs")[1]["jobs"]] == [j1, j2]
+        assert run(d, "qdel", j2).returncode == 0
+        nodes = d.call("GET", "/nodes")[1]["nodes"]
+        assert {n["name"] for n in nodes if n["jobs"]} == {"a001", "a002"}
+        gone = d.call("GET", f"/jobs/{j2}")[1]
+        assert (gone["state"], gone["outcome"], gone["exec_host"]) == (
+            "F",
+            "cancelled",
+            wide.split("+"),
+        )
     finally:
         d.stop()

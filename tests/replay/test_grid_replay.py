@@ -230,9 +230,12 @@ def test_nrw_synthetic(structure: str) -> None:
 @pytest.mark.parametrize(
     ("table", "says"),
     [
-        ('[grid]\nstructure = "multisite"\n', "grid.structure: 'multisite' is not served"),
         (
             '[grid]\nstructure = "central"\n[[queue]]\nname = "night"\nwindow = "prime"\n',
+            "queue[0].window: queue night has a window",
+        ),
+        (
+            '[grid]\nstructure = "multisite"\n[[queue]]\nname = "night"\nwindow = "prime"\n',
             "queue[0].window: queue night has a window",
         ),
     ],
@@ -240,8 +243,8 @@ def test_nrw_synthetic(structure: str) -> None:
 def test_daemon_refuses_what_it_cannot_serve_of_a_grid(
     tmp_path: Path, table: str, says: str
 ) -> None:
-    """Multi-site grids and grids behind queue windows: refused in one line naming the file
-    and the key, before the state file is touched."""
+    """Grids behind queue windows (multisite too): refused in one line naming the file and
+    the key, before the state file is touched."""
     import subprocess
     import sys
 

@@ -126,7 +126,7 @@ async def test_restart_gives_every_job_back_its_machine(tmp_path: Path) -> None:
 async def test_live_change_of_structure(tmp_path: Path) -> None:
     """Central -> hierarchical: the running jobs run on where they are, the waiting job
     moves to the new layer and gets a machine; saved, shown, and a refused change (a bad
-    parameter, multisite, a local policy on central) changes nothing."""
+    parameter, a local policy on central) changes nothing."""
     site = grid_site("central", scheduler="fcfs", select="bestfit-free")
     async with serve(tmp_path, site) as api:
         await api.submit(nodes=4, walltime=1000)  # a (bestfit)
@@ -136,7 +136,6 @@ async def test_live_change_of_structure(tmp_path: Path) -> None:
         before = await api.state()
         for body, says in (
             ({"grid": {"params": {"select": "best"}}}, "select='best'"),
-            ({"grid": {"structure": "multisite"}}, "grid.structure: 'multisite' is not served"),
             ({"grid": {"structure": "ring"}}, "unknown grid structure 'ring'"),
             ({"policy": "fcfs"}, "unknown parameter 'local'"),
             ({"params": {"x": "1"}}, "params: a grid's local policies"),
@@ -190,3 +189,32 @@ async def test_a_site_without_grid_refuses_a_grid_change(tmp_path: Path) -> None
         assert job["machine"] == "mini"
         await api.error("boss", "PATCH", "/scheduler", {"grid": {"structure": "central"}},
                         status=400, code="bad_request", says="runs no grid structure")  # fmt: skip
+
+
+async def est_starts(api: Api) -> dict[int, int | None]:
+    """Every waiting job's planned start, as an offset from T0 (None: none)."""
+    return {
+        j["seq"]: (j["est_start"] - T0 if j["est_start"] is not None else None)
+        for j in await api.jobs("")
+        if j["state"] == "Q"
+    }
+
+
+async def test_planned_starts_of_a_central_easy_queue_by_hand(tmp_path: Path) -> None:
+    """Central EASY, bestfit-free: j1 (2 nodes, 300 s) and j2 (4, 100 s) start on a and b,
+    j3 (3, 50 s) on b; j4 (8) waits: the head job, planned at its reservation, b at T0+100
+    (b's 4 + 3 nodes come back at 100 and 50, 8 are free from 100; a never has 8). j5 (4
+    nodes) waits behind it: EASY plans nothing for it. Under cons j5 is planned too, at its
+    earliest start: a has 4 free at 300 (when j1 ends), b at 200 (after j4), so b at 200.
+    The random scheduler plans nothing."""
+    site = grid_site("central", scheduler="easy", select="bestfit-free")
+    async with serve(tmp_path, site) as api:
+        for n, wall in ((2, 300), (4, 100), (3, 50), (8, 100), (4, 100)):
+            await api.submit(nodes=n, walltime=wall)
+        assert await est_starts(api) == {4: 100, 5: None}
+        plan = await api.call("alice", "GET", "/jobs/4")
+        assert plan["machine"] is None  # it waits for any machine; planned on b
+        await api.call("boss", "PATCH", "/scheduler", {"grid": {"params": {"scheduler": "cons"}}})
+        assert await est_starts(api) == {4: 100, 5: 200}
+        await api.call("boss", "PATCH", "/scheduler", {"grid": {"params": {"scheduler": "random"}}})
+        assert await est_starts(api) == {4: None, 5: None}

@@ -43,14 +43,18 @@ structure = "{structure}"
 """
 
 
-def write_trace(path: Path, jobs: int, seed: int) -> None:
-    """A seeded SWF trace, no job wider than the widest machine, some past their estimate."""
+WIDTHS = [1, 1, 2, 3, 4, 4, 6, 8, 12]
+
+
+def write_trace(path: Path, jobs: int, seed: int, widths: list[int] = WIDTHS) -> None:
+    """A seeded SWF trace of jobs of ``widths`` (by default none wider than the widest
+    machine), some past their estimate."""
     rng = random.Random(seed)
     lines = ["; Version: 2.2", f"; UnixStartTime: {MONDAY}", "; TimeZoneString: UTC"]
     t = 3600
     for i in range(1, jobs + 1):
         t += rng.randint(0, 1800)
-        width = rng.choice([1, 1, 2, 3, 4, 4, 6, 8, 12])
+        width = rng.choice(widths)
         runtime = rng.randint(60, 3 * 3600)
         estimate = runtime if rng.random() < 0.3 else rng.randint(runtime // 2, 2 * runtime)
         fields = [i, t, -1, runtime, width, -1, -1, width, max(estimate, 60), -1, 1, 1, 1, 1,
@@ -92,6 +96,7 @@ def live_schedule(tmp: Path, site: Path, trace: Path, jobs: int) -> dict[int, tu
         ("central", 'scheduler = "easy"\nselect = "bestfit-free"'),
         ("central", 'scheduler = "cons"\nselect = "equalutil-max"'),
         ("hierarchical", 'select = "equalutil-max"\nlocal = "fcfs-easy"\n"local.a" = "fcfs"'),
+        ("multisite", 'select = "bestfit-free"\nmin_part = "2"\noverhead = "3"\np = "0.25"'),
     ],
 )
 def test_the_grid_daemon_schedules_a_trace_as_the_grid_replay_does(
@@ -101,20 +106,31 @@ def test_the_grid_daemon_schedules_a_trace_as_the_grid_replay_does(
     site = tmp_path / "site.toml"
     site.write_text(SITE.format(structure=structure, params=params))
     trace = tmp_path / "trace.swf"
-    write_trace(trace, jobs, seed=len(params))
+    multi = structure == "multisite"
+    write_trace(trace, jobs, seed=len(params), widths=[*WIDTHS, 14, 16] if multi else WIDTHS)
     replay = run_replay(ReplayOptions(trace=str(trace), machine=str(site)))
     names = ["a", "b"]
+    # Every run on a machine (a multi-site job's parts each, in machine order).
+    runs: dict[int, list[Any]] = {}
+    for run in replay.runs:
+        runs.setdefault(run.id, []).append(run)
     expected = {
         j.id: (
             j.start,
             j.end,
             j.outcome,
-            names[j.machine],
-            [f"{names[j.machine]}/{names[j.machine]}{n + 1:03d}" for n in j.nodes],
+            names[runs[j.id][0].machine],
+            [
+                f"{names[r.machine]}/{names[r.machine]}{n + 1:03d}"
+                for r in runs[j.id]
+                for n in r.nodes
+            ],
         )
         for j in replay.jobs
     }
     assert len(expected) == jobs
     # Both machines ran jobs, and some job waited: the structure decided something.
     assert {m for _, _, _, m, _ in expected.values()} == {"a", "b"}
+    if multi:  # some jobs ran split, wider than either machine or not
+        assert replay.summary["grid"]["multisite_jobs"] > 3
     assert live_schedule(tmp_path, site, trace, jobs) == expected

@@ -173,7 +173,8 @@ class LiveMetrics:
         busy = self.busy[job.machine]
         busy.update(now, busy.busy + job.width)
 
-    def job_ended(self, job: Job, now: int) -> None:
+    def job_ended(self, job: Job, now: int, *, busy: bool = True) -> None:
+        """``busy=False``: a multi-site job, whose parts gave their nodes back each."""
         self.completed(job.queue, job.outcome).inc()
         if job.start >= 0:
             response = max(0, job.end - job.submit)
@@ -182,17 +183,30 @@ class LiveMetrics:
             self.slowdown(job.queue).observe(
                 max(response, SLOWDOWN_BOUND) / max(run, SLOWDOWN_BOUND)
             )
-            busy = self.busy[job.machine]
-            busy.update(now, busy.busy - job.width)
+            if busy:
+                self.part_ended(job, now)
+
+    def part_started(self, part: Job, now: int) -> None:
+        """A further part of a multi-site job started: a start on its machine, its nodes."""
+        if self.grid_started is not None:
+            self.grid_started(self.pools[part.machine], self.structure).inc()
+        busy = self.busy[part.machine]
+        busy.update(now, busy.busy + part.width)
+
+    def part_ended(self, part: Job, now: int) -> None:
+        """A job's (or a multi-site part's) nodes are free again."""
+        busy = self.busy[part.machine]
+        busy.update(now, busy.busy - part.width)
 
     def job_left_unrun(self, queue: str, outcome: str) -> None:
         self.completed(queue, outcome).inc()
 
-    def job_requeued(self, job: Job, reason: str, now: int) -> None:
-        """A running job went back to its queue."""
+    def job_requeued(self, job: Job, reason: str, now: int, *, busy: bool = True) -> None:
+        """A running job went back to its queue (``busy=False``: a multi-site job, whose
+        parts gave their nodes back each)."""
         self.requeued(job.queue, reason).inc()
-        busy = self.busy[job.machine]
-        busy.update(now, busy.busy - job.width)
+        if busy:
+            self.part_ended(job, now)
 
     # -- the scheduler --------------------------------------------------------------
     def policy_switched(self, pool: str, old: str, new: str) -> None:

@@ -224,6 +224,8 @@ async def serve(opts: ServeOptions) -> int:
         nodes = site.machine[site.machine_index(queue.machine)].nodes
         if site.grid_table is not None:  # a grid takes what its widest machine does
             nodes = max(m.nodes for m in site.machine)
+            if site.grid_table.structure == "multisite":  # or, multisite, all its machines
+                nodes = sum(m.nodes for m in site.machine)
         start = int(saved_now) if saved_now is not None else start_time(opts, nodes)
         clock = ScaledClock(speed, start=start)
     svc = BatchService(

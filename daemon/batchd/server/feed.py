@@ -80,8 +80,11 @@ class ReplayFeed:
         site = svc.site
         queue = site.queue_named(site.default_queue)
         nodes = site.machine[site.machine_index(queue.machine)].nodes
-        if site.grid_table is not None:  # the grid takes what its widest machine does
+        grid = svc.scheduler.grid
+        if grid is not None:  # the grid takes what its widest machine does
             nodes = max(m.nodes for m in site.machine)
+            if grid.structure == "multisite":  # or, multisite, all its machines together
+                nodes = sum(m.nodes for m in site.machine)
         self.jobs = TraceColumns(load_trace(trace, nodes, shrink=shrink, seed=seed).jobs)
         self._timer: Any = None
 

@@ -30,10 +30,12 @@ def job_view(
     comment: str | None,
     machine: str | None = None,
     prefix: str = "",
+    exec_host: list[str] | None = None,
 ) -> dict[str, Any]:
     """``JobOut``; ``hosts`` are the node names of the job's machine, ``est`` its planned
     start, ``comment`` what to say about it, ``machine`` the machine it runs on or waits
-    for (None: not yet), ``prefix`` what goes before each host (a grid's ``machine/``)."""
+    for (None: not yet), ``prefix`` what goes before each host (a grid's ``machine/``);
+    ``exec_host`` given: the hosts as they are (a multi-site job's, every part's)."""
     job = rec.job
     started = job.start >= 0
     if job.state is JobState.RUNNING:
@@ -66,7 +68,7 @@ def job_view(
         "est_start": est,
         "elapsed": elapsed,
         "machine": machine,
-        "exec_host": [prefix + hosts[n] for n in job.nodes],
+        "exec_host": exec_host if exec_host is not None else [prefix + hosts[n] for n in job.nodes],
         "exit_status": rec.exit_status,
         "outcome": job.outcome or None,
         "comment": comment,
@@ -85,7 +87,12 @@ def dumps(data: Any) -> str:
 
 
 def finished_views(
-    rec: JobRecord, server: str, hosts: list[str], machine: str | None = None, prefix: str = ""
+    rec: JobRecord,
+    server: str,
+    hosts: list[str],
+    machine: str | None = None,
+    prefix: str = "",
+    exec_host: list[str] | None = None,
 ) -> tuple[str, str]:
     """The saved views of a finished job: ``JobOut`` and ``JobBrief`` as JSON."""
     view = job_view(
@@ -97,5 +104,6 @@ def finished_views(
         comment=rec.comment,
         machine=machine,
         prefix=prefix,
+        exec_host=exec_host,
     )
     return dumps(view), dumps(brief_of(view))

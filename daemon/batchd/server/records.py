@@ -79,6 +79,12 @@ class JobRecord:
     comment: str | None = None
     exit_status: int | None = None
     assigned: int | None = None  # grid: the machine a waiting job was given (saved for restore)
+    # Multi-site (grid): the parts the engine runs, one Job each (same id, its machine,
+    # width and nodes), in the order they started; empty for a job on one machine. The
+    # record's own job then holds the whole job: all its nodes, the start, the stretched
+    # runtime and walltime; ``original`` the (runtime, walltime) it was submitted with.
+    parts: list[Job] = field(default_factory=list)
+    original: tuple[int, int] | None = None
 
     @property
     def seq(self) -> int:
@@ -122,6 +128,17 @@ class JobRecord:
             "comment": self.comment,
             "exit_status": self.exit_status,
             "grid_machine": self.assigned,
+            **(self._parts_row() if self.parts else {}),
+        }
+
+    def _parts_row(self) -> dict[str, Any]:
+        """A multi-site job's parts (only then: other rows are as before)."""
+        return {
+            "parts": [
+                {"machine": p.machine, "nodes": p.width, "node_ids": p.nodes, "end": p.end}
+                for p in self.parts
+            ],
+            "original": list(self.original) if self.original is not None else None,
         }
 
     @classmethod
@@ -146,7 +163,32 @@ class JobRecord:
             submit_plan=row["submit_plan"],
             started_by=row["started_by"],
         )
+        parts = [
+            Job(
+                id=job.id,
+                submit=job.submit,
+                width=p["nodes"],
+                estimate=job.estimate,
+                runtime=job.runtime,
+                user=job.user,
+                queue=job.queue,
+                name=job.name,
+                machine=p["machine"],
+                priority=job.priority,
+                state=JobState.FINISHED if p.get("end", UNSET) >= 0 else job.state,
+                start=job.start,
+                end=p.get("end", UNSET),
+                nodes=list(p["node_ids"]),
+                killed=job.killed,
+                outcome=job.outcome,
+                started_by=job.started_by,
+            )
+            for p in row.get("parts", ())
+        ]
+        original = row.get("original")
         return cls(
+            parts=parts,
+            original=(int(original[0]), int(original[1])) if original else None,
             job=job,
             owner=row["owner"],
             ctime=row["ctime"],

@@ -159,7 +159,7 @@ async def openapi(request: web.Request) -> web.Response:
         machines=tuple(m.name for m in svc.site.machine),
         queues=tuple(svc.queue_names()),
         policies=tuple(p["name"] for p in svc.scheduler.catalog()),
-        widest=max(m.nodes for m in svc.site.machine),
+        widest=svc.widest_job(),
     )
     return _json(openapi_document(names))
 

@@ -41,6 +41,7 @@ def job_out(
         comment=comment,
         machine=machine,
         prefix=prefix,
+        exec_host=svc.part_hosts(rec),
     )
     return brief_of(view) if brief else view
 

@@ -141,6 +141,62 @@ class CentralGrid(GridLayer):
                 resv = (resv[0], resv[1], resv[2] - w)
         return started
 
+    # -- planned starts (qstat -T) -----------------------------------------------------
+    def planned(self) -> list[tuple[Job, int, int]]:
+        """FCFS and EASY: the jobs at the head of the queue that can start now (now, on the
+        first machine listed that can), then the first that cannot: its reservation (the
+        machine among those it may use where enough nodes come back earliest, ties: first
+        listed, at that time); the jobs behind it have no planned start (EASY backfills
+        them when they fit, which nothing plans). Conservative: every job at its earliest
+        start around the jobs planned before it, as ``_conservative`` plans them. Random:
+        none. A job that never fits (nodes out of service) has no planned start."""
+        sched = self.params.scheduler
+        if not self.queue or not self.views:
+            return []
+        if sched == "cons":
+            return self._planned_conservative()
+        if sched not in ("fcfs", "easy"):
+            return []
+        now = self.now
+        free = [v.free for v in self.views]
+        added: list[list[tuple[int, int]]] = [[] for _ in range(self.n)]
+        out: list[tuple[Job, int, int]] = []
+        for job in self.queue:
+            w = job.width
+            allowed = self.allowed(job)
+            cands = [i for i in allowed if free[i] >= w]
+            if cands:
+                m = cands[0]
+                out.append((job, now, m))
+                free[m] -= w
+                added[m].append((now + job.duration, w))
+                continue
+            best: tuple[int, int] | None = None
+            for i in allowed:
+                s = self.shadow(i, w, free[i], added[i])
+                if s is not None and (best is None or s[0] < best[0]):
+                    best = (s[0], i)
+            if best is not None:
+                out.append((job, best[0], best[1]))
+            break
+        return out
+
+    def _planned_conservative(self) -> list[tuple[Job, int, int]]:
+        from batchd.sched.plans import base_profile
+
+        now = self.now
+        profiles = [base_profile(v, len(self.queue)) for v in self.views]
+        out: list[tuple[Job, int, int]] = []
+        for job in self.queue:
+            w, d = job.width, job.duration
+            allowed = self.allowed(job)
+            starts = [profiles[i].earliest_start(w, d, now) for i in allowed]
+            s, m = min(zip(starts, allowed, strict=True))
+            if s < NEVER:
+                profiles[m].reserve(s, s + d, w)
+                out.append((job, s, m))
+        return out
+
     def _conservative(self, out: list[list[Placement]]) -> set[int]:
         from batchd.sched.plans import base_profile
 

@@ -147,6 +147,12 @@ class GridLayer(ABC):
     def waiting_on(self, machine: int) -> list[Job]:
         """The jobs waiting that this machine's port reports (central queues: machine 0)."""
 
+    def planned(self) -> list[tuple[Job, int, int]]:
+        """Planned starts of jobs waiting for any machine (a central queue, the pool):
+        (job, start, machine). By default none: a structure that plans says so (central
+        FCFS and EASY the head job, conservative every job)."""
+        return []
+
     # -- helpers ----------------------------------------------------------------
     @property
     def now(self) -> int:

@@ -7,6 +7,8 @@ which ones.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from batchd.model.times import hms
 from batchd.model.windows import DAY, HORIZON, TimeWindow, longest_opening, next_fit
 from batchd.server.errors import bad_request
@@ -17,6 +19,9 @@ class Admission:
     def __init__(self, site: SiteConfig, windows: dict[str, TimeWindow]) -> None:
         self.site = site
         self.windows = windows  # the scheduler's queue windows, replaced on reload
+        # The grid structure in force (None: no grid); multisite takes jobs up to the
+        # whole grid's nodes, the others up to the widest machine's.
+        self.structure: Callable[[], str | None] = lambda: None
 
     def queue(self, name: str) -> QueueConfig:
         for q in self.site.queues():
@@ -35,7 +40,14 @@ class Admission:
                 f"queue {qname} is not enabled: it takes no new jobs (enabled = true in the "
                 "site config, then SIGHUP the daemon)"
             )
-        if self.site.grid_table is not None:
+        if self.site.grid_table is not None and self.structure() == "multisite":
+            total = sum(m.nodes for m in self.site.machine)
+            if nodes > total:
+                raise bad_request(
+                    f"nodes: {nodes} nodes requested; the grid's machines have {total} "
+                    "in all (multisite)"
+                )
+        elif self.site.grid_table is not None:
             widest = self.widest()
             if nodes > widest.nodes:
                 raise bad_request(

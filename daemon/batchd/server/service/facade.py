@@ -140,6 +140,9 @@ class BatchService:
         if self.scheduler.grid is not None:
             self.metrics.grid_structure(self.scheduler.grid.structure)
         self.admission = Admission(site, self.scheduler.windows)
+        self.admission.structure = lambda: (
+            self.scheduler.grid.structure if self.scheduler.grid is not None else None
+        )
         self.dependencies = Dependencies(self.records, self.server, self.history.outcome)
         self.lifecycle = Lifecycle(
             site,
@@ -301,7 +304,14 @@ class BatchService:
 
     def _views(self, rec: JobRecord) -> tuple[str, str]:
         machine, prefix = self.job_machine(rec)
-        return finished_views(rec, self.server, self.nodes.names[rec.job.machine], machine, prefix)
+        return finished_views(
+            rec,
+            self.server,
+            self.nodes.names[rec.job.machine],
+            machine,
+            prefix,
+            self.part_hosts(rec),
+        )
 
     def job_machine(self, rec: JobRecord) -> tuple[str | None, str]:
         """The machine a job shows and its hosts' prefix: on a grid site the machine it runs
@@ -316,6 +326,21 @@ class BatchService:
             m = self.scheduler.assigned(job)
             return (names[m] if m is not None else None), ""
         return None, ""
+
+    def widest_job(self) -> int:
+        """The most nodes a job may ask for: the widest machine's, or under multisite the
+        grid's in all."""
+        nodes = [m.nodes for m in self.site.machine]
+        grid = self.scheduler.grid
+        return sum(nodes) if grid is not None and grid.structure == "multisite" else max(nodes)
+
+    def part_hosts(self, rec: JobRecord) -> list[str] | None:
+        """A multi-site job's hosts: every part's, ``MACHINE/NODE``, parts in the order they
+        started (machine order); None for a job on one machine."""
+        if not rec.parts:
+            return None
+        names, hosts = self.nodes.machine_names, self.nodes.names
+        return [f"{names[p.machine]}/{hosts[p.machine][n]}" for p in rec.parts for n in p.nodes]
 
     def _note_assignments(self) -> None:
         """Before a commit, under a grid: each changed waiting job's machine, if it has one,
@@ -532,6 +557,14 @@ class BatchService:
             sched = self.scheduler
             structure, params = self.grid_request(change)
             choice = sched.choose_grid(structure, params)
+            unrun = {
+                r.seq: r.job.width
+                for r in self.records.values()
+                if r.state in (JobState.QUEUED, JobState.HELD, JobState.WAITING)
+            }
+            refused = sched.too_wide(choice.structure, unrun)
+            if refused is not None:
+                raise bad_request(refused)
             old = sched.use_grid(choice)
             entry = {
                 "time": self.now,

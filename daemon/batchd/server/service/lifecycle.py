@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from batchd.engine.core import Engine
 from batchd.engine.machine import Timer
 from batchd.metrics.live import LiveMetrics
-from batchd.model.job import Job
-from batchd.model.states import JobState
+from batchd.model.job import UNSET, Job
+from batchd.model.states import JobState, change_state
 from batchd.model.times import MAX_DURATION, hms, parse_duration
 from batchd.server.errors import bad_request, conflict, forbidden, not_found
 from batchd.server.records import (
@@ -68,6 +68,7 @@ class Lifecycle:
         self.deps = dependencies
         self.tz = tz  # local time of the queue windows, for comments
         self.server = dependencies.server
+        self.machine_names = [m.name for m in site.machine]
         self.seq = 0
         self._exec_timers: dict[int, Timer] = {}
         engine.on_start.append(self.started)
@@ -235,18 +236,28 @@ class Lifecycle:
 
     # -- engine hooks ---------------------------------------------------------------
     def started(self, job: Job) -> None:
-        self.metrics.job_started(job, self.engine.now)
         rec = self.records.get(job.id)
+        if rec is not None and job is not rec.job:
+            self._part_started(rec, job)
+            return
+        self.metrics.job_started(job, self.engine.now)
         if rec is None:
             return
         rec.comment = f"Job run at {stamp(job.start)} on {job.width} nodes"
         self.journal.touch(rec)
 
     def ended(self, job: Job) -> None:
-        self.metrics.job_ended(job, self.engine.now)
         rec = self.records.get(job.id)
+        if rec is not None and job is not rec.job:
+            self._part_ended(rec, job)
+            return
+        self.metrics.job_ended(job, self.engine.now, busy=not (rec is not None and rec.parts))
         if rec is None:
             return
+        self._record_end(rec)
+
+    def _record_end(self, rec: JobRecord) -> None:
+        job = rec.job
         rec.exit_status = EXIT_STATUS.get(job.outcome)
         if job.outcome == "overflow":
             self.journal.log(
@@ -261,14 +272,80 @@ class Lifecycle:
         self.journal.touch(rec)
         self._settle_dependents(rec)
 
+    # -- multi-site jobs (grid): one record, several parts in the engine ----------------
+    def _part_started(self, rec: JobRecord, part: Job) -> None:
+        """A part of a multi-site job started (all start in the same pass): the first makes
+        the record's job run, stretched as its parts are; the others join it."""
+        job = rec.job
+        now = self.engine.now
+        if job.state is JobState.QUEUED:
+            rec.original = (job.runtime, job.estimate)
+            rec.parts = [part]
+            job.runtime, job.estimate = part.runtime, part.estimate
+            change_state(job, JobState.RUNNING)
+            job.start = part.start
+            job.machine = part.machine
+            job.started_by = part.started_by
+            self.metrics.job_started(part, now)
+        else:
+            rec.parts.append(part)
+            self.metrics.part_started(part, now)
+        machines = "+".join(self.machine_names[p.machine] for p in rec.parts)
+        rec.comment = (
+            f"Job run at {stamp(job.start)} on {job.width} nodes, multi-site on {machines}"
+        )
+        self.journal.touch(rec)
+
+    def _part_ended(self, rec: JobRecord, part: Job) -> None:
+        """A part ended; the job ends with the last (they end together: same runtime)."""
+        self.metrics.part_ended(part, self.engine.now)
+        if any(p.state is not JobState.FINISHED for p in rec.parts):
+            self.journal.touch(rec)
+            return
+        job = rec.job
+        bad = [p.outcome for p in rec.parts if p.outcome != "ok"]
+        job.outcome = bad[0] if bad else "ok"
+        job.killed = any(p.killed for p in rec.parts)
+        job.end = max(p.end for p in rec.parts)
+        change_state(job, JobState.FINISHED)
+        self.metrics.job_ended(job, self.engine.now, busy=False)
+        self._record_end(rec)
+
+    def _end_parts(self, rec: JobRecord, outcome: str) -> None:
+        """End every running part of a multi-site job now (deleted, a node failed)."""
+        for part in list(rec.parts):
+            if part.state is JobState.RUNNING:
+                self.engine.terminate(part, outcome)
+
+    def _requeue_parts(self, rec: JobRecord) -> None:
+        """A node of one part failed (node_fail = requeue): every part stops and the job
+        waits again as submitted (its own runtime and walltime), placed by the layer anew."""
+        now = self.engine.now
+        for part in rec.parts:
+            if part.state is JobState.RUNNING:
+                self.engine.requeue(part)  # back in the layer's queue: taken out again
+                self.engine.withdraw(part)
+                self.metrics.part_ended(part, now)
+        job = rec.job
+        assert rec.original is not None
+        job.runtime, job.estimate = rec.original
+        rec.parts, rec.original = [], None
+        change_state(job, JobState.QUEUED)
+        job.start = job.end = UNSET
+        job.nodes, job.killed, job.started_by = [], False, ""
+        job.machine = 0
+        self.engine.enqueue(job)
+        self.metrics.job_requeued(job, "node_fail", now, busy=False)
+
     def overflow_requeued(self, job: Job) -> None:
         """A gate put a job back at the end of its window (overflow = requeue)."""
         self.journal.log("job_overflow", job=self.job_id(job.id), queue=job.queue, action="requeue")
         self.requeued(job, "overflow", f"{self.closed_what(job)} while it ran (overflow)")
 
-    def requeued(self, job: Job, reason: str, why: str) -> None:
+    def requeued(self, job: Job, reason: str, why: str, *, counted: bool = False) -> None:
         """After the engine put a running job back: counted, commented, saved."""
-        self.metrics.job_requeued(job, reason, self.engine.now)
+        if not counted:
+            self.metrics.job_requeued(job, reason, self.engine.now)
         rec = self.records.get(job.id)
         if rec is not None:
             rec.comment = f"Requeued: {why}"
@@ -276,6 +353,15 @@ class Lifecycle:
             self.journal.touch(rec)
 
     def node_failed(self, job: Job) -> None:
+        """The job on a node that went down is killed or requeued; a multi-site job whole."""
+        rec = self.records.get(job.id)
+        if rec is not None and job is not rec.job and rec.parts:
+            if self.site.server.node_fail == "kill":
+                self._end_parts(rec, "node_fail")
+                return
+            self._requeue_parts(rec)
+            self.requeued(rec.job, "node_fail", "a node it ran on went down", counted=True)
+            return
         if self.site.server.node_fail == "kill":
             self.engine.terminate(job, "node_fail")
             return
@@ -320,7 +406,9 @@ class Lifecycle:
         may_act_on(caller, rec.owner, "delete", self.job_id(rec.seq))
         if rec.state is JobState.FINISHED:
             raise conflict(f"job {self.job_id(rec.seq)} has already finished")
-        if rec.state is JobState.RUNNING:
+        if rec.state is JobState.RUNNING and rec.parts:
+            self._end_parts(rec, "cancelled")
+        elif rec.state is JobState.RUNNING:
             self.engine.terminate(rec.job, "cancelled")
         else:
             self._finish_unrun(rec, "cancelled", f"Job deleted by {caller.user}")

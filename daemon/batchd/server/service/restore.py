@@ -121,6 +121,10 @@ def restore(svc: BatchService, saved: Saved) -> None:
             svc.journal.touch(rec)
         elif end <= now:
             ended.append((rec, end, "walltime" if killed else "ok"))
+        elif rec.parts:
+            for part in rec.parts:  # a multi-site job: every part on its machine and nodes
+                if part.state is JobState.RUNNING:
+                    engine.restore_running(part)
         else:
             engine.restore_running(job)
     svc.reservations.restore(engine, saved.reservations, len(engine.machines))
@@ -138,6 +142,8 @@ def restore(svc: BatchService, saved: Saved) -> None:
             engine.enqueue(rec.job)
     svc.lifecycle.arm_waiting()
     for rec, at, outcome in ended:
+        for part in rec.parts:
+            part.end, part.outcome, part.state = at, outcome, JobState.FINISHED
         engine.restore_finished(rec.job, at, outcome)
     for rec in requeued:
         svc.metrics.job_requeued(rec.job, "overflow", now)

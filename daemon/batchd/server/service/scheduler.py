@@ -51,12 +51,8 @@ class GridChoice:
     params: dict[str, str] = field(default_factory=dict)
 
 
-# Why the daemon does not serve a structure (docs/grid.md, "Live").
-GRID_REFUSED = {
-    "multisite": "a multi-site job runs as several parts under one job id, which the "
-    "daemon's job records (one machine and one node list per job) cannot hold; "
-    "`batchd replay --grid multisite` runs it",
-}
+# Why the daemon does not serve a structure (docs/grid.md, "Live"): it serves them all.
+GRID_REFUSED: dict[str, str] = {}
 
 
 def grid_refusal(site: SiteConfig, structure: str | None = None) -> str | None:
@@ -94,6 +90,7 @@ class Scheduler:
         self.gates: list[WindowGate] = []  # each machine's policy, behind its queue windows
         self.engine: Engine | None = None
         self._plans: dict[int, tuple[int, list[tuple[Job, int]]]] = {}
+        self._central: tuple[int, list[tuple[Job, int, int]]] | None = None
         self.version = 0  # moves with every change; plans are kept for one version
         self._build_windows()
 
@@ -187,6 +184,21 @@ class Scheduler:
         self.build_grid(choice)
         return choice
 
+    def too_wide(self, structure: str, widths: Mapping[int, int]) -> str | None:
+        """Why jobs not yet run (id -> width) cannot go to ``structure``: only multisite runs
+        a job wider than the widest machine. None if they can."""
+        if structure == "multisite":
+            return None
+        widest = max(m.nodes for m in self.site.machine)
+        wide = sorted(seq for seq, w in widths.items() if w > widest)
+        if not wide:
+            return None
+        return (
+            f"grid.structure: {structure} runs no job wider than the widest machine "
+            f"({widest} nodes); job {wide[0]} (and {len(wide) - 1} more) asks for "
+            f"{widths[wide[0]]}: delete or qalter it first, or keep multisite"
+        )
+
     def use_grid(self, choice: GridChoice) -> GridChoice:
         """Run the grid ``choice`` from now on: the waiting jobs move to the new layer (in
         submission order, placed by it as new arrivals); running jobs run on where they are."""
@@ -274,14 +286,28 @@ class Scheduler:
         return plan
 
     def _grid_plan(self, m: MachineState) -> list[tuple[Job, int]]:
-        """A grid machine's plan: its local policy's for the jobs in its own queue; jobs
-        that wait for any machine (a central queue, the pool) have no planned start."""
+        """A grid machine's plan: its local policy's for the jobs in its own queue, then the
+        jobs waiting for any machine (a central queue, the pool) that the layer plans on
+        it (``GridLayer.planned``); those it does not plan are listed, with no planned
+        start, where the layer reports them waiting (a central queue on the first machine)."""
         layer = self.layer
         assert layer is not None
         local = getattr(layer, "local", None)
         plan = local[m.index].planned_starts(m) if local is not None else []
-        known = {job.id for job, _ in plan}
+        central = self._central_plan()
+        plan += [(job, start) for job, start, where in central if where == m.index]
+        known = {job.id for job, _ in plan} | {job.id for job, _, _ in central}
         return plan + [(j, NEVER) for j in layer.waiting_on(m.index) if j.id not in known]
+
+    def _central_plan(self) -> list[tuple[Job, int, int]]:
+        """The layer's planned starts of jobs waiting for any machine, kept for one version."""
+        cached = self._central
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
+        assert self.layer is not None
+        planned = self.layer.planned()
+        self._central = (self.version, planned)
+        return planned
 
     def planned_starts(self) -> dict[int, int]:
         """Planned start of every waiting job that can start, by job id."""
