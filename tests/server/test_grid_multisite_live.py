@@ -64,6 +64,19 @@ async def test_a_job_split_over_two_machines_by_hand(tmp_path: Path) -> None:
         )  # fmt: skip
 
 
+async def test_a_finished_split_job_leaves_nothing_behind_in_the_layer(tmp_path: Path) -> None:
+    # A daemon runs for months: once a split job is in the history, neither its record
+    # nor the layer's note of it (the job as submitted) stays in memory.
+    async with serve(tmp_path, multisite()) as api:
+        await scene(api)
+        layer = api.svc.scheduler.layer
+        assert layer is not None and 2 in layer.parents  # type: ignore[attr-defined]
+        api.at(250)
+        assert (await api.job(2))["state"] == "F"
+        assert 2 not in api.svc.records
+        assert 2 not in layer.parents  # type: ignore[attr-defined]
+
+
 async def test_qdel_ends_every_part(tmp_path: Path) -> None:
     async with serve(tmp_path, multisite()) as api:
         await scene(api)

@@ -224,3 +224,14 @@ class GridLayer(ABC):
     def merge_parts(self, finished: Sequence[Job]) -> list[Job]:
         """The finished jobs one per job (multi-site parts merged); others as they are."""
         return list(finished)
+
+    def local_policy(self, machine: int) -> Policy | None:
+        """The policy that runs ``machine``'s own queue (hierarchical, decentral, pool), or
+        None where the layer alone decides (central, multisite)."""
+        return None
+
+    def forget(self, job_id: int) -> None:
+        """A finished job has left for good (the daemon's history has it): drop what the
+        layer kept of it, so a daemon that runs for months does not grow. A replay never
+        calls it: merge_parts needs it all at the end."""
+        self.original.pop(job_id, None)

@@ -57,6 +57,9 @@ class LocalGrid(GridLayer):
         self.local = list(local)
         self.queued = [0] * self.n  # nodes asked for by the jobs waiting in each local queue
 
+    def local_policy(self, machine: int) -> Policy:
+        return self.local[machine]
+
     def join(self, job: Job, machine: int) -> None:
         job.machine = machine
         self.queued[machine] += job.width

@@ -126,6 +126,10 @@ class MultisiteGrid(GridLayer):
             free[m] -= r
             self.stats.multisite_added_node_seconds += r * (runtime - max(job.runtime, 0))
 
+    def forget(self, job_id: int) -> None:
+        super().forget(job_id)
+        self.parents.pop(job_id, None)
+
     def merge_parts(self, finished: Sequence[Job]) -> list[Job]:
         """One job per split job: started with its parts, ended with the last of them."""
         out: list[Job] = []

@@ -355,6 +355,7 @@ class BatchService:
         """A finished job is saved in the history: it leaves memory."""
         if self.records.get(rec.seq) is rec:
             del self.records[rec.seq]
+            self.scheduler.forget(rec.job)
 
     def restore(self, saved: Saved) -> None:
         """Rebuild the state saved before a stop or a crash; the clock goes on from there."""

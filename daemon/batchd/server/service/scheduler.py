@@ -160,10 +160,8 @@ class Scheduler:
         (hierarchical, decentral, pool), else the structure's port (grid-central)."""
         layer = self.layer
         assert layer is not None
-        local = getattr(layer, "local", None)
         self.choices = [
-            Choice(local[i].name if local is not None else port.name)
-            for i, port in enumerate(layer.ports)
+            Choice((layer.local_policy(i) or port).name) for i, port in enumerate(layer.ports)
         ]
 
     def choose_grid(self, structure: str | None, params: Mapping[str, str] | None) -> GridChoice:
@@ -222,6 +220,11 @@ class Scheduler:
         self._grid_choices()
         self.changed()
         return old
+
+    def forget(self, job: Job) -> None:
+        """A finished job left memory: the grid layer drops what it kept of it."""
+        if self.layer is not None:
+            self.layer.forget(job.id)
 
     def assigned(self, job: Job) -> int | None:
         """Under a grid: the machine a waiting job was given, or None (not yet)."""
@@ -292,8 +295,8 @@ class Scheduler:
         start, where the layer reports them waiting (a central queue on the first machine)."""
         layer = self.layer
         assert layer is not None
-        local = getattr(layer, "local", None)
-        plan = local[m.index].planned_starts(m) if local is not None else []
+        local = layer.local_policy(m.index)
+        plan = local.planned_starts(m) if local is not None else []
         central = self._central_plan()
         plan += [(job, start) for job, start, where in central if where == m.index]
         known = {job.id for job, _ in plan} | {job.id for job, _, _ in central}
