@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter
 
 from batchd.engine.machine import MachineState, Timer, resv_key
 from batchd.model.job import UNSET, Job
@@ -27,6 +28,8 @@ from batchd.model.states import JobState, change_state
 from batchd.sched.policy import Placement, Policy
 
 JobHook = Callable[[Job], None]
+
+_by_submit = attrgetter("submit")
 
 
 class StuckJobsError(ValueError):
@@ -96,12 +99,12 @@ class Engine:
     # -- input ------------------------------------------------------------------
     def load(self, jobs: Iterable[Job]) -> None:
         """Queue a workload; jobs are submitted at their submit times."""
-        jobs = sorted(jobs, key=lambda j: j.submit)
+        jobs = sorted(jobs, key=_by_submit)
         if jobs and jobs[0].submit < self.now:
             raise ValueError(f"job {jobs[0].id} is submitted at {jobs[0].submit}, before now")
         self._check(jobs)
         rest = self._trace[self._next :]
-        self._trace = sorted(rest + jobs, key=lambda j: j.submit) if rest else jobs
+        self._trace = sorted(rest + jobs, key=_by_submit) if rest else jobs
         self._next = 0
 
     def submit(self, job: Job) -> None:
@@ -113,13 +116,15 @@ class Engine:
         heapq.heappush(self._arrivals, (job.submit, self._seq, job))
 
     def _check(self, jobs: Sequence[Job]) -> None:
+        sizes = [m.machine.nodes for m in self.machines]
+        count = len(sizes)
         for job in jobs:
-            if not 0 <= job.machine < len(self.machines):
-                raise ValueError(f"job {job.id} names machine {job.machine}, which does not exist")
-            nodes = self.machines[job.machine].machine.nodes
-            if not 0 < job.width <= nodes:
+            machine = job.machine
+            if not 0 <= machine < count:
+                raise ValueError(f"job {job.id} names machine {machine}, which does not exist")
+            if not 0 < job.width <= sizes[machine]:
                 raise ValueError(
-                    f"job {job.id} asks for {job.width} nodes; the machine has {nodes}"
+                    f"job {job.id} asks for {job.width} nodes; the machine has {sizes[machine]}"
                 )
 
     # -- time -------------------------------------------------------------------
@@ -145,11 +150,12 @@ class Engine:
     def run(self, until: int | None = None, progress: Callable[[int], None] | None = None) -> None:
         """Process every event (up to ``until``) as fast as possible: the virtual clock."""
         rounds = 0
+        next_event_time, instant = self.next_event_time, self.instant
         while True:
-            t = self.next_event_time()
+            t = next_event_time()
             if t is None or (until is not None and t > until):
                 break
-            self.instant(t)
+            instant(t)
             rounds += 1
             if rounds & 1023 == 0:
                 if progress is not None:
@@ -225,9 +231,13 @@ class Engine:
     def schedule_pass(self) -> None:
         """Ask every machine's policy which jobs start now, and start them."""
         for m in self.machines:
-            for placement in m.policy.schedule(m):
-                self._start(m, placement)
-            if m.policy.wakes:
+            policy = m.policy
+            placements = policy.schedule(m)
+            if placements:
+                start = self._start
+                for placement in placements:
+                    start(m, placement)
+            if policy.wakes:
                 self._arm_wakeup(m)
 
     def _arm_wakeup(self, m: MachineState) -> None:
@@ -300,7 +310,9 @@ class Engine:
         m.pool.release(job.nodes)
         estimate = job.estimate
         m.remove_running(job.start + (estimate if estimate > 0 else 1), job.id)  # Job.duration
-        self._ended(job)
+        self.ended += 1  # _ended, inline: once per job
+        if self.keep_finished:
+            self.finished.append(job)
         m.policy.job_ended(m, job)
         for hook in self.on_end:
             hook(job)

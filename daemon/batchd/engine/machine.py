@@ -51,11 +51,12 @@ class MachineState:
     # -- the policy's view ------------------------------------------------------
     @property
     def capacity(self) -> int:
-        return self.pool.available
+        pool = self.pool
+        return pool.size - len(pool._out)  # NodePool.available, read once per EASY pass
 
     @property
     def free(self) -> int:
-        return self.pool.free
+        return len(self.pool._free)  # NodePool.free, without a second property call per pass
 
     @property
     def overrun(self) -> bool:

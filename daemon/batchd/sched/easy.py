@@ -24,8 +24,18 @@ def shadow(
     avail = free
     i = j = 0
     t = now
+    n_ends, n_more = len(ends), len(more)
+    if not n_more:  # most passes start nothing before the blocked job: one list to walk
+        while avail < need:
+            t = ends[i]
+            avail += widths[i]
+            i += 1
+        while i < n_ends and ends[i] == t:  # jobs ending at the same second all count
+            avail += widths[i]
+            i += 1
+        return t, avail - need
     while avail < need:
-        if j < len(more) and (i == len(ends) or more[j][0] < ends[i]):
+        if j < n_more and (i == n_ends or more[j][0] < ends[i]):
             t, w = more[j]
             j += 1
         else:
@@ -33,10 +43,10 @@ def shadow(
             i += 1
         avail += w
         # Jobs ending at the same second all count at that second.
-        while i < len(ends) and ends[i] == t:
+        while i < n_ends and ends[i] == t:
             avail += widths[i]
             i += 1
-        while j < len(more) and more[j][0] == t:
+        while j < n_more and more[j][0] == t:
             avail += more[j][1]
             j += 1
     return t, avail - need
