@@ -20,7 +20,7 @@ import heapq
 from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
 
-from batchd.engine.machine import MachineState, Timer, resv_key
+from batchd.engine.machine import MachineState, Timer
 from batchd.model.job import UNSET, Job
 from batchd.model.machine import Grid
 from batchd.model.reservation import Reservation, ResvState
@@ -287,7 +287,7 @@ class Engine:
         if not job.started_by:
             job.started_by = m.policy.name
         estimate = job.estimate
-        m.add_running(now + (estimate if estimate > 0 else 1), job.id, job)  # Job.duration
+        m.add_running(now + (estimate if estimate > 0 else 1), job)  # Job.duration
         self._push_end(job)
         for hook in self.on_start:
             hook(job)
@@ -309,7 +309,7 @@ class Engine:
         change_state(job, JobState.FINISHED)
         m.pool.release(job.nodes)
         estimate = job.estimate
-        m.remove_running(job.start + (estimate if estimate > 0 else 1), job.id)  # Job.duration
+        m.remove_running(job.start + (estimate if estimate > 0 else 1), job)  # Job.duration
         self.ended += 1  # _ended, inline: once per job
         if self.keep_finished:
             self.finished.append(job)
@@ -359,7 +359,7 @@ class Engine:
         m = self.machines[job.machine]
         self._cancel_end(job)
         m.pool.release(job.nodes)
-        m.remove_running(job.start + job.duration, job.id)
+        m.remove_running(job.start + job.duration, job)
         change_state(job, JobState.QUEUED)
         self._reset_run(job)
         m.policy.job_ended(m, job)
@@ -378,7 +378,7 @@ class Engine:
         if job.state is not JobState.RUNNING:
             raise ValueError(f"job {job.id} is not running")
         m.pool.take(job.nodes)
-        m.add_running(job.start + job.duration, job.id, job)
+        m.add_running(job.start + job.duration, job)
         self._push_end(job)
         m.policy.invalidate()
         m.policy.job_resumed(m, job)
@@ -469,7 +469,7 @@ class Engine:
         if resv.state is ResvState.RUNNING:
             # Restored after a restart: it holds its nodes already.
             m.pool.take(resv.nodes)
-            m.add_running(resv.end, resv_key(resv), resv)
+            m.add_running(resv.end, resv)
         else:
             m.add_future(resv)
             self.call_at(resv.start, lambda: self._open(resv))
@@ -491,7 +491,7 @@ class Engine:
         # or nodes out of service can leave it short.
         resv.nodes = m.pool.allocate(min(resv.width, m.pool.free))
         resv.state = ResvState.RUNNING
-        m.add_running(resv.end, resv_key(resv), resv)
+        m.add_running(resv.end, resv)
         m.policy.invalidate()
 
     def _close(self, resv: Reservation) -> None:
@@ -500,7 +500,7 @@ class Engine:
             m.drop_future(resv)
         elif resv.state is ResvState.RUNNING:
             m.pool.release(resv.nodes)
-            m.remove_running(resv.end, resv_key(resv))
+            m.remove_running(resv.end, resv)
         else:
             return
         resv.state = ResvState.FINISHED
