@@ -77,8 +77,7 @@ def schedule_metrics(jobs: Sequence[Job], nodes: int) -> dict[str, float | int]:
     ordered = sorted(wait)
     # Bounded slowdown: response over run time (at least 10 s), at least 1.
     bsld = [
-        s if (s := r / (x if x > 10 else 10)) > 1.0 else 1.0
-        for r, x in zip(resp, run, strict=True)
+        s if (s := r / (x if x > 10 else 10)) > 1.0 else 1.0 for r, x in zip(resp, run, strict=True)
     ]
     return {
         "jobs": n,
