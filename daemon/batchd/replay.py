@@ -14,6 +14,7 @@ import datetime as dt
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from batchd.engine.core import Engine
@@ -214,7 +215,7 @@ def run_replay(
     total = len(workload.jobs)
     engine.run(progress=(lambda done: progress(done, total)) if progress else None)
     wall = time.perf_counter() - began
-    jobs = sorted(engine.finished, key=lambda j: j.id)
+    jobs = sorted(engine.finished, key=attrgetter("id"))
     policy = policies[setup.machine]
     summary = summarize(jobs, workload, target.nodes, setup.policy, wall, policy)
     return ReplayResult(

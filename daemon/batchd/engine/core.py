@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter
 
-from batchd.engine.machine import MachineState, Timer, resv_key
+from batchd.engine.machine import MachineState, Timer
 from batchd.model.job import UNSET, Job
 from batchd.model.machine import Grid
 from batchd.model.reservation import Reservation, ResvState
@@ -27,6 +28,8 @@ from batchd.model.states import JobState, change_state
 from batchd.sched.policy import Placement, Policy
 
 JobHook = Callable[[Job], None]
+
+_by_submit = attrgetter("submit")
 
 
 class StuckJobsError(ValueError):
@@ -96,12 +99,12 @@ class Engine:
     # -- input ------------------------------------------------------------------
     def load(self, jobs: Iterable[Job]) -> None:
         """Queue a workload; jobs are submitted at their submit times."""
-        jobs = sorted(jobs, key=lambda j: j.submit)
+        jobs = sorted(jobs, key=_by_submit)
         if jobs and jobs[0].submit < self.now:
             raise ValueError(f"job {jobs[0].id} is submitted at {jobs[0].submit}, before now")
         self._check(jobs)
         rest = self._trace[self._next :]
-        self._trace = sorted(rest + jobs, key=lambda j: j.submit) if rest else jobs
+        self._trace = sorted(rest + jobs, key=_by_submit) if rest else jobs
         self._next = 0
 
     def submit(self, job: Job) -> None:
@@ -113,14 +116,16 @@ class Engine:
         heapq.heappush(self._arrivals, (job.submit, self._seq, job))
 
     def _check(self, jobs: Sequence[Job]) -> None:
+        sizes = [m.machine.nodes for m in self.machines]
+        wide = [m.policy.grid_wide for m in self.machines]  # a grid's port takes any width
+        count = len(sizes)
         for job in jobs:
-            if not 0 <= job.machine < len(self.machines):
-                raise ValueError(f"job {job.id} names machine {job.machine}, which does not exist")
-            m = self.machines[job.machine]
-            nodes = m.machine.nodes
-            if not 0 < job.width <= nodes and not (job.width > 0 and m.policy.grid_wide):
+            machine = job.machine
+            if not 0 <= machine < count:
+                raise ValueError(f"job {job.id} names machine {machine}, which does not exist")
+            if not 0 < job.width <= sizes[machine] and not (job.width > 0 and wide[machine]):
                 raise ValueError(
-                    f"job {job.id} asks for {job.width} nodes; the machine has {nodes}"
+                    f"job {job.id} asks for {job.width} nodes; the machine has {sizes[machine]}"
                 )
 
     # -- time -------------------------------------------------------------------
@@ -146,11 +151,12 @@ class Engine:
     def run(self, until: int | None = None, progress: Callable[[int], None] | None = None) -> None:
         """Process every event (up to ``until``) as fast as possible: the virtual clock."""
         rounds = 0
+        next_event_time, instant = self.next_event_time, self.instant
         while True:
-            t = self.next_event_time()
+            t = next_event_time()
             if t is None or (until is not None and t > until):
                 break
-            self.instant(t)
+            instant(t)
             rounds += 1
             if rounds & 1023 == 0:
                 if progress is not None:
@@ -226,9 +232,13 @@ class Engine:
     def schedule_pass(self) -> None:
         """Ask every machine's policy which jobs start now, and start them."""
         for m in self.machines:
-            for placement in m.policy.schedule(m):
-                self._start(m, placement)
-            if m.policy.wakes:
+            policy = m.policy
+            placements = policy.schedule(m)
+            if placements:
+                start = self._start
+                for placement in placements:
+                    start(m, placement)
+            if policy.wakes:
                 self._arm_wakeup(m)
 
     def _arm_wakeup(self, m: MachineState) -> None:
@@ -278,7 +288,7 @@ class Engine:
         if not job.started_by:
             job.started_by = m.policy.name
         estimate = job.estimate
-        m.add_running(now + (estimate if estimate > 0 else 1), job.id, job)  # Job.duration
+        m.add_running(now + (estimate if estimate > 0 else 1), job)  # Job.duration
         self._push_end(job)
         for hook in self.on_start:
             hook(job)
@@ -300,8 +310,10 @@ class Engine:
         change_state(job, JobState.FINISHED)
         m.pool.release(job.nodes)
         estimate = job.estimate
-        m.remove_running(job.start + (estimate if estimate > 0 else 1), job.id)  # Job.duration
-        self._ended(job)
+        m.remove_running(job.start + (estimate if estimate > 0 else 1), job)  # Job.duration
+        self.ended += 1  # _ended, inline: once per job
+        if self.keep_finished:
+            self.finished.append(job)
         m.policy.job_ended(m, job)
         for hook in self.on_end:
             hook(job)
@@ -348,7 +360,7 @@ class Engine:
         m = self.machines[job.machine]
         self._cancel_end(job)
         m.pool.release(job.nodes)
-        m.remove_running(job.start + job.duration, job.id)
+        m.remove_running(job.start + job.duration, job)
         change_state(job, JobState.QUEUED)
         self._reset_run(job)
         m.policy.job_ended(m, job)
@@ -367,7 +379,7 @@ class Engine:
         if job.state is not JobState.RUNNING:
             raise ValueError(f"job {job.id} is not running")
         m.pool.take(job.nodes)
-        m.add_running(job.start + job.duration, job.id, job)
+        m.add_running(job.start + job.duration, job)
         self._push_end(job)
         m.policy.invalidate()
         m.policy.job_resumed(m, job)
@@ -458,7 +470,7 @@ class Engine:
         if resv.state is ResvState.RUNNING:
             # Restored after a restart: it holds its nodes already.
             m.pool.take(resv.nodes)
-            m.add_running(resv.end, resv_key(resv), resv)
+            m.add_running(resv.end, resv)
         else:
             m.add_future(resv)
             self.call_at(resv.start, lambda: self._open(resv))
@@ -480,7 +492,7 @@ class Engine:
         # or nodes out of service can leave it short.
         resv.nodes = m.pool.allocate(min(resv.width, m.pool.free))
         resv.state = ResvState.RUNNING
-        m.add_running(resv.end, resv_key(resv), resv)
+        m.add_running(resv.end, resv)
         m.policy.invalidate()
 
     def _close(self, resv: Reservation) -> None:
@@ -489,7 +501,7 @@ class Engine:
             m.drop_future(resv)
         elif resv.state is ResvState.RUNNING:
             m.pool.release(resv.nodes)
-            m.remove_running(resv.end, resv_key(resv))
+            m.remove_running(resv.end, resv)
         else:
             return
         resv.state = ResvState.FINISHED

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 
 from batchd.model.job import Job
@@ -26,7 +26,6 @@ class MachineState:
         "pool",
         "now",
         "kill",
-        "_keys",
         "_ends",
         "_widths",
         "_holders",
@@ -41,8 +40,7 @@ class MachineState:
         self.pool = machine.pool
         self.now = 0
         self.kill = kill
-        self._keys: list[tuple[int, int]] = []  # (estimated end, holder key), ascending
-        self._ends: list[int] = []
+        self._ends: list[int] = []  # estimated ends, ascending (equal ends: oldest first)
         self._widths: list[int] = []
         self._holders: list[Job | Reservation] = []
         self.future: list[Reservation] = []  # confirmed reservations, by start
@@ -51,11 +49,12 @@ class MachineState:
     # -- the policy's view ------------------------------------------------------
     @property
     def capacity(self) -> int:
-        return self.pool.available
+        pool = self.pool
+        return pool.size - len(pool._out)  # NodePool.available, read once per EASY pass
 
     @property
     def free(self) -> int:
-        return self.pool.free
+        return len(self.pool._free)  # NodePool.free, without a second property call per pass
 
     @property
     def overrun(self) -> bool:
@@ -84,18 +83,20 @@ class MachineState:
         self._pending = [(r.start, r.end, r.width) for r in self.future]
 
     # -- bookkeeping ------------------------------------------------------------
-    def add_running(self, end: int, key: int, holder: Job | Reservation) -> None:
-        k = (end, key)
-        i = bisect_left(self._keys, k)
-        self._keys.insert(i, k)
+    def add_running(self, end: int, holder: Job | Reservation) -> None:
+        i = bisect_right(self._ends, end)
         self._ends.insert(i, end)
         nodes = holder.nodes
         self._widths.insert(i, len(nodes) if not self.pool._out else self._returning(nodes))
         self._holders.insert(i, holder)
 
-    def remove_running(self, end: int, key: int) -> None:
-        i = bisect_left(self._keys, (end, key))
-        del self._keys[i], self._ends[i], self._widths[i], self._holders[i]
+    def remove_running(self, end: int, holder: Job | Reservation) -> None:
+        """Forget ``holder``, added with estimated end ``end``."""
+        i = bisect_left(self._ends, end)
+        holders = self._holders
+        while holders[i] is not holder:  # among the holders that end at the same second
+            i += 1
+        del self._ends[i], self._widths[i], holders[i]
 
     def _returning(self, nodes: list[int]) -> int:
         pool = self.pool
@@ -118,12 +119,7 @@ class MachineState:
 
     @property
     def running_count(self) -> int:
-        return len(self._keys)
-
-
-def resv_key(resv: Reservation) -> int:
-    """Reservations share the running list with jobs; negative keys keep them apart."""
-    return -1 - resv.id
+        return len(self._ends)
 
 
 class Timer:

@@ -75,11 +75,13 @@ def schedule_metrics(jobs: Sequence[Job], nodes: int) -> dict[str, float | int]:
     width_sum = sum(w)
     util = sum(map(mul, w, run)) / (nodes * span) if span > 0 else 0.0
     ordered = sorted(wait)
-    bsld = [r / x if x > 10 else r / 10 for r, x in zip(resp, run, strict=True)]
-    bsld = [s if s > 1.0 else 1.0 for s in bsld]
+    # Bounded slowdown: response over run time (at least 10 s), at least 1.
+    bsld = [
+        s if (s := r / (x if x > 10 else 10)) > 1.0 else 1.0 for r, x in zip(resp, run, strict=True)
+    ]
     return {
         "jobs": n,
-        "killed": sum(1 for j in jobs if j.killed),
+        "killed": sum(map(attrgetter("killed"), jobs)),
         "utilization": util,
         "makespan": span,
         "awt": sum(wait) / n,

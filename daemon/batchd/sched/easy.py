@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from batchd.model.job import Job
 from batchd.model.times import NEVER
+from batchd.sched.order import OrderKey
 from batchd.sched.policy import MachineView, OrderedPolicy, Placement
 
 
@@ -24,8 +25,18 @@ def shadow(
     avail = free
     i = j = 0
     t = now
+    n_ends, n_more = len(ends), len(more)
+    if not n_more:  # most passes start nothing before the blocked job: one list to walk
+        while avail < need:
+            t = ends[i]
+            avail += widths[i]
+            i += 1
+        while i < n_ends and ends[i] == t:  # jobs ending at the same second all count
+            avail += widths[i]
+            i += 1
+        return t, avail - need
     while avail < need:
-        if j < len(more) and (i == len(ends) or more[j][0] < ends[i]):
+        if j < n_more and (i == n_ends or more[j][0] < ends[i]):
             t, w = more[j]
             j += 1
         else:
@@ -33,20 +44,64 @@ def shadow(
             i += 1
         avail += w
         # Jobs ending at the same second all count at that second.
-        while i < len(ends) and ends[i] == t:
+        while i < n_ends and ends[i] == t:
             avail += widths[i]
             i += 1
-        while j < len(more) and more[j][0] == t:
+        while j < n_more and more[j][0] == t:
             avail += more[j][1]
             j += 1
     return t, avail - need
 
 
 class EasyPolicy(OrderedPolicy):
+    """EASY backfilling by counting nodes, in the order of ``key``.
+
+    A pass that starts nothing leaves every waiting job where it was: the head does
+    not fit, and no other job fits now without delaying it. Until a job ends or the
+    machine changes (``invalidate``), later passes see the same free nodes and the
+    same shadow time, at a later ``now``; a job refused then is refused again, as it
+    only gets harder to end before the shadow. Those passes look at the jobs that
+    arrived since, not at the whole queue (as Slurm's backfill does not test again a
+    job it tested while nothing changed).
+    """
+
+    def __init__(self, name: str, key: OrderKey) -> None:
+        super().__init__(name, key)
+        # After a pass that started nothing: (head, free nodes, shadow time, extra nodes).
+        self._blocked: tuple[Job, int, int, int] | None = None
+        self._arrived: list[Job] = []  # submitted since that pass
+
+    def job_submitted(self, view: MachineView, job: Job) -> None:
+        self.queue.insert(job)
+        if self._blocked is not None:
+            self._arrived.append(job)
+
+    def job_ended(self, view: MachineView, job: Job) -> None:
+        self._blocked = None
+
+    def job_resumed(self, view: MachineView, job: Job) -> None:
+        self._blocked = None
+
+    def withdraw(self, view: MachineView, job: Job) -> None:
+        self.queue.remove(job)
+        self._blocked = None
+
+    def invalidate(self) -> None:
+        self._blocked = None
+
     def schedule(self, view: MachineView) -> list[Placement]:
         return self.place_all(self._starting(view))
 
     def _starting(self, view: MachineView) -> list[Job]:
+        blocked = self._blocked
+        if blocked is not None:
+            arrived = self._arrived
+            self._arrived = []
+            head, free, s_time, extra = blocked
+            jobs = self.queue.jobs
+            if jobs and jobs[0] is head and view.free == free and not view.overrun:
+                return self._backfill_arrived(arrived, view.now, free, s_time, extra)
+            self._blocked = None
         if view.reservations():
             return self._schedule_on_profile(view)
         q = self.queue
@@ -87,9 +142,39 @@ class EasyPolicy(OrderedPolicy):
                 q.pop_front(k)
                 q.remove_many(backfilled)
                 return started + backfilled
+            if not k and not view.overrun:
+                self._blocked = (jobs[0], free, s_time, extra)
+                self._arrived = []
         if k:
             q.pop_front(k)
         return started
+
+    def _backfill_arrived(
+        self, arrived: list[Job], now: int, free: int, s_time: int, extra: int
+    ) -> list[Job]:
+        """The pass after one that started nothing, with nothing changed since: only the
+        jobs that arrived since can start, in queue order, by the same two rules."""
+        if len(arrived) > 1:
+            arrived.sort(key=self.queue.key)
+        backfilled: list[Job] = []
+        for job in arrived:
+            w = job.width
+            if w > free:
+                continue
+            if now + job.duration <= s_time:
+                free -= w
+            elif w <= extra:
+                free -= w
+                extra -= w
+            else:
+                continue
+            backfilled.append(job)
+            if free == 0:
+                break
+        if backfilled:
+            self._blocked = None
+            self.queue.remove_many(backfilled)
+        return backfilled
 
     def _schedule_on_profile(self, view: MachineView) -> list[Job]:
         """EASY on the full profile, for when advance reservations lie ahead.

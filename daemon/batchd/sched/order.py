@@ -71,12 +71,21 @@ class OrderedQueue:
     def insert(self, job: Job, start: int = NEVER) -> int:
         k = self.key(job)
         keys = self.keys
+        estimate = job.estimate
+        duration = estimate if estimate > 0 else 1  # Job.duration
         # Most jobs of a trace arrive behind all the others in FCFS order: no search then.
-        i = len(keys) if not keys or keys[-1] < k else bisect_left(keys, k)
-        self.keys.insert(i, k)
+        if not keys or keys[-1] < k:
+            keys.append(k)
+            self.jobs.append(job)
+            self.widths.append(job.width)
+            self.durations.append(duration)
+            self.starts.append(start)
+            return len(keys) - 1
+        i = bisect_left(keys, k)
+        keys.insert(i, k)
         self.jobs.insert(i, job)
         self.widths.insert(i, job.width)
-        self.durations.insert(i, job.duration)
+        self.durations.insert(i, duration)
         self.starts.insert(i, start)
         return i
 

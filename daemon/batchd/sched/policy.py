@@ -161,6 +161,8 @@ class Policy(ABC):
 
     def place_all(self, jobs: list[Job]) -> list[Placement]:
         """Rigid jobs on this policy's machine at their requested widths."""
+        if not jobs:
+            return []
         # tuple.__new__ in C, not Placement's generated __new__: once per started job.
         new, machine = tuple.__new__, self.machine
         return [new(Placement, (job, machine, job.width)) for job in jobs]
