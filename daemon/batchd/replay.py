@@ -54,6 +54,7 @@ class ReplayOptions:
     perfect_estimates: bool = False
     kill: bool = True
     first: int | None = None
+    double: bool = False  # every job twice (batchd.workload.double)
     seed: int = 0
     grid: str | None = None  # a grid structure (docs/grid.md); None: the site file's [grid]
     grid_params: dict[str, str] = field(default_factory=dict)
@@ -199,6 +200,7 @@ def run_replay(
             first=opts.first,
             perfect_estimates=opts.perfect_estimates,
             seed=opts.seed,
+            double=opts.double,
         )
     except TraceError as exc:
         raise ReplayError(str(exc)) from None
@@ -272,6 +274,7 @@ def run_grid_replay(
             first=opts.first,
             perfect_estimates=opts.perfect_estimates,
             seed=opts.seed,
+            double=opts.double,
         )
     except TraceError as exc:
         raise ReplayError(str(exc)) from None
