@@ -302,7 +302,8 @@ def run_grid_replay(
     layer.attach(engine.machines)
     engine.load(workload.jobs)
     count = len(workload.jobs)
-    engine.run(progress=(lambda done: progress(done, count)) if progress else None)
+    # A multi-site job's parts each end: the bar counts ends up to the job count.
+    engine.run(progress=(lambda done: progress(min(done, count), count)) if progress else None)
     wall = time.perf_counter() - began
     runs = sorted(engine.finished, key=lambda j: (j.id, j.machine))
     jobs = layer.merge_parts(runs)
