@@ -159,7 +159,7 @@ def counts_table(index: Index, trace: str, configs: Sequence[str]) -> str:
     picks: list[tuple[str, str, str]] = [
         (label, key, "migrations") for label, key in decentral_rows() if "x1," not in label
     ]
-    picks += [(label, key, "pool_pulls") for label, key in pool_rows() if "x1," in label]
+    picks += [(label, key, "pool_pulls") for label, key in pool_rows() if label.endswith("x1")]
     picks += [(label, key, "multisite_jobs") for label, key in multisite_rows()[:4]]
     for label, key, field in picks:
         cells = []
