@@ -79,6 +79,8 @@ SECTIONS = (
 
 
 def _header(meta: Mapping[str, Any], models: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Title and provenance: the command that made the replays, and who wrote the report."""
+    made = meta.get("replayed_by") or meta
     lines = [
         "# Grid scheduling structures: the study of seed 002 on batchd",
         "",
@@ -86,12 +88,19 @@ def _header(meta: Mapping[str, Any], models: Mapping[str, Mapping[str, Any]]) ->
         "Scheduling Structures* (seed 002, sec. 5, Tables 1 and 2), replayed with `batchd "
         "replay --grid` (docs/grid.md) on the four configurations of Table 1.",
         "",
-        *provenance_lines(meta),
-        f"- Runs: {meta['new'] + meta['reused']} ({meta['new']} replayed, {meta['reused']} "
-        f"reused from {RESULTS_FILE}) in {meta['workers']} worker processes; "
-        f"{meta['seconds']:.1f} s of wall time in all",
-        f"- Job sets: {meta['jobs_per_node']} jobs per node of each grid, seed {meta['seed']}",
+        *provenance_lines(made),
+        f"- Runs: {meta['new'] + meta['reused']}; {made['new']} replayed ({made['reused']} "
+        f"reused from {RESULTS_FILE}) in {made['workers']} worker processes in "
+        f"{made['seconds']:.1f} s of wall time in all",
     ]
+    if made is not meta:
+        lines.append(
+            f"- Report written again from {RESULTS_FILE} (no replays) by `{meta['command']}` "
+            f"on {meta['date']}"
+        )
+    lines.append(
+        f"- Job sets: {meta['jobs_per_node']} jobs per node of each grid, seed {meta['seed']}"
+    )
     for name, m in models.items():
         lines.append(
             f"- `{name}`: drawn from the model of `{m['trace']}` ({m['jobs']:,} jobs, "
@@ -161,10 +170,11 @@ def write_report(
         [[r.trace, r.config, r.variant, msg] for r, msg in failures],
     )
     busy = sum(float(r.get("seconds") or 0.0) for r in results)
+    made = meta.get("replayed_by") or meta
     lines += runtimes_section(
         "Replay wall time of every run, summed: ",
         busy,
-        float(meta["seconds"]),
+        float(made["seconds"]),
         runtime_table(results, names),
     )
     path = out / REPORT_FILE

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from batchd.report.framework.meta import META_FILE, elapsed, save_meta, started, study_meta
+from batchd.report.framework.meta import (
+    META_FILE,
+    elapsed,
+    previous_meta,
+    save_meta,
+    started,
+    study_meta,
+)
 from batchd.report.framework.runs import StudyOutcome, run_missing
 from batchd.report.grid.jobsets import make_jobsets, read_config
 from batchd.report.grid.options import StudyOptions
@@ -12,7 +19,11 @@ from batchd.report.grid.variants import all_variants
 
 
 def run_study(opts: StudyOptions) -> StudyOutcome[Run]:
-    """Draw the job sets, run (or reuse) every replay, write results.json and report.md."""
+    """Draw the job sets, run (or reuse) every replay, write results.json and report.md.
+
+    OUT/study.json keeps who replayed last; a pass that replays nothing names that
+    invocation in the report's header and itself as the one that wrote the report.
+    """
     began = started()
     configs = [read_config(c) for c in opts.configs]
     opts.out.mkdir(parents=True, exist_ok=True)
@@ -34,8 +45,11 @@ def run_study(opts: StudyOptions) -> StudyOutcome[Run]:
     results = order_entries(done.results, order)
     meta = study_meta(opts.command, done.workers, done.new, done.reused)
     meta.update(jobs_per_node=opts.jobs_per_node, seed=opts.seed, seconds=elapsed(began))
+    meta_path = opts.out / META_FILE
     if done.new:
-        save_meta(opts.out / META_FILE, meta)
+        save_meta(meta_path, meta)
+    else:
+        meta["replayed_by"] = previous_meta(meta_path)
     report, figures = write_report(opts.out, configs, sets, models, results, meta, done.failures)
     return StudyOutcome(
         report, results, done.new, done.reused, done.failures, meta["seconds"], figures
