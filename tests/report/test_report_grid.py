@@ -109,6 +109,8 @@ def test_tiny_study_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str
     again = (out / "report.md").read_text()
     assert "## Discussion\n\n_Written by a person" in again and "Backfill wins on TOY." in again
     assert table in again
+    assert "- Report written again from results.json (no replays) by `batchd report grid" in again
+    assert (out / "study.json").is_file()
 
 
 def test_study_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
