@@ -105,6 +105,11 @@ def _header(meta: Mapping[str, Any], models: Mapping[str, Mapping[str, Any]]) ->
         lines.append(
             f"- `{name}`: drawn from the model of `{m['trace']}` ({m['jobs']:,} jobs, "
             f"{m['nodes']} nodes by its header)"
+            + (
+                ""
+                if m.get("estimates", True)
+                else "; the log has no requested times, so every estimate is the exact runtime"
+            )
         )
     return [*lines, ""]
 
