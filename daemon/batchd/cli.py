@@ -78,6 +78,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         perfect_estimates=args.perfect_estimates,
         kill=not args.no_kill,
         first=args.first,
+        double=args.double,
         seed=args.seed,
         grid=args.grid,
         grid_params=parse_grid_param_args(args.grid_param),
@@ -146,13 +147,16 @@ def cmd_generate(args: argparse.Namespace) -> int:
     model = TraceModel.load(args.model)
     if args.max_width is not None and args.max_width > model.machine_nodes:
         fail(f"--max-width {args.max_width} exceeds the machine width {model.machine_nodes}")
-    jobs = generate_jobs(
-        model, args.count, seed=args.seed, max_width=args.max_width, shrink=args.shrink
-    )
-    write_generated_swf(
-        args.output, jobs, model, args.seed, max_width=args.max_width, shrink=args.shrink
-    )
-    print(format_table3(job_set_stats(jobs, model.machine_nodes, name=Path(args.output).name)))
+    sizing = {
+        "max_width": args.max_width,
+        "shrink": args.shrink,
+        "scale_to_nodes": args.scale_to_nodes,
+        "double": args.double,
+    }
+    jobs = generate_jobs(model, args.count, seed=args.seed, **sizing)
+    write_generated_swf(args.output, jobs, model, args.seed, **sizing)
+    nodes = args.scale_to_nodes or model.machine_nodes
+    print(format_table3(job_set_stats(jobs, nodes, name=Path(args.output).name)))
     print(f"\n{len(jobs)} jobs written to {args.output}")
     return 0
 
@@ -188,6 +192,11 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--perfect-estimates", action="store_true", help="estimate := runtime")
     rp.add_argument("--no-kill", action="store_true", help="let jobs run past their estimate")
     rp.add_argument("--first", type=positive_int, metavar="N", help="only the first N jobs")
+    rp.add_argument(
+        "--double",
+        action="store_true",
+        help="every job twice, the copy at the same second, ids renumbered in submit order",
+    )
     rp.add_argument(
         "--grid",
         metavar="STRUCTURE",
@@ -233,6 +242,18 @@ def build_parser() -> argparse.ArgumentParser:
         default=1.0,
         metavar="F",
         help="multiply inter-arrival times by F",
+    )
+    gen.add_argument(
+        "--scale-to-nodes",
+        type=node_count,
+        metavar="N",
+        help="size the set for N nodes (e.g. a grid's total): inter-arrival times times "
+        "model nodes / N, job shapes kept, so the load per node stays the trace's",
+    )
+    gen.add_argument(
+        "--double",
+        action="store_true",
+        help="every job twice, the copy at the same second, ids renumbered (2 x -n jobs)",
     )
     gen.set_defaults(func=cmd_generate)
 

@@ -55,6 +55,7 @@ class ReplayOptions:
     perfect_estimates: bool = False
     kill: bool = True
     first: int | None = None
+    double: bool = False  # every job twice (batchd.workload.double)
     seed: int = 0
     grid: str | None = None  # a grid structure (docs/grid.md); None: the site file's [grid]
     grid_params: dict[str, str] = field(default_factory=dict)
@@ -200,6 +201,7 @@ def run_replay(
             first=opts.first,
             perfect_estimates=opts.perfect_estimates,
             seed=opts.seed,
+            double=opts.double,
         )
     except TraceError as exc:
         raise ReplayError(str(exc)) from None
@@ -273,6 +275,7 @@ def run_grid_replay(
             first=opts.first,
             perfect_estimates=opts.perfect_estimates,
             seed=opts.seed,
+            double=opts.double,
         )
     except TraceError as exc:
         raise ReplayError(str(exc)) from None

@@ -113,3 +113,24 @@ def test_dynp_report_is_identical_but_for_the_invocation(
         "fig8_utilization",
     ):
         assert (out / f"{name}.png").read_bytes().startswith(PNG_MAGIC)
+
+
+def test_grid_report_is_byte_identical(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The grid study's tables, claims and figures come again from its results.json."""
+    out = copy_study(tmp_path, "grid-study", monkeypatch)
+    (out.parent.parent / "conf").symlink_to(ROOT / "conf")
+    committed = (ROOT / "docs" / "grid-study" / "report.md").read_text()
+    written = next(line for line in committed.splitlines() if line.startswith("- Report written"))
+    monkeypatch.setattr(batchd.report.framework.meta, "now", lambda: written.rsplit(" on ", 1)[1])
+    argv = ["report", "grid"]
+    argv += ["--trace", "CTC-prob=../shared/traces/CTC-SP2-1996-3.1-cln.swf.gz"]
+    argv += ["--trace", "Par-prob=../shared/traces/SDSC-Par-1996-3.1-cln.swf.gz"]
+    argv += ["--jobs-per-node", "8", "--seed", "1", "--workers", "2"]
+    argv += ["--out", "docs/grid-study", "--report-only"]
+    assert main(argv) == 0
+    assert "456 runs (0 new, 456 reused, 0 failed), 3 figures" in capsys.readouterr().out
+    assert (out / "report.md").read_text() == committed
+    for name in ("fig_art.png", "fig_makespan.png", "fig_utilization.png"):
+        assert (out / name).read_bytes() == (ROOT / "docs" / "grid-study" / name).read_bytes()

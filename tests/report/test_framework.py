@@ -253,4 +253,6 @@ def test_building_the_cli_parser_loads_no_study() -> None:
         "batchd.report.dynp.options",
         "batchd.report.primetime",
         "batchd.report.primetime.options",
+        "batchd.report.grid",
+        "batchd.report.grid.options",
     }

@@ -18,12 +18,13 @@ __all__ = ["add_report_command"]
 def add_report_command(sub: Any) -> None:
     """Add ``report`` with its ``dynp`` and ``primetime`` studies to argparse subparsers."""
     from batchd.report.dynp.options import add_arguments as add_dynp_arguments
+    from batchd.report.grid.options import add_arguments as add_grid_arguments
     from batchd.report.primetime.options import add_arguments as add_primetime_arguments
 
     report = sub.add_parser(
         "report",
         help="study reports built on replay (dynp: the self-tuning dynP evaluation; "
-        "primetime: prime/non-prime time limits)",
+        "primetime: prime/non-prime time limits; grid: grid scheduling structures)",
         description="Study reports built on trace replay.",
     )
     kinds = report.add_subparsers(dest="report", required=True, metavar="REPORT")
@@ -50,3 +51,14 @@ def add_report_command(sub: Any) -> None:
         ),
     )
     add_primetime_arguments(primetime)
+    grid = kinds.add_parser(
+        "grid",
+        help="grid structures x schedulers x strategies (Table 2) on the Table 1 grids",
+        description=(
+            "Draw job sets from traces' models sized to each grid, replay every grid "
+            "structure, scheduler and selection strategy of Table 2 of seed 002 on them, in "
+            "parallel worker processes; write OUT/results.json and OUT/report.md with a table "
+            "per structure, figures and a check of every claim of sec. 5.2."
+        ),
+    )
+    add_grid_arguments(grid)

@@ -13,6 +13,16 @@ Each job gets
   probability matrix is chosen by its probability, then one of the exact
   (width, estimate, runtime) triples stored in that cell.
 
+``scale_to_nodes`` sizes a job set for a system of that many nodes (seed 002,
+sec. 5.1: job sets "adapted" to each grid): the job shapes stay those of the
+model and every inter-arrival time is multiplied by ``model nodes / target
+nodes`` (on top of ``shrink``), so the arrival rate grows with the system and the
+offered load per node stays that of the source trace. Jobs keep their widths, so
+a job set for a grid keeps the widest job of the source machine.
+
+``double`` applies seed 002's doubling (:mod:`batchd.workload.double`): every
+drawn job twice, the copy at the same second, ids 1..2N in submit order.
+
 ``max_width`` applies sec. 4 item 3 ("large jobs are split up in width, so that
 the maximum job width is only 64, but the total area of all jobs is not
 changed"): a job of width ``w > max_width`` becomes a job of width
@@ -30,12 +40,13 @@ import gzip
 import io
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from batchd.workload.double import double_order
 from batchd.workload.model_fit import basic_stats, from_operational
 from batchd.workload.trace_model import (
     COMMON_ROWS,
@@ -71,11 +82,15 @@ def generate_jobs(
     max_width: int | None = None,
     shrink: float = 1.0,
     match_mean: bool = False,
+    scale_to_nodes: int | None = None,
+    double: bool = False,
 ) -> list[GeneratedJob]:
     """Draw ``count`` jobs from ``model``; ids are 1..count in submit order.
 
     ``match_mean=True`` keeps the fitted Weibull shape but sets the scale so the
     expected inter-arrival equals the trace's mean (instead of the MLE scale).
+    ``scale_to_nodes`` multiplies the gaps by ``model.machine_nodes / scale_to_nodes``;
+    ``double`` returns 2 x count jobs (the draw itself is that of ``count``).
     """
     if count < 0:
         raise ValueError(f"count must be >= 0, got {count}")
@@ -83,13 +98,30 @@ def generate_jobs(
         raise ValueError(f"max_width must be >= 1, got {max_width}")
     if not shrink > 0:
         raise ValueError(f"shrink must be > 0, got {shrink}")
+    if scale_to_nodes is not None and scale_to_nodes < 1:
+        raise ValueError(f"scale_to_nodes must be >= 1, got {scale_to_nodes}")
     rng = np.random.default_rng(seed)
-    submit = draw_submits(model.arrivals, count, rng, shrink=shrink, match_mean=match_mean)
+    gap_factor = shrink * node_scale(model, scale_to_nodes)
+    submit = draw_submits(model.arrivals, count, rng, shrink=gap_factor, match_mean=match_mean)
     width, estimate, runtime = draw_shapes(model.shapes, count, rng)
     if max_width is not None:
         width, estimate, runtime = fold_wide_jobs(width, estimate, runtime, max_width)
     columns = (submit.tolist(), width.tolist(), estimate.tolist(), runtime.tolist())
-    return [GeneratedJob(i, *row) for i, row in enumerate(zip(*columns, strict=True), start=1)]
+    jobs = [GeneratedJob(i, *row) for i, row in enumerate(zip(*columns, strict=True), start=1)]
+    return double_generated(jobs) if double else jobs
+
+
+def node_scale(model: TraceModel, scale_to_nodes: int | None) -> float:
+    """The factor on inter-arrival times that sizes the model's load to ``scale_to_nodes``."""
+    if scale_to_nodes is None or scale_to_nodes == model.machine_nodes:
+        return 1.0
+    return model.machine_nodes / scale_to_nodes
+
+
+def double_generated(jobs: Sequence[GeneratedJob]) -> list[GeneratedJob]:
+    """Seed 002's doubling of a generated set: each job twice in a row, ids 1..2N."""
+    doubled = double_order(jobs, [job.submit for job in jobs])
+    return [replace(job, id=new_id) for new_id, job in enumerate(doubled, start=1)]
 
 
 def draw_submits(
@@ -171,9 +203,14 @@ def swf_header(
     *,
     max_width: int | None = None,
     shrink: float = 1.0,
+    scale_to_nodes: int | None = None,
+    double: bool = False,
 ) -> list[str]:
-    """Header comment lines (with the leading '; ') of a generated SWF file."""
-    nodes = model.machine_nodes
+    """Header comment lines (with the leading '; ') of a generated SWF file.
+
+    ``MaxNodes`` is ``scale_to_nodes`` when given (the system the set is sized for).
+    """
+    nodes = model.machine_nodes if scale_to_nodes is None else scale_to_nodes
     lines = [
         f"Version: {SWF_VERSION}",
         "Computer: batchd synthetic job set",
@@ -190,6 +227,17 @@ def swf_header(
         lines.append(f"Note: jobs wider than {max_width} folded to width {max_width}, area kept")
     if shrink != 1.0:
         lines.append(f"Note: inter-arrival times shrunk by factor {shrink:g}")
+    if scale_to_nodes is not None:
+        lines.append(
+            f"Note: sized for {scale_to_nodes} nodes: inter-arrival times multiplied by "
+            f"{model.machine_nodes}/{scale_to_nodes} (the model's machine has "
+            f"{model.machine_nodes} nodes), offered load per node kept"
+        )
+    if double:
+        lines.append(
+            "Note: doubled: every job twice, the copy at the same second, "
+            "ids renumbered in submit order"
+        )
     if model.provenance:
         lines.append("Note: job shapes are resampled from the source trace; its header said:")
         lines.extend(f"  | {line}" for line in model.provenance)
@@ -214,13 +262,24 @@ def write_generated_swf(
     *,
     max_width: int | None = None,
     shrink: float = 1.0,
+    scale_to_nodes: int | None = None,
+    double: bool = False,
 ) -> None:
     """Write ``jobs`` as SWF (gzipped if ``path`` ends in .gz, reproducibly: mtime 0).
 
     Fields: 1 id, 2 submit, 3 wait -1, 4 runtime, 5 width, 8 width, 9 estimate,
-    11 status 1, all others -1. ``max_width`` and ``shrink`` only add header notes.
+    11 status 1, all others -1. ``max_width``, ``shrink``, ``scale_to_nodes`` and
+    ``double`` only add header notes (and ``scale_to_nodes`` sets MaxNodes).
     """
-    header = swf_header(jobs, model, seed, max_width=max_width, shrink=shrink)
+    header = swf_header(
+        jobs,
+        model,
+        seed,
+        max_width=max_width,
+        shrink=shrink,
+        scale_to_nodes=scale_to_nodes,
+        double=double,
+    )
     text = "\n".join([*header, *(_record(job) for job in jobs)]) + "\n"
     data = text.encode("utf-8")
     path = Path(path)

@@ -12,6 +12,7 @@ import datetime as dt
 from pathlib import Path
 
 from batchd.model.calendar import CalendarError, resolve_timezone
+from batchd.workload.double import double_jobs
 from batchd.workload.loader import SKIP_REASONS, Workload, load_swf, shrink_submits
 from batchd.workload.synthetic import synthetic_header, synthetic_jobs
 
@@ -42,8 +43,23 @@ def load_trace(
     first: int | None = None,
     perfect_estimates: bool = False,
     seed: int = 0,
+    double: bool = False,
 ) -> Workload:
-    """The jobs of ``trace`` for a machine of ``nodes`` nodes."""
+    """The jobs of ``trace`` for a machine of ``nodes`` nodes.
+
+    ``double``: every job twice (:mod:`batchd.workload.double`), after ``first`` and
+    ``shrink``; the skip counts double too (each skipped record stands for two jobs).
+    """
+    workload = _load(trace, nodes, shrink, first, perfect_estimates, seed)
+    if double:
+        workload.jobs = double_jobs(workload.jobs)
+        workload.skipped = {reason: 2 * n for reason, n in workload.skipped.items()}
+    return workload
+
+
+def _load(
+    trace: str, nodes: int, shrink: float, first: int | None, perfect_estimates: bool, seed: int
+) -> Workload:
     if shrink <= 0:
         raise TraceError(f"--shrink must be > 0, got {shrink}")
     if first is not None and first <= 0:

@@ -110,11 +110,14 @@ class CentralGrid(GridLayer):
         if sched == "random":
             order = list(order)
             self.rng.shuffle(order)
-        if max(free) <= 0:
+        top = max(free)  # the most free nodes of any machine: no wider job starts now
+        if top <= 0:
             return started
         resv: tuple[int, int, int] | None = None  # EASY: machine, shadow time, extra nodes
         for job in order:
             w = job.width
+            if w > top and (resv is not None or sched == "random"):
+                continue  # starts nowhere now, and the reservation is made: skip cheaply
             end = now + job.duration
             cands = [i for i in self.allowed(job) if free[i] >= w]
             if resv is not None:
@@ -139,6 +142,10 @@ class CentralGrid(GridLayer):
             self._forget(job)
             if resv is not None and m == resv[0] and end > resv[1]:
                 resv = (resv[0], resv[1], resv[2] - w)
+            if free[m] + w == top:
+                top = max(free)
+                if top <= 0:
+                    break  # every machine is full: nothing further starts in this pass
         return started
 
     # -- planned starts (qstat -T) -----------------------------------------------------

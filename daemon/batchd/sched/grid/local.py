@@ -260,6 +260,10 @@ class PoolGrid(LocalGrid):
                 w = job.width
                 if job.id in pulled or w > self.nodes[i]:
                     continue
+                if w > free[i] and (resv is not None or not easy):
+                    if not easy:
+                        break
+                    continue  # does not fit, and the reservation is made: skip cheaply
                 est = job.estimate
                 if i != self.home[job.id]:
                     est = stretch(est, self.params.migration)

@@ -1,0 +1,56 @@
+"""The grid study from options to report: job sets, runs (new or reused), report."""
+
+from __future__ import annotations
+
+from batchd.report.framework.meta import (
+    META_FILE,
+    elapsed,
+    previous_meta,
+    save_meta,
+    started,
+    study_meta,
+)
+from batchd.report.framework.runs import StudyOutcome, run_missing
+from batchd.report.grid.jobsets import make_jobsets, read_config
+from batchd.report.grid.options import StudyOptions
+from batchd.report.grid.report import write_report
+from batchd.report.grid.runs import Run, order_entries, plan_runs, results_file, run_task
+from batchd.report.grid.variants import all_variants
+
+
+def run_study(opts: StudyOptions) -> StudyOutcome[Run]:
+    """Draw the job sets, run (or reuse) every replay, write results.json and report.md.
+
+    OUT/study.json keeps who replayed last; a pass that replays nothing names that
+    invocation in the report's header and itself as the one that wrote the report.
+    """
+    began = started()
+    configs = [read_config(c) for c in opts.configs]
+    opts.out.mkdir(parents=True, exist_ok=True)
+    sets, models = make_jobsets(
+        opts.traces, configs, opts.out, jobs_per_node=opts.jobs_per_node, seed=opts.seed
+    )
+    variants = all_variants()
+    order = [v.key for v in variants]
+    runs = plan_runs(sets, configs, variants, opts.seed)
+    done = run_missing(
+        runs,
+        run_task,
+        results_file(opts.out, order),
+        reuse=opts.resume,
+        report_only=opts.report_only,
+        workers=opts.workers,
+        desc="grid study",
+    )
+    results = order_entries(done.results, order)
+    meta = study_meta(opts.command, done.workers, done.new, done.reused)
+    meta.update(jobs_per_node=opts.jobs_per_node, seed=opts.seed, seconds=elapsed(began))
+    meta_path = opts.out / META_FILE
+    if done.new:
+        save_meta(meta_path, meta)
+    else:
+        meta["replayed_by"] = previous_meta(meta_path)
+    report, figures = write_report(opts.out, configs, sets, models, results, meta, done.failures)
+    return StudyOutcome(
+        report, results, done.new, done.reused, done.failures, meta["seconds"], figures
+    )
