@@ -256,8 +256,8 @@ def run_grid_replay(
 ) -> ReplayResult:
     """Replay a workload through a grid structure over the site's machines (docs/grid.md).
 
-    Jobs wider than every machine (under multisite: than the whole grid) are
-    rejected at load and counted. The summary's metrics count each job once, on
+    Jobs wider than every machine (under multisite: that no split over the idle grid
+    in parts of at least ``min_part`` nodes can run) are rejected at load and counted. The summary's metrics count each job once, on
     all the grid's nodes; its ``grid`` object gives each machine's share.
     """
     from batchd.metrics.grid import grid_summary
@@ -299,6 +299,10 @@ def run_grid_replay(
         )
     except GridError as exc:
         raise ReplayError(str(exc)) from None
+    never = [j for j in workload.jobs if layer.width_refusal(j.width) is not None]
+    if never:  # under multisite: wider than every machine, and no split fits min_part
+        workload.jobs = [j for j in workload.jobs if layer.width_refusal(j.width) is None]
+        workload.skipped["wider_than_machine"] += len(never)
     engine = Engine(setup.grid, layer.ports, kill=opts.kill)
     layer.attach(engine.machines)
     engine.load(workload.jobs)

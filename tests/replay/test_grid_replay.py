@@ -141,6 +141,20 @@ def test_multisite_lists_every_part(tmp_path: Path, site: Path) -> None:
     assert ids.count(("3", "small")) == 1 and ids.count(("3", "big")) == 1
 
 
+# multisite, min_part 3: J3 (6 nodes) is wider than both machines and no split has
+# two parts of 3 or more (small has 2): it could never run, so it is rejected at load
+# (it used to wait for ever, and the replay failed). J1 on big [0,100), J2 on small
+# [0,10); J4 arrives at 5 with both full and starts at 10 on small.
+def test_multisite_rejects_a_job_no_split_can_run(tmp_path: Path, site: Path) -> None:
+    trace = write_trace(tmp_path / "t.swf")
+    opts = ReplayOptions(
+        trace=str(trace), machine=str(site), grid="multisite", grid_params={"min_part": "3"}
+    )
+    result = run_replay(opts)
+    assert [(j.id, j.start, j.end) for j in result.jobs] == [(1, 0, 100), (2, 0, 10), (4, 10, 20)]
+    assert result.summary["grid"]["rejected"] == 1
+
+
 def test_site_grid_table_and_override(tmp_path: Path, site: Path) -> None:
     trace = write_trace(tmp_path / "t.swf")
     path = tmp_path / "g.toml"

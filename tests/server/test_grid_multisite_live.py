@@ -163,3 +163,16 @@ async def test_live_change_to_and_from_multisite(tmp_path: Path) -> None:
         assert got[3] == ("F", "a", hosts("a", 3, 4) + hosts("b", 5, 6, 7, 8), 0)
         nodes = await api.call("alice", "GET", "/nodes")
         assert not any(n["jobs"] for n in nodes["nodes"])
+
+
+async def test_a_job_no_split_can_run_is_refused_naming_min_part(tmp_path: Path) -> None:
+    # min_part 5: only b (8 nodes) can hold a part, so a 10-node job could never run.
+    site = grid_site("multisite", select="bestfit-free", min_part="5")
+    async with serve(tmp_path, site) as api:
+        before = await api.state()
+        await api.error(
+            "alice", "POST", "/jobs", {"nodes": 10}, status=400, code="bad_request",
+            says=("10 nodes requested", "parts of at least 5 nodes (min_part)"),
+        )  # fmt: skip
+        assert await api.state() == before
+        assert (await api.submit(nodes=8))["state"] == "R"  # one machine still takes 8

@@ -225,6 +225,14 @@ class GridLayer(ABC):
         """The finished jobs one per job (multi-site parts merged); others as they are."""
         return list(finished)
 
+    def width_refusal(self, width: int) -> str | None:
+        """Why a job of ``width`` nodes can never run on this grid (it is then rejected),
+        or None."""
+        widest = max(range(self.n), key=lambda i: (self.nodes[i], -i))  # ties: listed first
+        if width <= self.nodes[widest]:
+            return None
+        return f"the widest machine of the grid, {self.names[widest]}, has {self.nodes[widest]}"
+
     def local_policy(self, machine: int) -> Policy | None:
         """The policy that runs ``machine``'s own queue (hierarchical, decentral, pool), or
         None where the layer alone decides (central, multisite)."""

@@ -126,6 +126,20 @@ class MultisiteGrid(GridLayer):
             free[m] -= r
             self.stats.multisite_added_node_seconds += r * (runtime - max(job.runtime, 0))
 
+    def width_refusal(self, width: int) -> str | None:
+        """A job wider than every machine runs only if the idle grid can split it."""
+        if width <= max(self.nodes):
+            return None
+        total = sum(self.nodes)
+        if width > total:
+            return f"the grid's machines have {total} in all (multisite)"
+        if split_widths(width, self.nodes, self.params.min_part) is None:
+            return (
+                f"it is wider than every machine and cannot be split over them in parts of "
+                f"at least {self.params.min_part} nodes (min_part)"
+            )
+        return None
+
     def forget(self, job_id: int) -> None:
         super().forget(job_id)
         self.parents.pop(job_id, None)

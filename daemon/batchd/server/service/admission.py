@@ -12,16 +12,16 @@ from collections.abc import Callable
 from batchd.model.times import hms
 from batchd.model.windows import DAY, HORIZON, TimeWindow, longest_opening, next_fit
 from batchd.server.errors import bad_request
-from batchd.site.config import MachineConfig, QueueConfig, SiteConfig
+from batchd.site.config import QueueConfig, SiteConfig
 
 
 class Admission:
     def __init__(self, site: SiteConfig, windows: dict[str, TimeWindow]) -> None:
         self.site = site
         self.windows = windows  # the scheduler's queue windows, replaced on reload
-        # The grid structure in force (None: no grid); multisite takes jobs up to the
-        # whole grid's nodes, the others up to the widest machine's.
-        self.structure: Callable[[], str | None] = lambda: None
+        # Under a grid: why a job of so many nodes can never run on it (the layer in
+        # force says: the widest machine, or under multisite what can be split), or None.
+        self.grid_width: Callable[[int], str | None] = lambda nodes: None
 
     def queue(self, name: str) -> QueueConfig:
         for q in self.site.queues():
@@ -40,20 +40,10 @@ class Admission:
                 f"queue {qname} is not enabled: it takes no new jobs (enabled = true in the "
                 "site config, then SIGHUP the daemon)"
             )
-        if self.site.grid_table is not None and self.structure() == "multisite":
-            total = sum(m.nodes for m in self.site.machine)
-            if nodes > total:
-                raise bad_request(
-                    f"nodes: {nodes} nodes requested; the grid's machines have {total} "
-                    "in all (multisite)"
-                )
-        elif self.site.grid_table is not None:
-            widest = self.widest()
-            if nodes > widest.nodes:
-                raise bad_request(
-                    f"nodes: {nodes} nodes requested; the widest machine of the grid, "
-                    f"{widest.name}, has {widest.nodes}"
-                )
+        if self.site.grid_table is not None:
+            refused = self.grid_width(nodes)
+            if refused is not None:
+                raise bad_request(f"nodes: {nodes} nodes requested; {refused}")
         else:
             machine = self.site.machine[self.site.machine_index(queue.machine)]
             if nodes > machine.nodes:
@@ -79,10 +69,6 @@ class Admission:
         if win is not None and self.site.server.window_must_fit:
             self._check_fit(qname, win, nodes, walltime, now)
         return queue, walltime
-
-    def widest(self) -> MachineConfig:
-        """Under a grid: the widest machine (the first listed of the widest)."""
-        return max(self.site.machine, key=lambda m: m.nodes)
 
     def _check_fit(self, qname: str, win: TimeWindow, nodes: int, walltime: int, now: int) -> None:
         """A job that must end by its window's close needs an opening long enough."""
@@ -110,10 +96,9 @@ class Admission:
             if not q.enabled or (q.max_nodes is not None and nodes > q.max_nodes):
                 continue
             if self.site.grid_table is not None:
-                machine = self.widest()
-            else:
-                machine = self.site.machine[self.site.machine_index(q.machine)]
-            if nodes > machine.nodes:
+                if self.grid_width(nodes) is not None:
+                    continue
+            elif nodes > self.site.machine[self.site.machine_index(q.machine)].nodes:
                 continue
             if walltime is not None:
                 if q.max_walltime is not None and walltime > q.max_walltime:

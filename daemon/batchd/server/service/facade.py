@@ -140,9 +140,7 @@ class BatchService:
         if self.scheduler.grid is not None:
             self.metrics.grid_structure(self.scheduler.grid.structure)
         self.admission = Admission(site, self.scheduler.windows)
-        self.admission.structure = lambda: (
-            self.scheduler.grid.structure if self.scheduler.grid is not None else None
-        )
+        self.admission.grid_width = self.scheduler.grid_width
         self.dependencies = Dependencies(self.records, self.server, self.history.outcome)
         self.lifecycle = Lifecycle(
             site,

@@ -221,6 +221,10 @@ class Scheduler:
         self.changed()
         return old
 
+    def grid_width(self, nodes: int) -> str | None:
+        """Under a grid: why a job of ``nodes`` nodes can never run on it, or None."""
+        return self.layer.width_refusal(nodes) if self.layer is not None else None
+
     def forget(self, job: Job) -> None:
         """A finished job left memory: the grid layer drops what it kept of it."""
         if self.layer is not None:
