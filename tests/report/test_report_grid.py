@@ -107,7 +107,7 @@ def test_tiny_study_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert f"{2 * per_set} runs (0 new, {2 * per_set} reused" in capsys.readouterr().out
     assert (out / "results.json").read_text() == before
     again = (out / "report.md").read_text()
-    assert "## Discussion\n\n_Written by a person" in again and "Backfill wins on TOY." in again
+    assert "## Discussion\n\n_Written by hand" in again and "Backfill wins on TOY." in again
     assert table in again
     assert "- Report written again from results.json (no replays) by `batchd report grid" in again
     assert (out / "study.json").is_file()

@@ -9,7 +9,7 @@ structure, scheduler and strategy of Table 2 is replayed on every set
 (``variants``), and a few on a doubled set (the paper's remedy for too little
 backlog). OUT/report.md holds the job sets, a table per structure, the figures, a
 check of each claim of sec. 5.2 and the run times; its Discussion section is
-OUT/discussion.md, written by a person.
+OUT/discussion.md, written by hand.
 
 Modules: ``options`` (the command line; cheap to import), ``variants`` (the runs
 of Table 2), ``jobsets`` (the job sets), ``runs`` (one replay and its results

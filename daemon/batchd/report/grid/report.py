@@ -156,7 +156,7 @@ def write_report(
     lines += discussion_section(
         out,
         "_No discussion yet: write OUT/discussion.md from the tables and claims below._",
-        note="Written by a person from the numbers of this report.",
+        note="Written by hand from the numbers of this report (discussion.md, kept when the report is made again).",
     )
     lines += ["## Claims of sec. 5.2", ""]
     for trace in traces:
