@@ -11,6 +11,8 @@ from __future__ import annotations
 import pytest
 from gridutil import job, run_grid, table
 
+from batchd.sched.grid import make_grid
+
 
 def three_small() -> list:
     # J1 w2, J2 w2, J3 w1, all at t=0 for 100 s, on m0 (4 nodes) and m1 (8 nodes).
@@ -154,3 +156,27 @@ def test_max_strategy_commits_at_arrival() -> None:
     jobs = [job(1, 0, 4, 100), job(2, 1, 2, 10), job(3, 2, 4, 10)]
     _, _, out = run_grid("central", [4, 8], jobs, scheduler="fcfs", select="bestfit-max")
     assert table(out) == {1: (0, 0, 100), 2: (1, 1, 11), 3: (1, 2, 12)}
+
+
+class _Running:
+    """A machine view that holds only running jobs' estimated ends and widths."""
+
+    def __init__(self, running: list[tuple[int, int]]) -> None:
+        self.now = 0
+        self._running = running
+
+    def running_ends(self) -> list[int]:
+        return [end for end, _ in self._running]
+
+    def running_widths(self) -> list[int]:
+        return [w for _, w in self._running]
+
+
+def test_the_shadow_counts_every_job_ending_at_the_shadow_time() -> None:
+    # 6 nodes busy until 100 (a 2-node and a 4-node job), none free; a 4-node job's
+    # reservation is at 100 with 2 extra nodes, whichever of the two is listed first.
+    layer = make_grid("central", {"scheduler": "easy"}, [("m0", 6)])
+    for running in ([(100, 4), (100, 2)], [(100, 2), (100, 4)]):
+        layer.attach([_Running(running)])  # type: ignore[list-item]
+        assert layer.shadow(0, 4, 0, []) == (100, 2)
+        assert layer.shadow(0, 4, 0, [(150, 1)]) == (100, 2)

@@ -191,9 +191,13 @@ class GridLayer(ABC):
             ends = sorted([*zip(view.running_ends(), view.running_widths(), strict=True), *added])
         else:
             ends = list(zip(view.running_ends(), view.running_widths(), strict=True))
-        for end, w in ends:
+        for i, (end, w) in enumerate(ends):
             free += w
             if free >= width:
+                for later, more in ends[i + 1 :]:  # jobs ending at the same second all count
+                    if later != end:
+                        break
+                    free += more
                 return end, free - width
         return None
 
