@@ -9,17 +9,14 @@ machine and nodes.
 
 from __future__ import annotations
 
-import random
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import live_trace
 from batchd.replay import ReplayOptions, run_replay
-from daemon_proc import Daemon
-
-MONDAY = 1_136_160_000  # Mon 2006-01-02 00:00 UTC
+from live_trace import MONDAY
 
 SITE = """
 [[machine]]
@@ -49,45 +46,20 @@ WIDTHS = [1, 1, 2, 3, 4, 4, 6, 8, 12]
 def write_trace(path: Path, jobs: int, seed: int, widths: list[int] = WIDTHS) -> None:
     """A seeded SWF trace of jobs of ``widths`` (by default none wider than the widest
     machine), some past their estimate."""
-    rng = random.Random(seed)
-    lines = ["; Version: 2.2", f"; UnixStartTime: {MONDAY}", "; TimeZoneString: UTC"]
-    t = 3600
-    for i in range(1, jobs + 1):
-        t += rng.randint(0, 1800)
-        width = rng.choice(widths)
-        runtime = rng.randint(60, 3 * 3600)
-        estimate = runtime if rng.random() < 0.3 else rng.randint(runtime // 2, 2 * runtime)
-        fields = [i, t, -1, runtime, width, -1, -1, width, max(estimate, 60), -1, 1, 1, 1, 1,
-                  1, 1, -1, -1]  # fmt: skip
-        lines.append(" ".join(map(str, fields)))
-    path.write_text("\n".join(lines) + "\n")
+    live_trace.write_trace(path, jobs, seed, widths, first=3600, gap=1800, longest=3 * 3600)
 
 
 def live_schedule(tmp: Path, site: Path, trace: Path, jobs: int) -> dict[int, tuple[Any, ...]]:
-    with Daemon(
-        tmp, "--speed", "40000", "--replay", str(trace), "--start", "trace", config=str(site)
-    ) as d:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            server = d.call("GET", "/server")[1]
-            if server["replay"]["cursor"] == jobs and server["jobs"]["F"] == jobs:
-                break
-            time.sleep(0.2)
-        else:
-            pytest.fail(f"the daemon did not finish the trace in time: {server}")
-        listed = d.call("GET", "/jobs?history=true")[1]["jobs"]
-        assert d.stop() == 0
-    out = {}
-    for job in listed:
-        trace_id = int(job["name"].removeprefix("swf"))
-        out[trace_id] = (
+    return {
+        n: (
             job["stime"] - MONDAY,
             job["end_time"] - MONDAY,
             job["outcome"],
             job["machine"],
             job["exec_host"],
         )
-    return out
+        for n, job in live_trace.replayed_live(tmp, site, trace, jobs).items()
+    }
 
 
 @pytest.mark.parametrize(

@@ -8,18 +8,16 @@ start and end on the same emulated second as in ``batchd replay`` of the same si
 
 from __future__ import annotations
 
-import random
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import live_trace
 from batchd.engine.core import StuckJobsError
 from batchd.replay import ReplayOptions, run_replay
-from daemon_proc import Daemon
+from live_trace import MONDAY
 
-MONDAY = 1_136_160_000  # Mon 2006-01-02 00:00 UTC
 NODES = 16
 
 SITE = """
@@ -45,50 +43,21 @@ name = "any"
 
 def write_trace(path: Path, jobs: int, seed: int) -> None:
     """A seeded SWF trace over two and a half days, some jobs longer than their estimate."""
-    rng = random.Random(seed)
-    lines = [
-        "; Version: 2.2",
-        f"; UnixStartTime: {MONDAY}",
-        "; TimeZoneString: UTC",
-        f"; MaxNodes: {NODES}",
-    ]
-    t = 6 * 3600
-    for i in range(1, jobs + 1):
-        t += rng.randint(0, 5400)
-        width = rng.choice([1, 1, 2, 4, 4, 8, 12, 16])
-        runtime = rng.randint(60, 5 * 3600)
-        estimate = runtime if rng.random() < 0.3 else rng.randint(runtime // 2, 2 * runtime)
-        fields = [i, t, -1, runtime, width, -1, -1, width, max(estimate, 60), -1, 1, 1, 1, 1,
-                  1, 1, -1, -1]  # fmt: skip
-        lines.append(" ".join(map(str, fields)))
-    path.write_text("\n".join(lines) + "\n")
+    live_trace.write_trace(
+        path, jobs, seed, [1, 1, 2, 4, 4, 8, 12, 16],
+        first=6 * 3600, gap=5400, longest=5 * 3600, max_nodes=NODES,
+    )  # fmt: skip
 
 
 def live_schedule(tmp: Path, site: Path, trace: Path, jobs: int) -> dict[int, tuple[Any, ...]]:
-    with Daemon(
-        tmp, "--speed", "40000", "--replay", str(trace), "--start", "trace", config=str(site)
-    ) as d:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            server = d.call("GET", "/server")[1]
-            counts = server["jobs"]
-            replay = server["replay"]
-            if replay["cursor"] == jobs and counts["F"] == jobs:
-                break
-            time.sleep(0.2)
-        else:
-            pytest.fail(f"the daemon did not finish the trace in time: {server}")
-        listed = d.call("GET", "/jobs?history=true")[1]["jobs"]
-        assert d.stop() == 0
-    out = {}
-    for job in listed:
-        trace_id = int(job["name"].removeprefix("swf"))
-        out[trace_id] = (
+    return {
+        n: (
             job["stime"] - MONDAY if job["stime"] is not None else None,
             job["end_time"] - MONDAY,
             job["outcome"],
         )
-    return out
+        for n, job in live_trace.replayed_live(tmp, site, trace, jobs).items()
+    }
 
 
 DAY = "Mon-Fri 07:00-21:00"
