@@ -22,6 +22,7 @@ __all__ = ["Utility", "UtilityError", "format_number", "parse_time"]
 
 _DECIMAL = r"\d+(?:\.\d*)?|\.\d+"
 _SUFFIXED = re.compile(rf"^({_DECIMAL})([hms]?)$")
+_SECONDS = re.compile(rf"^(?:{_DECIMAL})$")
 _SCALE = {"h": 3600.0, "m": 60.0, "s": 1.0, "": 1.0}
 _VALUE = re.compile(rf"^[+-]?({_DECIMAL})(?:[eE][+-]?\d+)?$")
 
@@ -103,8 +104,11 @@ class Utility:
         object.__setattr__(self, "points", pts)
 
     @classmethod
-    def parse(cls, text: str) -> Utility:
-        """The function of ``0:1000,3600:800,2h:0``; UtilityError names a bad point."""
+    def parse(cls, text: str, *, seconds_only: bool = False) -> Utility:
+        """The function of ``0:1000,3600:800,2h:0``; UtilityError names a bad point.
+
+        ``seconds_only``: times must be plain decimal seconds (the SWF token's form).
+        """
         if not isinstance(text, str) or not text.strip():
             raise UtilityError("a utility function needs at least two points, got none")
         pts: list[tuple[float, float]] = []
@@ -114,6 +118,8 @@ class Utility:
             if not sep or not time_text:
                 raise UtilityError(f"point {i + 1} ({item.strip()!r}): expected TIME:VALUE")
             try:
+                if seconds_only and _SECONDS.match(time_text.strip()) is None:
+                    raise ValueError(f"{time_text!r} is not a time in seconds")
                 t = parse_time(time_text)
                 v = _parse_value(value_text)
             except ValueError as exc:
