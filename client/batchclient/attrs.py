@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .jobattrs import format_utility
 from .timefmt import ctime, hms
 
 Attrs = list[tuple[str, str]]
@@ -29,6 +30,11 @@ def state_count(counts: Mapping[str, int]) -> str:
         f"Transit:{c.get('T', 0)} Queued:{c.get('Q', 0)} Held:{c.get('H', 0)} "
         f"Waiting:{c.get('W', 0)} Running:{c.get('R', 0)} Exiting:{c.get('E', 0)} Begun:0"
     )
+
+
+def _two_places(value: float) -> str:
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
 
 
 def job_attrs(job: Mapping[str, Any]) -> Attrs:
@@ -74,6 +80,10 @@ def job_attrs(job: Mapping[str, Any]) -> Attrs:
         out.append(("comment", job["comment"]))
     if job.get("exit_status") is not None:
         out.append(("Exit_status", str(job["exit_status"])))
+    if job.get("utility"):
+        out.append(("utility", format_utility(job["utility"])))
+        if job.get("utility_now") is not None:
+            out.append(("utility.now", _two_places(job["utility_now"])))
     if job.get("variables"):
         out.append(("Variable_List", ",".join(f"{k}={v}" for k, v in job["variables"].items())))
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 JOB_ID = re.compile(r"^\d+(?:\.[A-Za-z0-9_.-]+)?$")
 _NAME = re.compile(r"^[^\s@:]+$")
@@ -73,18 +74,91 @@ def parse_depend(text: str) -> str:
     return text
 
 
+W_ATTRS = "depend=TYPE:ID[:ID...] or utility=T:V,T:V[,...]"
+
+
 def parse_w(values: Iterable[str]) -> str | None:
-    """``-W depend=...`` (the only -W attribute batchd has); the last one wins."""
-    depend = None
+    """``-W depend=...`` alone (``qsub`` takes utility= too: :func:`parse_w_attrs`)."""
+    attrs = parse_w_attrs(values)
+    if "utility" in attrs:
+        raise ValueError("-W utility=...: not here")
+    depend = attrs.get("depend")
+    return depend if isinstance(depend, str) else None
+
+
+def parse_w_attrs(
+    values: Iterable[str], allowed: tuple[str, ...] = ("depend", "utility")
+) -> dict[str, Any]:
+    """``-W depend=...`` and ``-W utility=...``: the body fields; the last of each wins."""
+    out: dict[str, Any] = {}
     for value in values:
         name, eq, rest = value.partition("=")
-        if name.strip() != "depend" or not eq:
-            raise ValueError(f"-W {value}: batchd supports only -W depend=TYPE:ID[:ID...]")
+        name = name.strip()
+        if name not in allowed or not eq:
+            forms = " or ".join(f"-W {a}=..." for a in allowed)
+            raise ValueError(f"-W {value}: batchd supports only {forms}")
         try:
-            depend = parse_depend(rest.strip())
+            if name == "depend":
+                out["depend"] = parse_depend(rest.strip())
+            else:
+                out["utility"] = parse_utility(rest.strip())
         except ValueError as exc:
             raise ValueError(f"-W {exc}") from None
-    return depend
+    return out
+
+
+_DECIMAL = r"(?:\d+(?:\.\d*)?|\.\d+)"
+_TIME_SUFFIX = re.compile(rf"^({_DECIMAL})([hms]?)$")
+_HMS = re.compile(r"^(?:(\d+):)?(\d+):(\d+)$")
+_VALUE = re.compile(rf"^[+-]?{_DECIMAL}(?:[eE][+-]?\d+)?$")
+
+
+def _utility_time(text: str) -> float:
+    m = _HMS.match(text)
+    if m is not None:
+        h, mi, sec = (int(g) if g else 0 for g in m.groups())
+        if sec >= 60 or (m.group(1) is not None and mi >= 60):
+            raise ValueError(f"{text!r}: minutes and seconds must be below 60")
+        return float(h * 3600 + mi * 60 + sec)
+    m = _TIME_SUFFIX.match(text)
+    if m is None:
+        raise ValueError(
+            f"{text!r} is not a time: use seconds, [[hh:]mm:]ss or a number with h, m or s"
+        )
+    return float(m.group(1)) * {"h": 3600, "m": 60, "s": 1, "": 1}[m.group(2)]
+
+
+def parse_utility(text: str) -> list[list[float]]:
+    """``utility=0:1000,3600:800,2h:0``: the points as [seconds, value] pairs.
+
+    Times in seconds, ``[[hh:]mm:]ss`` or with an h/m/s suffix; values decimals. Only
+    the form is checked here; the daemon checks the rules (times increasing, values
+    not) and names a point that breaks one.
+    """
+    points: list[list[float]] = []
+    for i, item in enumerate(text.split(","), 1):
+        time_text, sep, value_text = item.strip().rpartition(":")
+        if not sep or not time_text:
+            raise ValueError(f"utility={text}: point {i} ({item.strip()!r}): expected TIME:VALUE")
+        if _VALUE.match(value_text.strip()) is None:
+            raise ValueError(f"utility={text}: point {i}: {value_text!r} is not a value")
+        try:
+            t = _utility_time(time_text.strip())
+        except ValueError as exc:
+            raise ValueError(f"utility={text}: point {i}: {exc}") from None
+        points.append([t, float(value_text)])
+    if len(points) < 2:
+        raise ValueError(f"utility={text}: a utility function needs at least two points")
+    return points
+
+
+def format_utility(points: Iterable[Iterable[float]]) -> str:
+    """``0:1000,3600:800,7200:0``: the points as qsub takes them, times in seconds."""
+    return ",".join(":".join(_number(x) for x in p) for p in points)
+
+
+def _number(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
 def _split_unquoted(text: str, sep: str = ",") -> list[str]:

@@ -13,7 +13,10 @@ from .jobops import check_ids, for_each_job, job_path
 from .resources import ResourceError, parse_resources
 
 PROG = "qalter"
-USAGE = "qalter [-l walltime=...|nodes=N|select=N] [-p PRIO] [-N NAME] [-q QUEUE] job_id..."
+USAGE = (
+    "qalter [-l walltime=...|nodes=N|select=N] [-p PRIO] [-N NAME] [-q QUEUE] "
+    "[-W utility=T:V,T:V...] job_id..."
+)
 
 
 def build_parser() -> Parser:
@@ -22,6 +25,7 @@ def build_parser() -> Parser:
     p.add_argument("-p", dest="priority", metavar="PRIO")
     p.add_argument("-N", dest="name", metavar="NAME")
     p.add_argument("-q", dest="queue", metavar="QUEUE")
+    p.add_argument("-W", dest="attrs", action="append", metavar="utility=T:V,T:V...")
     p.add_argument("ids", nargs="+", metavar="job_id")
     return p
 
@@ -44,10 +48,11 @@ def build_alter(ns: argparse.Namespace) -> dict[str, Any]:
             body["priority"] = jobattrs.parse_priority(ns.priority)
         if res.nodes is not None:
             body["nodes"] = res.nodes
+        body.update(jobattrs.parse_w_attrs(ns.attrs or [], allowed=("utility",)))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if not body:
-        raise UsageError("nothing to change: give -l, -p, -N or -q")
+        raise UsageError("nothing to change: give -l, -p, -N, -q or -W utility=")
     return body
 
 

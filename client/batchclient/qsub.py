@@ -18,7 +18,7 @@ from .transport import Client
 PROG = "qsub"
 USAGE = (
     "qsub [-l RES[,RES...]]... [-q QUEUE] [-N NAME] [-p PRIO] "
-    "[-a [[[[CC]YY]MM]DD]hhmm[.SS]] [-h] [-W depend=TYPE:ID[:ID...]] "
+    "[-a [[[[CC]YY]MM]DD]hhmm[.SS]] [-h] [-W depend=TYPE:ID[:ID...]] [-W utility=T:V,T:V...] "
     "[-v VAR=VAL[,VAR=VAL...]] [script]"
 )
 # Accepted for compatibility with PBS scripts and ignored: output files, mail, shell...
@@ -36,8 +36,9 @@ def build_parser(directive: bool = False) -> Parser:
     add("-a", dest="exec_time", metavar="DATETIME",
         help="not before [[[[CC]YY]MM]DD]hhmm[.SS] (batchd's clock)")  # fmt: skip
     add("-h", dest="hold", action="store_true", default=None, help="submit with a user hold")
-    add("-W", dest="attrs", action="append", metavar="depend=TYPE:ID[:ID...]",
-        help="dependencies: afterok, afternotok, afterany")  # fmt: skip
+    add("-W", dest="attrs", action="append", metavar="depend=...|utility=...",
+        help="depend=TYPE:ID[:ID...] (afterok, afternotok, afterany); "
+        "utility=T:V,T:V,... the result's value by time since submission")  # fmt: skip
     add("-v", dest="variables", action="append", metavar="VAR=VAL[,...]",
         help="job variables; BATCHD_RUNTIME=SECONDS sets the emulated runtime")  # fmt: skip
     for opt in IGNORED_WITH_VALUE:
@@ -142,9 +143,7 @@ def _body(opts: argparse.Namespace, res: Resources, default_name: str) -> dict[s
         body["priority"] = jobattrs.parse_priority(opts.priority)
     if opts.hold:
         body["hold"] = True
-    depend = jobattrs.parse_w(opts.attrs or [])
-    if depend is not None:
-        body["depend"] = depend
+    body.update(jobattrs.parse_w_attrs(opts.attrs or []))
     variables = jobattrs.parse_variables(opts.variables or [])
     if variables:
         body["variables"] = variables

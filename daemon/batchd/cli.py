@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from batchd.argtypes import int_in, node_count, positive_int, seed, shrink, speed
+from batchd.argtypes import float_in, int_in, node_count, positive_int, seed, shrink, speed
 
 EXIT_USAGE = 2
 
@@ -159,6 +159,122 @@ def cmd_generate(args: argparse.Namespace) -> int:
     print(format_table3(job_set_stats(jobs, nodes, name=Path(args.output).name)))
     print(f"\n{len(jobs)} jobs written to {args.output}")
     return 0
+
+
+def cmd_utility(args: argparse.Namespace) -> int:
+    from batchd.workload.swf import read_header
+    from batchd.workload.utility_gen import (
+        UtilityParams,
+        augment_trace,
+        format_stats,
+        load_queue_map,
+        queue_map_for,
+    )
+
+    if not Path(args.trace).is_file():
+        fail(f"{args.trace}: no such trace")
+    if args.map is not None:
+        qmap = load_queue_map(args.map)
+        map_note = f"queue map {Path(args.map).name}"
+    else:
+        found = queue_map_for(read_header(args.trace))
+        if found is None:
+            fail(
+                f"{args.trace}: no built-in queue-to-priority map for this trace (there is "
+                "one for SDSC Blue Horizon); give --map FILE (lines QUEUE PRIORITY, 0 highest)"
+            )
+        qmap = found
+        map_note = "the built-in SDSC Blue Horizon queue map"
+    params = UtilityParams(
+        globmax=args.globmax,
+        sigma=args.sigma,
+        deadline_factor=args.deadline_factor,
+        weights=args.weights,
+        points=args.points,
+        seed=args.seed,
+    )
+    pairs = ", ".join(f"{q}->{p}" for q, p in sorted(qmap.items()))
+    comments = [
+        "Utility functions: batchd utility (seed 003, sec. 4), token utility=T:V,... "
+        "(seconds since submit: value) and utility_decay=TYPE after the 18 fields",
+        f"  seed {params.seed}, globmax {params.globmax:g} per processor-minute, sigma "
+        + ("half a priority bin" if params.sigma is None else f"{params.sigma:g}")
+        + f", deadline factor {params.deadline_factor:g}, weights linear/exponential/"
+        f"step {'/'.join(f'{w:g}' for w in params.weights)}, {params.points} "
+        "intermediate points",
+        f"  {map_note} (queue->priority, 0 highest): {pairs}; other queues lowest",
+    ]
+    stats = augment_trace(args.trace, args.output, params, qmap, comments)
+    print(format_stats(stats, qmap, params))
+    print(f"written to {args.output}")
+    return 0
+
+
+def _weights(text: str) -> tuple[float, float, float]:
+    parts = text.split(",")
+    try:
+        values = tuple(float(p) for p in parts)
+    except ValueError:
+        values = ()
+    if len(values) != 3 or any(not (v >= 0 and v < float("inf")) for v in values):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: three weights L,E,S (expected-linear, expected-exponential, step), "
+            "each a number >= 0"
+        )
+    if sum(values) <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: at least one weight must be > 0")
+    return (values[0], values[1], values[2])
+
+
+def _utility_command(sub: Any) -> None:
+    ut = sub.add_parser(
+        "utility", help="add synthetic utility functions to a trace (seed 003, sec. 4)"
+    )
+    ut.add_argument("trace", help="SWF trace (plain or gzip)")
+    ut.add_argument("-o", "--output", required=True, metavar="OUT.swf", help="SWF output")
+    ut.add_argument("--seed", type=seed, default=0, help="random seed")
+    ut.add_argument(
+        "--map",
+        metavar="FILE",
+        help="queue-to-priority map: lines QUEUE PRIORITY, 0 the highest (default: the "
+        "built-in map when the trace is SDSC Blue Horizon's)",
+    )
+    ut.add_argument(
+        "--globmax",
+        type=float_in(1e-9, 1e12),
+        default=10.0,
+        help="the top of the start values per processor-minute (default 10)",
+    )
+    ut.add_argument(
+        "--sigma",
+        type=float_in(0, 1e12),
+        default=None,
+        help="standard deviation of the start value per processor-minute (default: half a "
+        "priority bin, globmax / N / 2)",
+    )
+    ut.add_argument(
+        "--deadline-factor",
+        type=float_in(1e-9, 1e6),
+        default=2.0,
+        metavar="F",
+        help="deadline = max(F x the job's wait in the log, 10 s) (default 2)",
+    )
+    ut.add_argument(
+        "--weights",
+        type=_weights,
+        default=(1.0, 1.0, 1.0),
+        metavar="L,E,S",
+        help="weights of the decay types expected-linear, expected-exponential, step "
+        "(default 1,1,1: a third each)",
+    )
+    ut.add_argument(
+        "--points",
+        type=int_in(0, 1000),
+        default=4,
+        metavar="K",
+        help="intermediate points of the linear and exponential decays (default 4)",
+    )
+    ut.set_defaults(func=cmd_utility)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -362,7 +478,12 @@ def _report_command(sub: Any) -> None:
     add_report_command(sub)
 
 
-_EXTRA_COMMANDS: list[Callable[[Any], None]] = [_serve_command, _demo_command, _report_command]
+_EXTRA_COMMANDS: list[Callable[[Any], None]] = [
+    _serve_command,
+    _demo_command,
+    _report_command,
+    _utility_command,
+]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

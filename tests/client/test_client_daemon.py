@@ -202,3 +202,22 @@ def test_control_characters_are_refused_and_never_printed_raw(daemon: Daemon) ->
     assert [r.split()[1] for r in rows] == ["計算ジョブ", "plain"]
     # The state column is at the same terminal column in both rows: 計算ジョブ is 10 wide.
     assert rows[0].index(" R ") == rows[1].index(" R ") - 5, rows
+
+
+def test_a_utility_function_from_qsub_to_qstat_and_qalter(daemon: Daemon) -> None:
+    d = daemon
+    sub = run(d, "qsub", "-h", "-W", "utility=0:1000,1h:800,2:00:00:0", stdin="true\n")
+    assert sub.returncode == 0, sub.stderr
+    jid = sub.stdout.strip()
+    full = run(d, "qstat", "-f", jid).stdout
+    assert "    utility = 0:1000,3600:800,7200:0\n" in full
+    # Speed 1: a few seconds after submission it is worth just under 1000.
+    now = re.search(r"^    utility\.now = ([0-9.]+)$", full, re.M)
+    assert now is not None and 990 < float(now[1]) <= 1000
+    assert run(d, "qalter", "-W", "utility=0:5,10m:0", jid).returncode == 0
+    assert "    utility = 0:5,600:0\n" in run(d, "qstat", "-f", jid).stdout
+    bad = run(d, "qsub", "-W", "utility=0:10,60:12", stdin="true\n")
+    assert bad.returncode != 0 and bad.stdout == ""
+    assert "point 2 (60:12): values must never increase" in bad.stderr
+    form = run(d, "qalter", "-W", "utility=0:10,1x:0", jid)
+    assert form.returncode == 2 and "'1x' is not a time" in form.stderr

@@ -660,7 +660,7 @@ def test_qalter(stub, capsys):
 @pytest.mark.parametrize(
     "argv,message",
     [
-        (["13"], "qalter: nothing to change: give -l, -p, -N or -q\n"),
+        (["13"], "qalter: nothing to change: give -l, -p, -N, -q or -W utility=\n"),
         (
             ["-l", "nodes=0", "13"],
             "qalter: -l nodes=0: the number of nodes must be a positive integer\n",
@@ -1063,3 +1063,23 @@ def test_help_is_exit_0(capsys):
     assert out.startswith("usage: \n  qstat [-f] [-x] [-F json]") and err == ""
     assert qsub.main(["--help"]) == 0
     assert "BATCHD_RUNTIME=SECONDS" in out_err(capsys)[0]
+
+
+def test_qsub_and_qalter_send_a_utility_function(stub, capsys, monkeypatch):
+    stub.on("POST", "/jobs", job(id="45.hpcline"), status=201)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("echo hi\n"))
+    assert qsub.main(["-W", "utility=0:1000,3600:800.5,2h:0", "-W", "depend=afterok:12"]) == 0
+    body = stub.requests[0]["body"]
+    assert body["utility"] == [[0, 1000], [3600, 800.5], [7200, 0]]
+    assert body["depend"] == "afterok:12"
+    stub.on("PATCH", "/jobs/13", J13)
+    assert qalter.main(["-W", "utility=0:1,10:00:0", "13"]) == 0
+    assert stub.requests[-1]["body"] == {"utility": [[0, 1], [600, 0]]}
+    assert qalter.main(["-W", "depend=afterok:12", "13"]) == 2
+    assert "batchd supports only -W utility=..." in out_err(capsys)[1]
+
+
+def test_qstat_full_shows_the_utility_function_and_what_it_earns_now():
+    lines = jobtable.full_jobs([dict(J13, utility=[[0, 10], [90.5, 2.5]], utility_now=6.666666)])
+    assert "    utility = 0:10,90.5:2.5" in lines
+    assert "    utility.now = 6.67" in lines

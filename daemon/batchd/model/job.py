@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from batchd.model.states import JobState
+from batchd.model.utility import Utility
 
 UNSET = -1
 
@@ -38,6 +39,8 @@ class Job:
     submit_plan: int = UNSET  # start the planner promised at submission, if it plans
     started_by: str = ""  # policy in force when the job started (dynP statistics)
     record: tuple[float | int, ...] | None = None  # the SWF fields it came from
+    utility: Utility | None = None  # what its result is worth by turnaround (seed 003)
+    swf_tokens: tuple[str, ...] = ()  # the key=value tokens after its SWF fields, as read
 
     @property
     def duration(self) -> int:

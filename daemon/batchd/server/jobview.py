@@ -74,6 +74,20 @@ def job_view(
         "comment": comment,
         "started_by": job.started_by or None,
         "variables": rec.variables,
+        **_utility_view(rec, now),
+    }
+
+
+def _utility_view(rec: JobRecord, now: int) -> dict[str, Any]:
+    """The job's utility function and what it gives at the job's end, or now."""
+    util = rec.job.utility
+    if util is None:
+        return {"utility": None, "utility_now": None}
+    job = rec.job
+    end = job.end if job.state is JobState.FINISHED and job.end >= 0 else now
+    return {
+        "utility": [list(p) for p in util.points],
+        "utility_now": util.value_at(max(end - rec.ctime, 0)),
     }
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from batchd.model.job import UNSET, Job
 from batchd.model.reservation import Reservation, ResvState
 from batchd.model.states import JobState
+from batchd.model.utility import Utility
 
 DEPEND_TYPES = ("afterok", "afternotok", "afterany")
 HOLD_ORDER = "uos"
@@ -129,6 +130,7 @@ class JobRecord:
             "exit_status": self.exit_status,
             "grid_machine": self.assigned,
             **(self._parts_row() if self.parts else {}),
+            **({"utility": [list(p) for p in j.utility.points]} if j.utility else {}),
         }
 
     def _parts_row(self) -> dict[str, Any]:
@@ -162,6 +164,7 @@ class JobRecord:
             outcome=row["outcome"],
             submit_plan=row["submit_plan"],
             started_by=row["started_by"],
+            utility=Utility((t, v) for t, v in row["utility"]) if row.get("utility") else None,
         )
         parts = [
             Job(

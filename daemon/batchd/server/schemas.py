@@ -30,6 +30,7 @@ from pydantic import (
 
 from batchd.model.text import REFUSED_CLASS, TEXT_PATTERN, check_text
 from batchd.model.times import MAX_DURATION, TIME_MAX, TIME_MIN, plausible_time, positive_duration
+from batchd.model.utility import Utility, UtilityError
 
 HoldType = Literal["u", "o", "s"]
 NodeAction = Literal["offline", "online", "down"]
@@ -79,6 +80,58 @@ Duration = Annotated[
                 {"type": "integer", "minimum": 1, "maximum": MAX_DURATION},
                 {"type": "string", "pattern": DURATION_PATTERN, "not": {"pattern": "^[0:]*$"}},
             ]
+        }
+    ),
+]
+
+
+# A utility function (seed 003): [seconds since submission, value] points. The document
+# says the shape; the rules between points (first time 0, times strictly increasing,
+# values never increasing) are a 400 naming the rule and the point.
+UTILITY_MAX_POINTS = 1000
+UTILITY_DOC = (
+    "utility function: [seconds since submission, value] points, at least two; the "
+    "first time 0, times strictly increasing, values never increasing and never "
+    "negative, linear in between, 0 after the last point (a 400 names a point that "
+    "breaks a rule)"
+)
+
+
+def _utility(value: Any) -> list[list[float]]:
+    if not isinstance(value, list) or not all(
+        isinstance(p, list)
+        and len(p) == 2
+        and all(isinstance(x, int | float) and not isinstance(x, bool) for x in p)
+        for p in value
+    ):
+        raise ValueError("give a list of [seconds, value] pairs of numbers")
+    if len(value) > UTILITY_MAX_POINTS:
+        raise ValueError(f"at most {UTILITY_MAX_POINTS} points")
+    try:
+        points = [(float(t), float(v)) for t, v in value]
+    except OverflowError:
+        raise ValueError("a time or value is too large") from None
+    try:
+        util = Utility(points)
+    except UtilityError as exc:
+        raise ValueError(str(exc)) from None
+    return [[t, v] for t, v in util.points]
+
+
+UtilityPoints = Annotated[
+    list[list[float]],
+    PlainValidator(_utility),
+    WithJsonSchema(
+        {
+            "type": "array",
+            "minItems": 2,
+            "maxItems": UTILITY_MAX_POINTS,
+            "items": {
+                "type": "array",
+                "minItems": 2,
+                "maxItems": 2,
+                "items": {"type": "number", "minimum": 0},
+            },
         }
     ),
 ]
@@ -157,6 +210,7 @@ class JobSubmit(Strict):
     user: Text | None = Field(
         None, description="owner: only a manager may submit for another user (trace injection)"
     )
+    utility: UtilityPoints | None = Field(None, description=UTILITY_DOC)
 
     @field_validator("walltime", mode="before")
     @classmethod
@@ -178,6 +232,7 @@ class JobAlter(Strict):
     walltime: Duration | None = None
     priority: int | None = Field(None, ge=-1024, le=1023)
     nodes: int | None = Field(None, ge=1)
+    utility: UtilityPoints | None = Field(None, description=UTILITY_DOC)
 
     @field_validator("walltime", mode="before")
     @classmethod
@@ -226,6 +281,14 @@ class JobOut(BaseModel):
     comment: str | None = Field(description="why it is not running, or how it ended")
     started_by: str | None = Field(description="policy in force when it started")
     variables: dict[str, str]
+    utility: list[list[float]] | None = Field(
+        None, description="its utility function: [seconds since submission, value] points"
+    )
+    utility_now: float | None = Field(
+        None,
+        description="what its utility function gives if it ended now (a finished job: what "
+        "it earned at its end)",
+    )
 
 
 class JobList(BaseModel):

@@ -56,6 +56,8 @@ def double_jobs(jobs: Sequence[Job]) -> list[Job]:
                 job.machine,
                 job.priority,
                 record=record,
+                utility=job.utility,
+                swf_tokens=job.swf_tokens,
             )
         )
     return out

@@ -14,7 +14,14 @@ from operator import attrgetter, ge, gt, le, lt
 from typing import TypeVar
 
 from batchd.model.job import Job
-from batchd.workload.swf import PathLike, SWFHeader, iter_swf, read_header
+from batchd.workload.swf import (
+    UTILITY_KEY,
+    PathLike,
+    SWFHeader,
+    check_tokens,
+    iter_swf_tokens,
+    read_header,
+)
 from batchd.workload.swf_table import Column, SWFTable, read_swf_table
 
 __all__ = ["SKIP_REASONS", "Workload", "load_swf", "shrink_submits"]
@@ -85,13 +92,18 @@ def _load_lines(
     path: PathLike, nodes: int, first: int | None, perfect_estimates: bool
 ) -> tuple[list[Job], dict[str, int]]:
     """Jobs (by submit, ties in file order) and skip counts from the exact line reader."""
-    records = iter_swf(path)
+    lines = iter_swf_tokens(path)
+    tokens: list[tuple[str, ...]] = []  # of the record being turned into a job
+
+    def records() -> Iterator[tuple[int | float, ...]]:
+        for _, rec, toks in lines:
+            tokens.append(toks)
+            yield rec
+
     try:
-        jobs, skipped = _jobs_from_records(
-            (rec for _, rec in records), nodes, first, perfect_estimates
-        )
+        jobs, skipped = _jobs_from_records(records(), nodes, first, perfect_estimates, tokens)
     finally:
-        records.close()
+        lines.close()
     jobs.sort(key=_submit_key)  # stable: equal submits keep file order
     return jobs, skipped
 
@@ -101,8 +113,13 @@ def _jobs_from_records(
     nodes: int,
     first: int | None,
     perfect_estimates: bool,
+    tokens: list[tuple[str, ...]] | None = None,
 ) -> tuple[list[Job], dict[str, int]]:
-    """Jobs and skip counts, one record at a time (any record, floats rounded)."""
+    """Jobs and skip counts, one record at a time (any record, floats rounded).
+
+    ``tokens``: a list to which the ``records`` iterator appends the tokens of each
+    record as it yields it; a job keeps its record's tokens and utility function.
+    """
     n_width = n_runtime = n_wide = 0
     jobs: list[Job] = []
     append = jobs.append
@@ -139,7 +156,16 @@ def _jobs_from_records(
                 record=rec,
             )
         )
+        if tokens and tokens[-1]:
+            _take_tokens(jobs[-1], tokens[-1])
     return jobs, _skipped(n_width, n_runtime, n_wide)
+
+
+def _take_tokens(job: Job, tokens: tuple[str, ...]) -> None:
+    """Give a job the tokens of its SWF line and the utility function among them."""
+    job.swf_tokens = tokens
+    if any(t.startswith(UTILITY_KEY + "=") for t in tokens):
+        job.utility = check_tokens("", 0, tokens)  # checked already when read
 
 
 def _jobs_from_table(

@@ -2,6 +2,11 @@
 
 An SWF file is a block of ``;`` comment lines (the header) followed by one line per job with
 18 whitespace-separated numeric fields. The reader streams: it never holds the whole file.
+
+After the 18 fields a job line may carry ``key=value`` tokens (seed 003's extension);
+``utility=t0:v0,t1:v1,...`` is a job's utility function, times in seconds. Tools that
+read only the 18 fields still read such a file; batchd keeps every token and writes it
+back.
 """
 
 from __future__ import annotations
@@ -18,13 +23,16 @@ from typing import TextIO
 
 from batchd.model.job import UNSET, Job
 from batchd.model.machine import node_intervals
+from batchd.model.utility import Utility, UtilityError
 
 __all__ = [
     "CSV_COLUMNS",
     "SWF_FIELDS",
     "SWFError",
     "SWFHeader",
+    "check_tokens",
     "iter_swf",
+    "iter_swf_tokens",
     "open_text",
     "read_header",
     "write_jobs_csv",
@@ -89,6 +97,9 @@ _ERRORS = "surrogateescape"
 # ";              http://host/" is not a key (the colon is followed by "//").
 _HEADER_RE = re.compile(r"^;\s*([A-Za-z][\w.-]*)\s*:(?!//)\s?(.*)$")
 _LEADING_INT_RE = re.compile(r"^\s*([+-]?\d+)")
+# A token after the 18 fields: key=value, the key a name, the value anything but blanks.
+_TOKEN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)=(\S+)$")
+UTILITY_KEY = "utility"
 
 
 class SWFError(ValueError):
@@ -222,15 +233,34 @@ def iter_swf(path: PathLike) -> Generator[tuple[int, tuple[int | float, ...]], N
     """Stream the job lines: (1-based line number, the 18 fields as int or float).
 
     Comment lines (``;``) and blank lines are skipped wherever they are; the header is
-    available separately through :func:`read_header`.
+    available separately through :func:`read_header`. Tokens after the 18 fields are
+    checked but not yielded (see :func:`iter_swf_tokens`).
+    """
+    for line_no, values, _ in iter_swf_tokens(path):
+        yield line_no, values
+
+
+def iter_swf_tokens(
+    path: PathLike,
+) -> Generator[tuple[int, tuple[int | float, ...], tuple[str, ...]], None, None]:
+    """Like :func:`iter_swf`, with the ``key=value`` tokens after the 18 fields, as read.
+
+    A token that is not ``key=value``, a key given twice, or a ``utility`` token that is
+    not a valid utility function raises :class:`SWFError` naming the line.
     """
     with open_text(path) as fh:
         for line_no, line in enumerate(fh, 1):
             parts = line.split()
             if not parts or parts[0][0] == ";":
                 continue
+            tokens: tuple[str, ...] = ()
             if len(parts) != N_FIELDS:
-                raise SWFError(path, line_no, f"expected {N_FIELDS} fields, found {len(parts)}")
+                if len(parts) < N_FIELDS:
+                    raise SWFError(path, line_no, f"expected {N_FIELDS} fields, found {len(parts)}")
+                tokens = tuple(parts[N_FIELDS:])
+                check_tokens(path, line_no, tokens, len(parts))
+                parts = parts[:N_FIELDS]
+                line = " ".join(parts)
             if "_" in line:  # int()/float() accept "1_000"; SWF does not
                 _parse_slow(path, line_no, parts)  # raises, naming the field
             values: tuple[int | float, ...]
@@ -242,7 +272,35 @@ def iter_swf(path: PathLike) -> Generator[tuple[int, tuple[int | float, ...]], N
                     values = tuple(map(int, parts))
                 except ValueError:
                     values = _parse_mixed(path, line_no, parts)
-            yield line_no, values
+            yield line_no, values, tokens
+
+
+def check_tokens(
+    path: PathLike, line_no: int, tokens: Sequence[str], n_parts: int | None = None
+) -> Utility | None:
+    """Check the tokens of a job line; the utility function they carry, if any."""
+    keys: set[str] = set()
+    utility = None
+    for i, token in enumerate(tokens, N_FIELDS + 1):
+        m = _TOKEN_RE.match(token)
+        if m is None:
+            found = "" if n_parts is None else f"expected {N_FIELDS} fields, found {n_parts}: "
+            raise SWFError(
+                path,
+                line_no,
+                f"{found}item {i} ({token!r}) is not a key=value token, the only thing "
+                f"that may follow the {N_FIELDS} fields",
+            )
+        key, value = m.groups()
+        if key in keys:
+            raise SWFError(path, line_no, f"token {key!r} is given twice")
+        keys.add(key)
+        if key == UTILITY_KEY:
+            try:
+                utility = Utility.parse(value, seconds_only=True)
+            except UtilityError as exc:
+                raise SWFError(path, line_no, f"token {UTILITY_KEY}: {exc}") from None
+    return utility
 
 
 # --------------------------------------------------------------------------------------------
@@ -277,6 +335,28 @@ def _job_record(job: Job, partition: bool = False) -> list[int | float]:
     return rec
 
 
+def _job_tokens(job: Job) -> list[str]:
+    """The tokens written after a job's fields: those it was read with, in their order,
+    with ``utility`` the job's function now (its text as read while it is unchanged)."""
+    out: list[str] = []
+    seen = False
+    for token in job.swf_tokens:
+        key, _, value = token.partition("=")
+        if key != UTILITY_KEY:
+            out.append(token)
+            continue
+        seen = True
+        if job.utility is not None:
+            try:
+                same = Utility.parse(value, seconds_only=True) == job.utility
+            except UtilityError:
+                same = False
+            out.append(token if same else f"{UTILITY_KEY}={job.utility.format()}")
+    if not seen and job.utility is not None:
+        out.append(f"{UTILITY_KEY}={job.utility.format()}")
+    return out
+
+
 def _open_write(path: PathLike) -> TextIO:
     if os.fspath(path).endswith(".gz"):
         # mtime=0 keeps the output byte-identical across runs.
@@ -299,12 +379,11 @@ def write_swf(
 
     Each job starts from its carried ``record`` (or one built from id, submit, width and
     estimate) with submit, wait, run time, allocated processors and, for killed jobs, the
-    status (0) replaced by what happened in the run. Gzip when the path ends in ``.gz``.
+    status (0) replaced by what happened in the run. Its ``key=value`` tokens (the
+    utility function among them) follow the 18 fields. Gzip when the path ends in ``.gz``.
     """
-    rows = [
-        [_format_number(v) for v in _job_record(job, partition)]
-        for job in sorted(jobs, key=lambda j: j.id)
-    ]
+    ordered = sorted(jobs, key=lambda j: j.id)
+    rows = [[_format_number(v) for v in _job_record(job, partition)] for job in ordered]
     widths = [max((len(row[i]) for row in rows), default=0) for i in range(N_FIELDS)]
     with _open_write(path) as fh:
         if header is not None:
@@ -313,8 +392,11 @@ def write_swf(
         for comment in extra_comments:
             for text in comment.splitlines() or [""]:  # a newline must not end the comment
                 fh.write(f"; {text}\n")
-        for row in rows:
-            fh.write(" ".join(t.rjust(w) for t, w in zip(row, widths, strict=True)) + "\n")
+        for job, row in zip(ordered, rows, strict=True):
+            line = " ".join(t.rjust(w) for t, w in zip(row, widths, strict=True))
+            if job.swf_tokens or job.utility is not None:
+                line = " ".join([line, *_job_tokens(job)])
+            fh.write(line + "\n")
 
 
 def write_jobs_csv(

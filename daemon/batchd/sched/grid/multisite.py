@@ -121,6 +121,8 @@ class MultisiteGrid(GridLayer):
                 machine=m,
                 priority=job.priority,
                 record=job.record,
+                utility=job.utility,
+                swf_tokens=job.swf_tokens,
             )
             out[m].append(Placement(part, m, r))
             free[m] -= r

@@ -17,6 +17,7 @@ from batchd.metrics.live import LiveMetrics
 from batchd.model.job import UNSET, Job
 from batchd.model.states import JobState, change_state
 from batchd.model.times import MAX_DURATION, hms, parse_duration
+from batchd.model.utility import Utility
 from batchd.server.errors import bad_request, conflict, forbidden, not_found
 from batchd.server.records import (
     EXIT_STATUS,
@@ -136,6 +137,7 @@ class Lifecycle:
             name=body.name,
             machine=self.machine_of(qname),
             priority=body.priority,
+            utility=None if body.utility is None else Utility((t, v) for t, v in body.utility),
         )
         rec = JobRecord(
             job=job,
@@ -476,6 +478,8 @@ class Lifecycle:
             job.priority = body.priority
         if body.name is not None:
             job.name = body.name
+        if body.utility is not None:
+            job.utility = Utility((t, v) for t, v in body.utility)
         if queued:
             self.engine.enqueue(job)
         self.journal.touch(rec)

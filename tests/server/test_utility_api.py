@@ -1,0 +1,97 @@
+"""A job's utility function over the API: submitted, shown with what it earns now,
+altered, refused when it breaks a rule, kept across a restart (seed 003, sec. 3.4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from api_helpers import T0, Api, new_service, site_config, start_api
+from batchd.engine.clock import VirtualClock
+from batchd.server.service import BatchService
+from batchd.server.store import Store
+
+POINTS = [[0, 1000], [3600, 800], [7200, 0]]
+
+
+async def test_submit_shows_the_function_and_what_it_earns_now(api: Api) -> None:
+    body = await api.submit("alice", nodes=8, walltime=100, runtime=50, utility=POINTS)
+    assert body["utility"] == POINTS
+    assert body["utility_now"] == 1000
+    held = await api.submit("alice", hold=True, utility=POINTS)
+    plain = await api.submit("alice", hold=True)
+    assert (plain["utility"], plain["utility_now"]) == (None, None)
+    api.at(1800)
+    # Waiting 1800 s: half way from 1000 to 800.
+    assert (await api.job(held["seq"]))["utility_now"] == 900
+    # Finished at T0 + 50: what it earned then, 1000 - 200 x 50 / 3600.
+    done = await api.job(body["seq"])
+    assert done["state"] == "F"
+    assert done["utility_now"] == pytest.approx(1000 - 200 * 50 / 3600)
+    api.at(9000)
+    assert (await api.job(held["seq"]))["utility_now"] == 0
+
+
+async def test_alter_changes_the_function(api: Api) -> None:
+    job = await api.submit("alice", hold=True, utility=POINTS)
+    api.at(100)
+    body = await api.call("alice", "PATCH", f"/jobs/{job['seq']}", {"utility": [[0, 50], [200, 0]]})
+    assert body["utility"] == [[0, 50], [200, 0]]
+    assert body["utility_now"] == 25
+    body = await api.call("alice", "PATCH", f"/jobs/{job['seq']}", {"priority": 3})
+    assert body["utility"] == [[0, 50], [200, 0]]  # unchanged when not given
+
+
+@pytest.mark.parametrize(
+    ("points", "says"),
+    [
+        ([[0, 10], [60, 12]], "point 2 (60:12): values must never increase"),
+        ([[5, 10], [60, 0]], "point 1 (5:10): the first time must be 0"),
+        ([[0, 10], [60, 5], [60, 0]], "point 3 (60:0): times must strictly increase"),
+        ([[0, 10]], "utility"),
+        ([[0, 10], [60, -1]], "utility"),
+        ([[0, 10], [60, True]], "utility"),
+        ("0:10,60:0", "utility"),
+        ([[0, 10], [60, 10**400]], "utility"),
+    ],
+)
+async def test_a_function_breaking_a_rule_is_refused(api: Api, points: object, says: str) -> None:
+    before = await api.state()
+    await api.error(
+        "alice", "POST", "/jobs", {"utility": points}, status=400, code="bad_request", says=says
+    )
+    job = await api.submit("alice", hold=True, utility=POINTS)
+    await api.error(
+        "alice",
+        "PATCH",
+        f"/jobs/{job['seq']}",
+        {"utility": points},
+        status=400,
+        code="bad_request",
+        says=says,
+    )
+    assert (await api.job(job["seq"]))["utility"] == POINTS
+    assert before["seq"] + 1 == api.svc.seq
+
+
+async def test_the_document_describes_the_points(api: Api) -> None:
+    doc = await api.call(None, "GET", "/openapi.json")
+    schemas = doc["components"]["schemas"]
+    for model in ("JobSubmit", "JobAlter"):
+        text = str(schemas[model]["properties"]["utility"])
+        assert "'minItems': 2" in text and "'minimum': 0" in text
+    assert "utility_now" in schemas["JobOut"]["properties"]
+
+
+async def test_restart_keeps_the_function(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    async with start_api(new_service(path)) as api:
+        await api.submit("alice", hold=True, utility=[[0, 10], [0.5, 9.25], [100, 0]])
+    svc = BatchService(site_config(), VirtualClock(T0 + 50), Store(path), daemon_user="batchd")
+    svc.restore(Store(path).load())
+    async with start_api(svc) as api:
+        job = await api.job(1)
+        assert job["utility"] == [[0, 10], [0.5, 9.25], [100, 0]]
+        # 50 s: on the segment from (0.5, 9.25) to (100, 0), 50 s before its end.
+        assert job["utility_now"] == pytest.approx(9.25 * 50 / 99.5)
