@@ -95,3 +95,20 @@ async def test_restart_keeps_the_function(tmp_path: Path) -> None:
         assert job["utility"] == [[0, 10], [0.5, 9.25], [100, 0]]
         # 50 s: on the segment from (0.5, 9.25) to (100, 0), 50 s before its end.
         assert job["utility_now"] == pytest.approx(9.25 * 50 / 99.5)
+
+
+async def test_a_replayed_trace_brings_its_jobs_utility_functions(api: Api, tmp_path: Path) -> None:
+    # serve --replay: a job whose SWF line carries utility= arrives with that function;
+    # one without stays without.
+    from batchd.server.feed import ReplayFeed
+
+    trace = tmp_path / "u.swf"
+    std = "-1 -1 1 100 -1 1 1 1 -1 1 -1 -1 -1"  # fields 6 to 18
+    trace.write_text(f"1 0 -1 50 1 {std} utility=0:1000,3600:800,7200:0\n2 10 -1 50 1 {std}\n")
+    feed = ReplayFeed(api.svc, str(trace), origin=T0)
+    api.svc.replay = feed
+    feed.start()
+    api.at(20)
+    jobs = {j["name"]: j for j in await api.jobs()}
+    assert jobs["swf1"]["utility"] == POINTS
+    assert jobs["swf2"]["utility"] is None

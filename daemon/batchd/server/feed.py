@@ -23,7 +23,8 @@ class TraceColumns:
     """A trace's jobs as columns of ints: what the feed injects, in a few dozen bytes a job.
 
     A ``Job`` read from a trace keeps its whole SWF record; the feed needs only the
-    shape, the owner and the name of each, and holds them for the replay's months.
+    shape, the owner, the name and the utility function of each, and holds them for
+    the replay's months.
     """
 
     def __init__(self, jobs: Sequence[Job]) -> None:
@@ -37,6 +38,8 @@ class TraceColumns:
         self.owners = list(owners)
         names = [j.name for j in jobs]
         self.names = names if any(names) else None
+        # Utility functions (seed 003), for the few traces that carry them: by job index.
+        self.utilities = {i: j.utility for i, j in enumerate(jobs) if j.utility is not None}
 
     def __len__(self) -> int:
         return len(self.submit)
@@ -50,6 +53,7 @@ class TraceColumns:
             estimate=self.estimate[i],
             runtime=self.runtime[i],
             name=self.names[i] if self.names is not None else "",
+            utility=self.utilities.get(i),
         )
         return job, self.owners[self.owner[i]]
 

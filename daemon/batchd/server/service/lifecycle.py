@@ -195,6 +195,7 @@ class Lifecycle:
             queue=queue,
             name=job.name or f"swf{job.id}",
             machine=self.machine_of(queue),
+            utility=job.utility,
         )
         rec = JobRecord(
             job=new, owner=owner, ctime=now, qtime=now, etime=now, runtime_given=job.runtime
