@@ -241,6 +241,10 @@ def summarize(
         "wall_seconds": round(wall, 4),
     }
     summary.update(policy.report())
+    if any(j.utility is not None for j in jobs):
+        from batchd.metrics.utility import utility_summary
+
+        summary["utility"] = utility_summary(jobs)
     if name == "primetime":
         from batchd.metrics.primetime import primetime_summary
         from batchd.sched.primetime import PrimeTime

@@ -52,8 +52,8 @@ def _pairwise(a: Sequence[float], lo: int, n: int) -> float:
     return _pairwise(a, lo, half) + _pairwise(a, lo + half, n - half)
 
 
-def percentile(ordered: Sequence[int], percent: int) -> float:
-    """``numpy.percentile(values, percent)`` of integers already sorted ascending."""
+def percentile(ordered: Sequence[float], percent: int) -> float:
+    """``numpy.percentile(values, percent)`` of numbers already sorted ascending."""
     n = len(ordered)
     index = (n - 1) * (percent / 100)
     if index >= n - 1:
