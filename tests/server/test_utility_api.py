@@ -112,3 +112,19 @@ async def test_a_replayed_trace_brings_its_jobs_utility_functions(api: Api, tmp_
     jobs = {j["name"]: j for j in await api.jobs()}
     assert jobs["swf1"]["utility"] == POINTS
     assert jobs["swf2"]["utility"] is None
+
+
+async def test_the_metrics_count_utility_earned_and_lost(api: Api) -> None:
+    # Ends 50 s after submission on a line from 1000 at 0 to 800 at 3600: earns
+    # 1000 - 200 * 50 / 3600 = 997.22, loses 2.78.
+    await api.submit("alice", nodes=1, walltime=100, runtime=50, utility=POINTS)
+    api.at(60)
+    await api.job(1)
+    text = await api.call(None, "GET", "/metrics")
+
+    def sample(name: str) -> float:
+        line = next(x for x in text.splitlines() if x.startswith(f'{name}{{queue="workq"}}'))
+        return float(line.split()[-1])
+
+    assert sample("batchd_utility_earned_total") == pytest.approx(1000 - 200 * 50 / 3600)
+    assert sample("batchd_utility_lost_total") == pytest.approx(200 * 50 / 3600)

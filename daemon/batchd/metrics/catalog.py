@@ -92,6 +92,20 @@ METRICS: tuple[MetricDef, ...] = (
         "grid structure in force (sites without [grid] do not export it)",
     ),
     MetricDef(
+        "batchd_utility_earned_total",
+        "counter",
+        ("queue",),
+        "Utility earned by jobs with a utility function (seed 003) as they ended: the "
+        "function's value at their response time",
+    ),
+    MetricDef(
+        "batchd_utility_lost_total",
+        "counter",
+        ("queue",),
+        "Utility lost by jobs with a utility function as they ended: their start value "
+        "minus what they earned",
+    ),
+    MetricDef(
         "batchd_jobs_completed_total",
         "counter",
         ("queue", "outcome"),

@@ -114,6 +114,8 @@ class LiveMetrics:
         self.submitted = Children(_counter("batchd_jobs_submitted_total", reg))
         self.started = Children(_counter("batchd_jobs_started_total", reg))
         self.completed = Children(_counter("batchd_jobs_completed_total", reg))
+        self.earned = Children(_counter("batchd_utility_earned_total", reg))
+        self.lost = Children(_counter("batchd_utility_lost_total", reg))
         self.requeued = Children(_counter("batchd_jobs_requeued_total", reg))
         self.switches = Children(_counter("batchd_policy_switches_total", reg))
         self.cases = Children(_counter("batchd_dynp_decider_calls_total", reg))
@@ -136,6 +138,8 @@ class LiveMetrics:
     def add_queue(self, queue: str) -> None:
         """Every series of a queue exists from the start, at zero."""
         self.submitted(queue)
+        self.earned(queue)
+        self.lost(queue)
         for outcome in OUTCOMES:
             self.completed(queue, outcome)
         for reason in REQUEUE_REASONS:
@@ -183,6 +187,10 @@ class LiveMetrics:
             self.slowdown(job.queue).observe(
                 max(response, SLOWDOWN_BOUND) / max(run, SLOWDOWN_BOUND)
             )
+            if job.utility is not None:
+                earned = job.utility.value_at(response)
+                self.earned(job.queue).inc(earned)
+                self.lost(job.queue).inc(job.utility.start_value - earned)
             if busy:
                 self.part_ended(job, now)
 
