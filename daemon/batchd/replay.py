@@ -265,12 +265,12 @@ def run_grid_replay(
     all the grid's nodes; its ``grid`` object gives each machine's share.
     """
     from batchd.metrics.grid import grid_summary
-    from batchd.sched.grid import GridError, make_grid
+    from batchd.sched.grid import GridError, make_grid, widest_job
 
     assert setup.structure is not None
     machines = setup.grid.machines
     total = sum(m.nodes for m in machines)
-    widest = total if setup.structure == "multisite" else max(m.nodes for m in machines)
+    widest = widest_job(setup.structure, [m.nodes for m in machines])
     try:
         workload = load_trace(
             opts.trace,

@@ -24,6 +24,7 @@ from aiohttp import web
 
 from batchd.engine.clock import RealClock, ScaledClock
 from batchd.model.times import CLOCK_MAX, CLOCK_RANGE, TIME_MIN
+from batchd.sched.grid import widest_job
 from batchd.server.app import create_app
 from batchd.server.auth import daemon_user, load_tokens, user_name
 from batchd.server.feed import ReplayFeed
@@ -222,10 +223,8 @@ async def serve(opts: ServeOptions) -> int:
     else:
         queue = site.queue_named(site.default_queue)
         nodes = site.machine[site.machine_index(queue.machine)].nodes
-        if site.grid_table is not None:  # a grid takes what its widest machine does
-            nodes = max(m.nodes for m in site.machine)
-            if site.grid_table.structure == "multisite":  # or, multisite, all its machines
-                nodes = sum(m.nodes for m in site.machine)
+        if site.grid_table is not None:  # what the grid takes
+            nodes = widest_job(site.grid_table.structure, [m.nodes for m in site.machine])
         start = int(saved_now) if saved_now is not None else start_time(opts, nodes)
         clock = ScaledClock(speed, start=start)
     svc = BatchService(

@@ -82,13 +82,12 @@ class ReplayFeed:
         self.origin = origin
         self.cursor = cursor
         site = svc.site
-        queue = site.queue_named(site.default_queue)
-        nodes = site.machine[site.machine_index(queue.machine)].nodes
-        grid = svc.scheduler.grid
-        if grid is not None:  # the grid takes what its widest machine does
-            nodes = max(m.nodes for m in site.machine)
-            if grid.structure == "multisite":  # or, multisite, all its machines together
-                nodes = sum(m.nodes for m in site.machine)
+        if svc.scheduler.grid is not None:  # what the grid takes (the layer refuses the rest)
+            nodes = svc.widest_job()
+        else:
+            nodes = site.machine[
+                site.machine_index(site.queue_named(site.default_queue).machine)
+            ].nodes
         self.jobs = TraceColumns(load_trace(trace, nodes, shrink=shrink, seed=seed).jobs)
         self._timer: Any = None
 

@@ -30,7 +30,15 @@ __all__ = [
     "make_grid",
     "parse_grid_param_args",
     "parse_grid_params",
+    "widest_job",
 ]
+
+
+def widest_job(structure: str, nodes: Sequence[int]) -> int:
+    """The most nodes a job may ask for on a grid of machines of ``nodes``: the widest
+    machine's, or under multisite all of them together (the layer in force may still
+    refuse a width: ``GridLayer.width_refusal``)."""
+    return sum(nodes) if structure == "multisite" else max(nodes)
 
 
 def make_grid(

@@ -32,6 +32,7 @@ from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.reservation import Reservation
 from batchd.model.states import JobState
+from batchd.sched.grid import widest_job
 from batchd.server.errors import ApiError, bad_request, unavailable
 from batchd.server.jobview import finished_views
 from batchd.server.records import JobRecord
@@ -330,7 +331,7 @@ class BatchService:
         grid's in all."""
         nodes = [m.nodes for m in self.site.machine]
         grid = self.scheduler.grid
-        return sum(nodes) if grid is not None and grid.structure == "multisite" else max(nodes)
+        return widest_job(grid.structure, nodes) if grid is not None else max(nodes)
 
     def part_hosts(self, rec: JobRecord) -> list[str] | None:
         """A multi-site job's hosts: every part's, ``MACHINE/NODE``, parts in the order they
@@ -479,112 +480,13 @@ class BatchService:
 
     # -- the scheduler ----------------------------------------------------------------
     def set_scheduler(self, caller: Caller, change: SchedulerChange) -> None:
+        """A manager's change of policy (per machine), or of a grid site's structure."""
+        from batchd.server.service.policy_change import set_grid, set_policies
+
         if self.scheduler.grid is not None:
-            self.set_grid(caller, change)
-            return
-        if change.grid is not None:
-            raise bad_request(
-                "grid: this site runs no grid structure (a [grid] table in the site file, "
-                "then a restart, makes it a grid)"
-            )
-        entries: list[dict[str, Any]] = []
-        with self.change():
-            require(caller, "manager", "change the scheduler")
-            sched = self.scheduler
-            targets = (
-                range(len(self.site.machine))
-                if change.machine is None
-                else [self.machine_named(change.machine)]
-            )
-            chosen = {i: sched.choose(i, change.policy, change.params) for i in targets}
-            for i, choice in chosen.items():
-                old = sched.use(i, choice)
-                entries.append(
-                    {
-                        "time": self.now,
-                        "machine": self.site.machine[i].name,
-                        "from": old.name,
-                        "to": choice.name,
-                        "params": choice.params,
-                        "by": caller.user,
-                    }
-                )
-            sched.switches = (sched.switches + entries)[-100:]
-            self.save_meta(
-                policies={
-                    m.name: {"policy": c.name, "params": c.params}
-                    for m, c in zip(self.site.machine, sched.choices, strict=True)
-                },
-                switches=sched.switches,
-            )
-        for entry in entries:
-            if entry["from"] != entry["to"]:
-                self.metrics.policy_switched(entry["machine"], entry["from"], entry["to"])
-            log.info("policy_set", **{k: v for k, v in entry.items() if k != "time"})
-
-    def grid_request(self, change: SchedulerChange) -> tuple[str | None, dict[str, str] | None]:
-        """The structure and grid parameters a change asks for: ``grid``, and ``policy``
-        (with ``machine``) as the local policy (``local`` or ``local.MACHINE``)."""
-        if change.params is not None:
-            raise bad_request(
-                "params: a grid's local policies run with their default parameters; set the "
-                "grid's parameters with grid.params"
-            )
-        structure = change.grid.structure if change.grid is not None else None
-        params = (
-            dict(change.grid.params) if change.grid and change.grid.params is not None else None
-        )
-        if change.policy is not None:
-            key = "local"
-            if change.machine is not None:
-                key = f"local.{self.site.machine[self.machine_named(change.machine)].name}"
-            params = {**(params or {}), key: change.policy}
-        elif change.machine is not None:
-            raise bad_request(
-                "machine: on a grid site it names the machine whose local policy "
-                "changes, with policy"
-            )
-        if structure is None and params is None:
-            raise bad_request("give grid (structure and/or params), or policy")
-        return structure, params
-
-    def set_grid(self, caller: Caller, change: SchedulerChange) -> None:
-        """A grid site's structure, parameters or a machine's local policy, changed live:
-        the waiting jobs move to the new layer, the running ones run on where they are."""
-        with self.change():
-            require(caller, "manager", "change the scheduler")
-            sched = self.scheduler
-            structure, params = self.grid_request(change)
-            choice = sched.choose_grid(structure, params)
-            unrun = {
-                r.seq: r.job.width
-                for r in self.records.values()
-                if r.state in (JobState.QUEUED, JobState.HELD, JobState.WAITING)
-            }
-            refused = sched.too_wide(choice.structure, unrun)
-            if refused is not None:
-                raise bad_request(refused)
-            old = sched.use_grid(choice)
-            entry = {
-                "time": self.now,
-                "machine": "grid",
-                "from": old.structure,
-                "to": choice.structure,
-                "params": dict(choice.params),
-                "by": caller.user,
-            }
-            sched.switches = [*sched.switches, entry][-100:]
-            for rec in self.records.values():
-                if rec.state is JobState.QUEUED:
-                    self.journal.touch(rec)  # its machine in the new layer is saved
-            self.save_meta(
-                grid={"structure": choice.structure, "params": choice.params},
-                switches=sched.switches,
-            )
-        if old.structure != choice.structure:
-            self.metrics.policy_switched("grid", old.structure, choice.structure)
-            self.metrics.grid_structure(choice.structure)
-        log.info("grid_set", **{k: v for k, v in entry.items() if k != "time"})
+            set_grid(self, caller, change)
+        else:
+            set_policies(self, caller, change)
 
     # -- server attributes ------------------------------------------------------------
     def history_duration(self, site: SiteConfig) -> int:
