@@ -93,15 +93,10 @@ def _load_lines(
 ) -> tuple[list[Job], dict[str, int]]:
     """Jobs (by submit, ties in file order) and skip counts from the exact line reader."""
     lines = iter_swf_tokens(path)
-    tokens: list[tuple[str, ...]] = []  # of the record being turned into a job
-
-    def records() -> Iterator[tuple[int | float, ...]]:
-        for _, rec, toks in lines:
-            tokens.append(toks)
-            yield rec
-
     try:
-        jobs, skipped = _jobs_from_records(records(), nodes, first, perfect_estimates, tokens)
+        jobs, skipped = _jobs_from_records(
+            ((rec, tokens) for _, rec, tokens in lines), nodes, first, perfect_estimates
+        )
     finally:
         lines.close()
     jobs.sort(key=_submit_key)  # stable: equal submits keep file order
@@ -109,23 +104,20 @@ def _load_lines(
 
 
 def _jobs_from_records(
-    records: Iterable[tuple[int | float, ...]],
+    records: Iterable[tuple[tuple[int | float, ...], tuple[str, ...]]],
     nodes: int,
     first: int | None,
     perfect_estimates: bool,
-    tokens: list[tuple[str, ...]] | None = None,
 ) -> tuple[list[Job], dict[str, int]]:
-    """Jobs and skip counts, one record at a time (any record, floats rounded).
-
-    ``tokens``: a list to which the ``records`` iterator appends the tokens of each
-    record as it yields it; a job keeps its record's tokens and utility function.
-    """
+    """Jobs and skip counts, one record at a time (any record, floats rounded), from
+    (record, the key=value tokens of its line); a job keeps its line's tokens and the
+    utility function among them."""
     n_width = n_runtime = n_wide = 0
     jobs: list[Job] = []
     append = jobs.append
     new_job = Job
     count = 0
-    for rec in records:
+    for rec, tokens in records:
         if first is not None and count >= first:
             break
         count += 1
@@ -156,8 +148,8 @@ def _jobs_from_records(
                 record=rec,
             )
         )
-        if tokens and tokens[-1]:
-            _take_tokens(jobs[-1], tokens[-1])
+        if tokens:
+            _take_tokens(jobs[-1], tokens)
     return jobs, _skipped(n_width, n_runtime, n_wide)
 
 
@@ -182,7 +174,7 @@ def _jobs_from_table(
     if table.floats.intersection(_JOB_FIELDS):
         if to_file is not None:  # back to file order, for the one-at-a-time rules
             records = list(map(records.__getitem__, to_file))
-        jobs, skipped = _jobs_from_records(records, nodes, None, perfect_estimates)
+        jobs, skipped = _jobs_from_records(zip(records, repeat(())), nodes, None, perfect_estimates)
         jobs.sort(key=_submit_key)
         return jobs, skipped
 
