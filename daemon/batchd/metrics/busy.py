@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter, deque
 from collections.abc import Callable
 
@@ -13,11 +14,13 @@ class BusyIntegral:
 
     ``update(now, busy)`` is called whenever the number of allocated nodes may
     have changed; the previous value held from the last call until ``now``.
-    Only the points inside the window (and one before it) are kept.
+    Only the points inside the window, or inside ``keep`` seconds if that is
+    longer (the web page's last day), and one before, are kept.
     """
 
-    def __init__(self, window: int, now: int, busy: int = 0) -> None:
+    def __init__(self, window: int, now: int, busy: int = 0, keep: int = 0) -> None:
         self.window = window
+        self.keep = max(window, keep)
         self.origin = now
         self.t = now
         self.busy = busy
@@ -39,7 +42,7 @@ class BusyIntegral:
                 self._points.pop()
             self._points.append((now, self.area, busy))
         self.busy = busy
-        self._prune(now - self.window)
+        self._prune(now - self.keep)
 
     def _split(self, t: int, now: int) -> None:
         """Share [t, now) at the current busy count among the calendar's periods."""
@@ -67,6 +70,28 @@ class BusyIntegral:
         span = now - lo
         if span <= 0 or nodes <= 0:
             return self.busy / nodes if nodes > 0 else 0.0
-        t0, area0, busy0 = self._points[0]
-        area_lo = area0 + busy0 * (lo - t0) if lo >= t0 else area0
+        area_lo = self._area_at(max(lo, self._points[0][0]))
         return (self.area - area_lo) / (nodes * span)
+
+    def series(self, now: int, step: int, count: int) -> tuple[int, list[float]]:
+        """Mean allocated nodes in each whole ``step`` (aligned to multiples of it) of the
+        last ``count`` that end by ``now``: the start of the first, and the means. Steps
+        that begin before the first kept point are left out."""
+        end = now // step * step
+        kept = -(-self._points[0][0] // step) * step  # the first step boundary kept
+        first = max(end - count * step, kept)
+        if first >= end:
+            return end, []
+        areas = [self._area_at(t) for t in range(first, end + 1, step)]
+        return first, [(b - a) / step for a, b in zip(areas, areas[1:], strict=False)]
+
+    def _area_at(self, t: int) -> int:
+        """Node-seconds from the start until ``t``, for ``t`` from the first kept point on."""
+        if t >= self.t:
+            return self.area + self.busy * (t - self.t)
+        t0, area0, busy0 = self._points[bisect_right(self._points, t, key=_time) - 1]
+        return area0 + busy0 * (t - t0)
+
+
+def _time(point: tuple[int, int, int]) -> int:
+    return point[0]

@@ -29,6 +29,7 @@ from batchd.model.times import NEVER
 from batchd.sched.decider import CASES
 
 REQUEUE_REASONS = ("node_fail", "overflow")
+DAY = 86_400
 
 # The _created series (wall time a label set first appeared) mean nothing on an
 # emulated clock and double the series count.
@@ -109,7 +110,8 @@ class LiveMetrics:
         reg = self.registry
         self.pools = list(pools)
         self.tally = JobTally(per_user=per_user, max_users=max_users)
-        self.busy = [BusyIntegral(window, now) for _ in pools]
+        # A day of points besides the window: the web page shows the last day (docs/ui.md).
+        self.busy = [BusyIntegral(window, now, keep=DAY) for _ in pools]
         self.plans = [PlanGauges() for _ in pools]
         self.submitted = Children(_counter("batchd_jobs_submitted_total", reg))
         self.started = Children(_counter("batchd_jobs_started_total", reg))
