@@ -51,6 +51,7 @@ from batchd.server.service.history import History
 from batchd.server.service.journal import Journal
 from batchd.server.service.lifecycle import Lifecycle
 from batchd.server.service.nodes import Nodes
+from batchd.server.service.observers import DecisionLog, PoolObserver
 from batchd.server.service.reservations import Reservations
 from batchd.server.service.saving import SaveStatus
 from batchd.server.service.scheduler import Scheduler, grid_refusal
@@ -64,20 +65,6 @@ def not_saved(cause: str) -> ApiError:
     return unavailable(
         f"the state could not be saved: {cause}; nothing was changed, try again later"
     )
-
-
-class PoolObserver:
-    """A machine's self-tuning policy reports to the live metrics under its pool."""
-
-    def __init__(self, metrics: LiveMetrics, pool: str) -> None:
-        self.metrics = metrics
-        self.pool = pool
-
-    def switched(self, old: str, new: str) -> None:
-        self.metrics.policy_switched(self.pool, old, new)
-
-    def tuned(self, case: str, seconds: float) -> None:
-        self.metrics.tuned(self.pool, case, seconds)
 
 
 class BatchService:
@@ -116,6 +103,8 @@ class BatchService:
         self.lost: str | None = None  # why the state file can be neither written nor read
         self.on_lost: list[Callable[[], None]] = []
         self._on_change: list[Callable[[], None]] = []
+        # Each machine's latest self-tuning decisions (the web page's Queue view).
+        self.decisions = [DecisionLog(lambda: self.engine.now) for _ in site.machine]
         self._build(clock.start)
 
     def _build(self, now: int) -> None:
@@ -131,7 +120,10 @@ class BatchService:
         self.journal.before_commit.append(self._note_assignments)
         self.access = Access(site.auth, self.daemon_user)
         self.scheduler = Scheduler(site, self.calendar)
-        self.scheduler.observers = [PoolObserver(self.metrics, m.name) for m in site.machine]
+        self.scheduler.observers = [
+            PoolObserver(self.metrics, m.name, self.decisions[i], self._order_of(i))
+            for i, m in enumerate(site.machine)
+        ]
         grid = Grid([Machine(m.name, m.nodes, m.description) for m in site.machine])
         self.engine = Engine(grid, self.scheduler.policies(), kill=True, keep_finished=False)
         self.engine.now = now
@@ -155,6 +147,9 @@ class BatchService:
         )
         self.nodes = Nodes(site, self.journal)
         self.reservations = Reservations(self.server, self.journal)
+
+    def _order_of(self, machine: int) -> Callable[[], str]:
+        return lambda: self.engine.machines[machine].policy.order()
 
     # -- time and commits -------------------------------------------------------------
     @property
