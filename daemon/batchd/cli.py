@@ -108,8 +108,31 @@ def cmd_replay(args: argparse.Namespace) -> int:
         write_jobs_csv(args.out_jobs_csv, runs, names)
     if args.summary_json:
         Path(args.summary_json).write_text(json.dumps(summary, indent=2) + "\n")
+    if args.gantt:
+        write_replay_gantt(args.gantt, result, runs, args.trace)
     print(format_summary(summary))
     return 0
+
+
+def write_replay_gantt(path: str, result: Any, runs: list[Any], trace: str) -> None:
+    """The replay's Gantt chart as one self-contained page (docs/ui.md)."""
+    from batchd.ui.data import zone_name
+    from batchd.ui.replay_chart import replay_chart, write_gantt
+    from batchd.workload.source import trace_clock
+
+    origin, zone = trace_clock(result.workload)
+    data = replay_chart(
+        runs,
+        [(m.name, m.nodes) for m in result.grid.machines],
+        result.summary,
+        title=f"replay of {Path(trace).name} · {result.summary['policy']}",
+        origin=origin,
+        timezone=zone_name(zone),
+    )
+    try:
+        write_gantt(path, data)
+    except OSError as exc:
+        fail(f"--gantt {path}: cannot write it: {exc.strerror or exc}")
 
 
 class Parser(argparse.ArgumentParser):
@@ -329,6 +352,11 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out-swf", metavar="FILE", help="write the schedule as SWF")
     rp.add_argument("--out-jobs-csv", metavar="FILE", help="write Batsim/evalys jobs.csv")
     rp.add_argument("--summary-json", metavar="FILE", help="write the summary as JSON")
+    rp.add_argument(
+        "--gantt",
+        metavar="FILE.html",
+        help="write the schedule as a Gantt chart: one self-contained web page (docs/ui.md)",
+    )
     rp.add_argument("--seed", type=seed, default=0, help="seed of the synthetic workload")
     rp.set_defaults(func=cmd_replay)
 

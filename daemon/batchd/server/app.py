@@ -5,8 +5,10 @@ from __future__ import annotations
 from aiohttp import web
 
 from batchd.metrics.exporter import make_registry
-from batchd.server.keys import REGISTRY, SERVICE, TOKENS
+from batchd.server.keys import PLAN_FEED, REGISTRY, SERVICE, TOKENS
 from batchd.server.middlewares import committed, errors, identity
+from batchd.server.pages import routes as page_routes
+from batchd.server.planfeed import PlanFeed
 from batchd.server.routes import routes
 from batchd.server.service import BatchService
 
@@ -19,5 +21,7 @@ def create_app(svc: BatchService, tokens: dict[str, str] | None = None) -> web.A
     app[SERVICE] = svc
     app[TOKENS] = dict(tokens or {})
     app[REGISTRY] = make_registry(svc)
+    app[PLAN_FEED] = PlanFeed()
     app.add_routes(routes)
+    app.add_routes(page_routes)
     return app

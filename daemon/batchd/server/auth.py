@@ -15,6 +15,18 @@ from aiohttp import web
 from batchd.server.errors import ApiError
 
 OPEN_PATHS = frozenset({"/healthz", "/metrics", "/openapi.json"})
+PAGE_PATH = "/ui"  # the web page, and its files below it
+
+
+def is_page(path: str) -> bool:
+    """Whether a path is the web page or one of its files (which hold no data)."""
+    return path == PAGE_PATH or path.startswith(PAGE_PATH + "/")
+
+
+def is_open(path: str) -> bool:
+    """Whether anyone may read a path without an identity: health, metrics, the
+    document, and the web page with its files."""
+    return path in OPEN_PATHS or is_page(path)
 
 
 class TokenFileError(ValueError):

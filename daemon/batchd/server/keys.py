@@ -5,9 +5,11 @@ from __future__ import annotations
 from aiohttp import web
 from prometheus_client import CollectorRegistry
 
+from batchd.server.planfeed import PlanFeed
 from batchd.server.service import BatchService, Caller
 
 SERVICE = web.AppKey("service", BatchService)
 TOKENS = web.AppKey("tokens", dict)
 REGISTRY = web.AppKey("registry", CollectorRegistry)
+PLAN_FEED = web.AppKey("plan_feed", PlanFeed)
 CALLER = web.RequestKey("caller", Caller)

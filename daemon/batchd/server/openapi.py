@@ -11,7 +11,10 @@ from pydantic.json_schema import models_json_schema
 
 from batchd import __version__
 from batchd.server import schemas as s
+from batchd.server.plan_schemas import PlanOut
+from batchd.server.planfeed import VERSION_PATTERN
 from batchd.server.records import SEQ_DIGITS
+from batchd.ui.page import ASSETS
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,9 @@ class Route:
     errors: tuple[int, ...] = (400, 401, 403, 404, 405, 413)
     alt: type[BaseModel] | None = None  # another answer, as a query parameter asks
     body_required: bool = True
+    media: tuple[str, ...] = ("text/plain",)  # what a route without a model answers
+    description: str = ""
+    not_modified: bool = False  # answers 304 to an If-None-Match naming its version
 
 
 # A change of state the job or reservation is not in the state for (holding a running
@@ -41,6 +47,20 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/healthz", "liveness", answer=s.Health, errors=()),
     Route("GET", "/metrics", "Prometheus metrics (text exposition format)", errors=()),
     Route("GET", "/openapi.json", "this document", errors=()),
+    Route(
+        "GET",
+        "/ui",
+        "the web page (docs/ui.md); it asks for a token",
+        errors=(),
+        media=("text/html",),
+    ),
+    Route(
+        "GET",
+        "/ui/{name}",
+        "a file of the web page",
+        errors=(404, 405),
+        media=("text/javascript", "text/css"),
+    ),
     Route("GET", "/server", "server attributes (qmgr list server)", answer=s.ServerOut),
     Route(
         "PATCH", "/server", "set server attributes (qmgr set server)", s.ServerChange, s.ServerOut
@@ -102,6 +122,24 @@ ROUTES: tuple[Route, ...] = (
         s.JobOut,
         errors=WITH_CONFLICT,
     ),
+    Route(
+        "GET",
+        "/plan",
+        "the plan the web page draws (docs/ui.md), whole or what changed since a version",
+        answer=PlanOut,
+        query=(
+            (
+                "since",
+                "the version the caller has: the answer is what changed since then, when "
+                "that is the current version or the one before it (else it is whole)",
+                {"type": "string", "pattern": VERSION_PATTERN},
+            ),
+        ),
+        errors=(400, 401, 405),
+        description="Send If-None-Match with the version (the ETag) to get 304 and no body "
+        "while nothing changed. Every role reads every job, as GET /jobs shows them.",
+        not_modified=True,
+    ),
     Route("GET", "/nodes", "list nodes (qnodes)", answer=s.NodeList),
     Route("GET", "/nodes/{name}", "one node", answer=s.NodeOut),
     Route("PATCH", "/nodes/{name}", "offline, online or down", s.NodeChange, s.NodeOut),
@@ -145,6 +183,8 @@ def _path_schema(route: Route, param: str, server: str) -> dict[str, Any]:
         return {"type": "string", "pattern": job_id_pattern(server)}
     if param == "id" and route.path.startswith("/reservations/"):
         return {"type": "string", "pattern": reservation_id_pattern(server)}
+    if param == "name" and route.path.startswith("/ui/"):
+        return {"type": "string", "enum": sorted(ASSETS)}
     return {"type": "string"}
 
 
@@ -210,6 +250,8 @@ def openapi_document(site: SiteNames) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     for r in ROUTES:
         op: dict[str, Any] = {"summary": r.summary, "responses": {}}
+        if r.description:
+            op["description"] = r.description
         params = [
             {"name": p, "in": "path", "required": True, "schema": _path_schema(r, p, server)}
             for p in ("id", "name")
@@ -237,8 +279,10 @@ def openapi_document(site: SiteNames) -> dict[str, Any]:
         else:
             op["responses"][str(r.status)] = {
                 "description": "ok",
-                "content": {"text/plain": {"schema": {"type": "string"}}},
+                "content": {m: {"schema": {"type": "string"}} for m in r.media},
             }
+        if r.not_modified:
+            op["responses"]["304"] = {"description": "not modified: the version named is current"}
         # A change is refused with 503 while the daemon cannot save its state.
         for code in (*r.errors, 503) if r.method != "GET" else r.errors:
             op["responses"][str(code)] = error

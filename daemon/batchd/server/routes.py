@@ -17,13 +17,14 @@ from pydantic import BaseModel, ValidationError
 
 from batchd.server import listing, views
 from batchd.server.errors import ApiError, bad_request
-from batchd.server.keys import CALLER, REGISTRY, SERVICE
+from batchd.server.keys import CALLER, PLAN_FEED, REGISTRY, SERVICE
 from batchd.server.openapi import (
     SiteNames,
     job_id_pattern,
     openapi_document,
     reservation_id_pattern,
 )
+from batchd.server.planfeed import etag_matches, parse_since
 from batchd.server.records import parse_job_id
 from batchd.server.schemas import (
     HoldRequest,
@@ -251,6 +252,21 @@ async def alter_job(request: web.Request) -> web.Response:
     body = await _body(request, JobAlter)
     rec = svc.alter(_caller(request), _job_ref(request), body)
     return _json(views.job_out(svc, rec, svc.planned_starts()))
+
+
+@routes.get("/plan")
+async def plan(request: web.Request) -> web.Response:
+    """The web page's plan: 304 when the caller has the current version, else the whole
+    plan or what changed since the version before (planfeed.py)."""
+    svc = request.app[SERVICE]
+    since = parse_since(request.query)
+    feed = request.app[PLAN_FEED]
+    feed.refresh(svc)
+    headers = {"ETag": feed.etag, "Cache-Control": "no-cache"}
+    if etag_matches(request.headers.get("If-None-Match"), feed.etag):
+        return web.Response(status=304, headers=headers)
+    body = feed.answer(svc, _caller(request), since)
+    return web.Response(body=body, content_type="application/json", headers=headers)
 
 
 @routes.get("/nodes")

@@ -29,7 +29,7 @@ def job_out(
         est = job.start
     else:
         est = None
-    comment = None if brief else _comment(svc, rec, est)
+    comment = None if brief else comment_of(svc, rec, est)
     hosts = svc.nodes.names[job.machine]
     machine, prefix = svc.job_machine(rec)
     view = job_view(
@@ -46,23 +46,26 @@ def job_out(
     return brief_of(view) if brief else view
 
 
-def _comment(svc: BatchService, rec: JobRecord, est: int | None) -> str | None:
-    """What happened to a job last or, for a queued one, why it is not running (PBS's words).
-
-    A window that holds a queued job back says so first; then the job's own comment
-    (requeued, released); then the nodes it waits for.
-    """
-    job = rec.job
-    if job.state is not JobState.QUEUED:
+def comment_of(svc: BatchService, rec: JobRecord, est: int | None) -> str | None:
+    """What happened to a job last or, for a queued one, why it is not running (PBS's words)."""
+    if rec.job.state is not JobState.QUEUED:
         return rec.comment
-    why = svc.explain(job)
+    return waiting_comment(svc.explain(rec.job), rec.comment, est)
+
+
+NO_NODES = "Not Running: more nodes requested than are in service"
+BUSY = "Not Running: Insufficient amount of resource: nodes"
+
+
+def waiting_comment(why: str | None, comment: str | None, est: int | None) -> str:
+    """Why a queued job is not running: a window or rule that holds it back (``why``, its
+    policy's explanation) says so first; then the job's own comment (requeued,
+    released); then the nodes it waits for (``est``: its planned start, if any)."""
     if why:
         return f"Not Running: {why}"
-    if rec.comment:
-        return rec.comment
-    if est is None:
-        return "Not Running: more nodes requested than are in service"
-    return "Not Running: Insufficient amount of resource: nodes"
+    if comment:
+        return comment
+    return NO_NODES if est is None else BUSY
 
 
 def node_out(

@@ -1,0 +1,202 @@
+"""What the web page draws (``GET /plan``): every unfinished job as a compact row, the
+waiting jobs in each machine's policy order with their planned starts, and each
+machine's nodes, utilization, reservations and closed queue windows.
+
+A :class:`PlanState` holds only plain tuples and lists so that two of them compare
+cheaply: ``planfeed`` compares the state of a request with the last one to tell
+whether anything changed, and which rows. Nothing here depends on the clock's now
+between two events, except the utilization of the last day, which moves in whole
+steps (``DAY_STEP``), and the queue windows, drawn from the start of the day before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from batchd.model.job import Job
+from batchd.model.reservation import Reservation, ResvState
+from batchd.model.states import JobState
+from batchd.model.times import NEVER
+from batchd.server.records import JobRecord
+from batchd.server.service import BatchService
+from batchd.server.views import comment_of, waiting_comment
+from batchd.ui.data import node_runs
+
+DAY = 86_400
+DAY_STEP = 900  # the last day's utilization in steps of 15 emulated minutes
+WINDOW_DAYS = 35  # closed queue windows are listed from the day before now, this many days on
+
+# A job row (batchd.ui.data: JOB_FIELDS), with its reason as text until it is sent.
+Alloc = tuple[tuple[int, ...], ...]
+Row = tuple[int, str, int | None, int, int, int | None, int | None, Alloc | None, str | None]
+Info = tuple[str, str, str]
+
+# Node states, one letter a node (the Machine view's colours).
+IDLE, ALLOCATED, RESERVED = "i", "a", "r"
+OUT_OF_SERVICE = {"offline": "o", "down": "d"}
+
+
+@dataclass(slots=True)
+class PlanState:
+    """The plan at one moment, without the clock's now."""
+
+    rows: dict[int, Row]
+    info: dict[int, Info]
+    order: list[list[int]]  # each machine's waiting jobs in its policy's order
+    machines: list[dict[str, Any]]
+    reservations: list[dict[str, Any]]
+
+    def same_as(self, other: PlanState) -> bool:
+        return (
+            self.machines == other.machines
+            and self.reservations == other.reservations
+            and self.order == other.order
+            and self.rows == other.rows
+            and self.info == other.info
+        )
+
+
+def plan_state(svc: BatchService) -> PlanState:
+    rows: dict[int, Row] = {}
+    info: dict[int, Info] = {}
+    order: list[list[int]] = []
+    records = svc.records
+    now = svc.now
+    policies = [m.policy for m in svc.engine.machines]  # why a job waits, as comment_of asks
+    for m in svc.engine.machines:
+        waiting: list[int] = []
+        for job, start in svc.scheduler.plan(m.index):
+            seq = job.id
+            rec = records.get(seq)
+            if rec is None or seq in rows:
+                continue
+            est = None if start == NEVER else start
+            reason = waiting_comment(policies[job.machine].explain(job, now), rec.comment, est)
+            rows[seq] = (seq, "Q", m.index, job.width, job.estimate, est, None, None, reason)
+            waiting.append(seq)
+        order.append(waiting)
+    for rec in records.values():
+        seq = rec.seq
+        if seq not in rows:
+            rows[seq] = _other_row(svc, rec)
+        job = rec.job
+        info[seq] = (job.name, rec.owner, job.queue)
+    return PlanState(rows, info, order, machine_sections(svc), reservation_rows(svc))
+
+
+def _other_row(svc: BatchService, rec: JobRecord) -> Row:
+    """A job not in any plan: running (its nodes), held, waiting for its time, or queued
+    where no policy lists it."""
+    job = rec.job
+    state = job.state
+    if state is JobState.RUNNING or state is JobState.EXITING:
+        parts = rec.parts or [job]
+        alloc = tuple((p.machine, *node_runs(p.nodes)) for p in parts)
+        return (
+            job.id,
+            state.value,
+            job.machine,
+            job.width,
+            job.estimate,
+            job.start,
+            None,
+            alloc,
+            None,
+        )
+    machine = svc.scheduler.assigned(job) if svc.scheduler.grid is not None else job.machine
+    reason = comment_of(svc, rec, None)
+    return (job.id, state.value, machine, job.width, job.estimate, None, None, None, reason)
+
+
+def machine_sections(svc: BatchService) -> list[dict[str, Any]]:
+    out = []
+    now = svc.now
+    for m, conf in zip(svc.engine.machines, svc.site.machine, strict=True):
+        states = _node_states(svc, m.index, conf.nodes)
+        busy = svc.metrics.busy[m.index]
+        start, means = busy.series(now, DAY_STEP, DAY // DAY_STEP)
+        out.append(
+            {
+                "name": conf.name,
+                "nodes": conf.nodes,
+                "policy": svc.scheduler.choices[m.index].name,
+                "params": dict(svc.scheduler.choices[m.index].params),
+                "order": m.policy.order(),
+                "states": states,
+                "allocated": states.count(ALLOCATED),
+                "day": {
+                    "start": start,
+                    "step": DAY_STEP,
+                    "values": [round(v / conf.nodes, 4) for v in means],
+                },
+                "windows": _closed_windows(svc, m.index, now),
+                "decisions": [list(d) for d in svc.decisions[m.index].entries],
+            }
+        )
+    return out
+
+
+def _node_states(svc: BatchService, machine: int, count: int) -> str:
+    holders = svc.nodes.holders(svc.engine, machine)
+    out = svc.nodes.states
+    letters = []
+    for i in range(count):
+        state = out.get((machine, i))
+        if state is not None:
+            letters.append(OUT_OF_SERVICE.get(state[0], "o"))
+        elif i in holders:
+            letters.append(ALLOCATED if isinstance(holders[i], Job) else RESERVED)
+        else:
+            letters.append(IDLE)
+    return "".join(letters)
+
+
+def _closed_windows(svc: BatchService, machine: int, now: int) -> list[dict[str, Any]]:
+    """When each queue of the machine starts no job: the closed spans of its window, or
+    all of the time for a stopped queue; from the start of the day before now on."""
+    lo = now // DAY * DAY - DAY
+    hi = lo + WINDOW_DAYS * DAY
+    site = svc.site
+    out: list[dict[str, Any]] = []
+    for q in site.queues():
+        if site.machine_index(q.machine) != machine:
+            continue
+        if not q.started:
+            out.append({"queue": q.name, "why": "stopped", "closed": [[lo, hi]]})
+            continue
+        window = svc.scheduler.windows.get(q.name)
+        if window is None:
+            continue
+        closed: list[list[int]] = []
+        t: int | None = lo
+        while t is not None and t < hi:
+            change = window.next_change(t)
+            stop = hi if change is None else min(change, hi)
+            if not window.is_open(t):
+                closed.append([t, stop])
+            t = change
+        out.append({"queue": q.name, "why": q.window_text(), "closed": closed})
+    return out
+
+
+def reservation_rows(svc: BatchService) -> list[dict[str, Any]]:
+    return [
+        _reservation_row(svc, r)
+        for r in svc.reservations.items.values()
+        if r.state is not ResvState.FINISHED
+    ]
+
+
+def _reservation_row(svc: BatchService, resv: Reservation) -> dict[str, Any]:
+    return {
+        "id": svc.resv_id(resv.id),
+        "name": resv.name,
+        "owner": resv.owner,
+        "machine": resv.machine,
+        "state": resv.state.value,
+        "start": resv.start,
+        "end": resv.end,
+        "nodes": resv.width,
+        "runs": list(node_runs(resv.nodes)),
+    }
