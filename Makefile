@@ -41,3 +41,12 @@ prometheus:
 	@sh .ci/install-prometheus
 
 test: prometheus
+
+# The browser tests of the web page (tests/ui/) need Debian's chromium and
+# chromium-driver: installed with apt-get like Prometheus when we may, otherwise one
+# line says why and the tests skip with the reason.
+.PHONY: chromium
+chromium:
+	@sh .ci/install-chromium
+
+test: chromium
