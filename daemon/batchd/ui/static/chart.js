@@ -15,6 +15,7 @@
   const MIN_PLOT = 110;
   const MAX_PLOT = 380;
   const ROW_MAX = 18;
+  const DENSE = 1500;
 
   // Tick steps in seconds, the smallest first.
   const STEPS = [
@@ -39,7 +40,7 @@
     const blocks = store.machines.map((m) => {
       const lanes = (m.windows || []).length;
       const top = height;
-      const plotTop = top + HEAD + lanes * LANE;
+      const plotTop = top + HEAD + lanes * LANE + (lanes > 0 ? 4 : 0);
       const plotH = plotHeight(m.nodes);
       height = plotTop + plotH + GAP;
       return { top, plotTop, plotH, rowH: plotH / m.nodes };
@@ -55,6 +56,7 @@
     drawAxis(root, ticks, x, height);
 
     const now = store.nowEstimate();
+    let drawnJobs = 0;
     store.machines.forEach((m, mi) => {
       const b = blocks[mi];
       const g = UI.svg("g", { class: "machine", "data-machine": m.name });
@@ -100,8 +102,10 @@
         if (parts === null) continue;
         const end = job.state === "F" ? job.end : job.start + Math.max(job.walltime, 1);
         if (!visible(job.start, end)) continue;
-        const cls = ["job", `state-${job.state}`];
+        // Three shades of each state's colour, so that neighbours stand apart.
+        const cls = ["job", `state-${job.state}`, `shade-${job.seq % 3}`];
         if (store.isMine(job)) cls.push("mine");
+        if (layouts[mi].overlaps.has(job.seq)) cls.push("overlap");
         if (matches && matches(job)) cls.push("match");
         const jg = UI.svg("g", {
           class: cls.join(" "), "data-job-id": job.id, "data-seq": job.seq,
@@ -118,6 +122,7 @@
           }, label));
         }
         g.appendChild(jg);
+        drawnJobs += 1;
       }
 
       if (now >= t0 && now <= t1) {
@@ -131,6 +136,8 @@
       }
       root.appendChild(g);
     });
+    // Thousands of jobs at once are slivers: outlines would hide their colours.
+    if (drawnJobs > DENSE) root.classList.add("dense");
     return root;
   };
 

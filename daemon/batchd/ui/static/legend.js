@@ -32,6 +32,10 @@
       const mine = item("your jobs", "transparent");
       mine.firstChild.style.border = `2px solid ${v("--ink")}`;
       plan.appendChild(mine);
+      const over = item("planned over other jobs (see its reason)", "transparent");
+      over.firstChild.style.border = "1px dashed #7a4d00";
+      over.firstChild.style.background = "rgba(240, 160, 48, 0.55)";
+      plan.appendChild(over);
       plan.appendChild(hatched("reservation", v("--reserved")));
       plan.appendChild(hatched("queue closed", v("--closed")));
       plan.appendChild(item("node offline", v("--offline")));

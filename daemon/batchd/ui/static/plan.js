@@ -113,8 +113,9 @@
     // Called as time passes: redraw when now moved far enough to be seen.
     tick() {
       if (!this.follow || this.store.mode !== "live") return;
-      const moved = ((performance.now() - this.drawnAt) / 1000) * this.store.speed;
-      if (moved > this.span / 400) this.render();
+      const wall = performance.now() - this.drawnAt;
+      const moved = (wall / 1000) * this.store.speed;
+      if (moved > this.span / 400 && wall > 500) this.render();
     }
 
     zoom(factor, anchorX) {
@@ -229,7 +230,11 @@
       if (jg) {
         const job = this.store.jobs.get(Number(jg.getAttribute("data-seq")));
         if (job) {
-          this.tooltip.show(e, `Job ${job.id}`, UI.jobRows(this.store, job));
+          const rows = UI.jobRows(this.store, job);
+          if (jg.getAttribute("data-overlap")) {
+            rows.push(["note", "its planned start leaves it too few free nodes: drawn over others"]);
+          }
+          this.tooltip.show(e, `Job ${job.id}`, rows);
           return;
         }
       }
