@@ -178,3 +178,24 @@ async def test_dynp_decisions_are_listed(tmp_path: Path) -> None:
         when, case, order, switched = decisions[-1]
         assert when == T0 and order in ("FCFS", "SJF", "LJF") and isinstance(switched, bool)
         assert body["machines"][0]["order"] == order
+
+
+async def test_a_grid_plan_its_central_queue_and_a_multisite_job(tmp_path: Path) -> None:
+    from test_grid_live import grid_site
+
+    site = grid_site("multisite", select="bestfit-free", min_part="2", overhead="3", p="0.25")
+    async with serve(tmp_path, site) as api:
+        for n in (2, 9, 1):  # test_grid_multisite_live's scene: job 2 runs on a and b
+            await api.submit(nodes=n, walltime=100)
+        await api.submit(nodes=12, walltime=100)  # the whole grid: waits for it
+        _, body, _ = await plan(api)
+        got = rows(body)
+        assert [m["name"] for m in body["machines"]] == ["a", "b"]
+        assert got[2]["alloc"] == [[0, 2, 2], [1, 0, 7]]  # a003-a004, b001-b007
+        assert got[2]["nodes"] == 9 and got[2]["state"] == "R"
+        listed = {j["seq"]: j for j in await api.jobs("")}
+        assert got[4]["state"] == "Q" and got[4]["start"] == listed[4]["est_start"]
+        assert 4 in [seq for order in body["order"] for seq in order]
+        # j1 on a001-a002, j2 on a003-a004 and b001-b007, j3 on b008
+        assert [m["states"] for m in body["machines"]] == ["aaaa", "aaaaaaaa"]
+        assert got[1]["alloc"] == [[0, 0, 2]] and got[3]["alloc"] == [[1, 7, 1]]

@@ -168,6 +168,13 @@ def test_a_wrong_token_is_refused(site: Site) -> None:
     assert site.js("return document.getElementById('login').hidden") is False
     assert site.js("return sessionStorage.getItem('batchd-token')") is None
     assert site.js("return document.querySelectorAll('#gantt g.job').length") == 0
+    # A "token" no header can carry is refused before it is sent.
+    site.open(token="two%0Alines")
+    error = site.wait(
+        lambda: site.js("return document.getElementById('login-error').textContent"),
+        "no refusal shown",
+    )
+    assert error.startswith("That is not a token")
 
 
 def test_the_token_form_opens_the_page(site: Site) -> None:

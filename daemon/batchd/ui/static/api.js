@@ -28,7 +28,8 @@
   UI.forgetToken = () => window.sessionStorage.removeItem(KEY);
 
   class Poller {
-    // onAnswer(answer): a 200; onRefused(message): the token was refused (401);
+    // onAnswer(answer): a 200; onRefused(message): the token was refused (401), or
+    // none was given (message empty);
     // onStatus(text, bad): how the last poll went.
     constructor(store, { onAnswer, onRefused, onStatus }) {
       this.store = store;
@@ -63,6 +64,12 @@
         this.onRefused("");
         return;
       }
+      if (!/^[\x21-\x7e]+$/.test(token)) {
+        // A header cannot carry it (fetch would throw): no daemon could take it.
+        this.stop();
+        this.onRefused("That is not a token: a token is printable ASCII without spaces.");
+        return;
+      }
       const version = this.store.version;
       const headers = { Authorization: `Bearer ${token}`, Accept: "application/json" };
       let url = "/plan";
@@ -77,7 +84,7 @@
         } else if (resp.status === 401) {
           const body = await resp.json().catch(() => ({}));
           this.stop();
-          this.onRefused(body.message || "the token was refused");
+          this.onRefused(`The daemon refused the token: ${body.message || "401"}`);
           return;
         } else if (resp.ok) {
           const answer = await resp.json();

@@ -114,7 +114,7 @@
       this.store.reset();
       $("app").hidden = true;
       $("login").hidden = false;
-      $("login-error").textContent = message ? `The daemon refused the token: ${message}` : "";
+      $("login-error").textContent = message;
       $("token-input").focus();
     }
 
