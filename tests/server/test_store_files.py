@@ -68,3 +68,11 @@ def test_state_files_of_an_older_batchd_are_narrowed(tmp_path: Path) -> None:
     finally:
         store.close()
         old.close()
+
+
+def test_a_store_in_memory_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    store = Store(":memory:")
+    store.put_meta("k", "v")
+    store.commit()
+    assert list(tmp_path.iterdir()) == []

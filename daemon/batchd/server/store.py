@@ -100,9 +100,11 @@ class Store:
         self._resvs: dict[int, str] = {}
         self._nodes: dict[tuple[int, int], tuple[str, str | None] | None] = {}
         self._meta: dict[str, str] = {}
+        in_memory = str(path) == ":memory:"
         try:
-            make_dirs(self.path.parent, 0o700)
-            _make_private(self.path)
+            if not in_memory:
+                make_dirs(self.path.parent, 0o700)
+                _make_private(self.path)
             self.db = sqlite3.connect(self.path, isolation_level=None)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute(f"PRAGMA synchronous={sync.upper()}")
