@@ -224,6 +224,19 @@ def _primetime_params() -> type[BaseModel]:
     return PrimeTimeParams
 
 
+def _prio_fifo(_params: Any, _ctx: BuildContext) -> Policy:
+    from batchd.sched.easy import EasyPolicy
+    from batchd.sched.order import prio_key
+
+    return EasyPolicy("prio-fifo", prio_key)
+
+
+def _utility_easy(_params: Any, _ctx: BuildContext) -> Policy:
+    from batchd.sched.utility_easy import UtilityEasy
+
+    return UtilityEasy()
+
+
 def _builtin() -> None:
     register(
         PolicySpec(
@@ -280,6 +293,23 @@ def _builtin() -> None:
             _primetime_params,
         )
     )
+    register(
+        PolicySpec(
+            "prio-fifo",
+            "strict priority classes (the trace's priority_class, 0 first; after qsub -p), "
+            "FCFS within each, EASY backfilling (seed 003)",
+            _prio_fifo,
+        )
+    )
+    register(
+        PolicySpec(
+            "utility-easy",
+            "EASY backfilling on the order by current utility per node-hour: what a job "
+            "earns if it starts now and runs its estimate (seed 003)",
+            _utility_easy,
+        )
+    )
+
 
 
 _builtin()
