@@ -237,6 +237,18 @@ def _utility_easy(_params: Any, _ctx: BuildContext) -> Policy:
     return UtilityEasy()
 
 
+def _ga(params: Any, ctx: BuildContext) -> Policy:
+    from batchd.sched.ga.policy import GeneticPolicy
+
+    return GeneticPolicy(params, ctx)
+
+
+def _ga_params() -> type[BaseModel]:
+    from batchd.sched.ga.policy import GAParams
+
+    return GAParams
+
+
 def _builtin() -> None:
     register(
         PolicySpec(
@@ -309,7 +321,16 @@ def _builtin() -> None:
             _utility_easy,
         )
     )
-
+    register(
+        PolicySpec(
+            "ga",
+            "EASY backfilling on the queue order a genetic search finds for aggregate "
+            "utility at every step (seed 003; population=20, generations=100, "
+            "mutation=0.1, searched=200, budget=SECONDS, seed=S)",
+            _ga,
+            _ga_params,
+        )
+    )
 
 
 _builtin()
