@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from batchd.model.job import Job
 from batchd.sched.ga.problem import Problem, worth_searching
-from batchd.sched.ga.search import SearchResult, search
+from batchd.sched.ga.search import SearchResult, search, warm_up
 from batchd.sched.order import fcfs_key
 from batchd.sched.policy import BuildContext, MachineView, Placement
 from batchd.sched.reordered import ReorderedEasy
@@ -68,6 +68,8 @@ class GeneticPolicy(ReorderedEasy):
         seed = params.seed if params.seed is not None else ctx.rng.getrandbits(64)
         self.rng = np.random.default_rng(seed)
         self.offload = ctx.offload
+        if ctx.offload is not None:
+            warm_up()
         budget = params.budget
         if budget is None:
             budget = DAEMON_BUDGET if ctx.offload is not None else 0.0

@@ -98,3 +98,16 @@ def search(
         seconds=clock() - began,
         stopped=stopped,
     )
+
+
+def warm_up() -> None:
+    """Load the compiled loops (from numba's cache on disk, else compiling them) with a
+    tiny search: about a second that holds the GIL, which the daemon spends when it builds
+    the policy rather than in its first search, beside the event loop."""
+    from batchd.model.job import Job
+    from batchd.model.utility import Utility
+
+    worth = Utility([(0, 2), (10, 0)])
+    jobs = [Job(id=i, submit=0, width=1, estimate=5, runtime=5, utility=worth) for i in (1, 2)]
+    problem = Problem.build(0, 1, [], [], jobs, 2)
+    search(problem, size=len(SEEDS), generations=1, mutation=1.0, rng=np.random.default_rng(0))

@@ -51,9 +51,11 @@ from batchd.server.service.history import History
 from batchd.server.service.journal import Journal
 from batchd.server.service.lifecycle import Lifecycle
 from batchd.server.service.nodes import Nodes
+from batchd.server.service.pool_observer import PoolObserver
 from batchd.server.service.reservations import Reservations
 from batchd.server.service.saving import SaveStatus
 from batchd.server.service.scheduler import Scheduler, grid_refusal
+from batchd.server.service.searches import SearchWorker
 from batchd.server.store import Saved, SaveError, Store, StoreError
 from batchd.site.config import SiteConfig
 
@@ -64,20 +66,6 @@ def not_saved(cause: str) -> ApiError:
     return unavailable(
         f"the state could not be saved: {cause}; nothing was changed, try again later"
     )
-
-
-class PoolObserver:
-    """A machine's self-tuning policy reports to the live metrics under its pool."""
-
-    def __init__(self, metrics: LiveMetrics, pool: str) -> None:
-        self.metrics = metrics
-        self.pool = pool
-
-    def switched(self, old: str, new: str) -> None:
-        self.metrics.policy_switched(self.pool, old, new)
-
-    def tuned(self, case: str, seconds: float) -> None:
-        self.metrics.tuned(self.pool, case, seconds)
 
 
 class BatchService:
@@ -116,6 +104,7 @@ class BatchService:
         self.lost: str | None = None  # why the state file can be neither written nor read
         self.on_lost: list[Callable[[], None]] = []
         self._on_change: list[Callable[[], None]] = []
+        self.searches = SearchWorker()  # kept across rebuilds: a stale search is ignored
         self._build(clock.start)
 
     def _build(self, now: int) -> None:
@@ -130,7 +119,7 @@ class BatchService:
         self.journal.on_retired.append(self._retire)
         self.journal.before_commit.append(self._note_assignments)
         self.access = Access(site.auth, self.daemon_user)
-        self.scheduler = Scheduler(site, self.calendar)
+        self.scheduler = Scheduler(site, self.calendar, offload=self.searches)
         self.scheduler.observers = [PoolObserver(self.metrics, m.name) for m in site.machine]
         grid = Grid([Machine(m.name, m.nodes, m.description) for m in site.machine])
         self.engine = Engine(grid, self.scheduler.policies(), kill=True, keep_finished=False)
@@ -170,12 +159,15 @@ class BatchService:
         return self._on_change
 
     def sync(self) -> None:
-        """Process every event up to the clock's now (each event second has its pass)."""
+        """Process every event up to the clock's now (each event second has its pass),
+        then the pass a finished search asks for."""
         now = self.clock.now()
         nxt = self.engine.next_event_time()
         if now > self.engine.now or (nxt is not None and nxt <= now):
             self.metrics.timed(lambda: self.engine.advance_to(now))
             self.scheduler.changed()
+        if self.searches.take_due():
+            self._pass()
 
     def catch_up(self) -> None:
         """The engine at the clock's now, and everything that happened until then saved
