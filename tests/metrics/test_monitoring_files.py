@@ -296,6 +296,7 @@ def test_rows_hold_what_they_are_named_for(dashboard: dict) -> None:
         "batchd_dynp_decider_calls_total",
         "batchd_scheduler_cycle_seconds_bucket",
         "batchd_dynp_tuning_seconds_bucket",
+        "batchd_ga_search_seconds_bucket",
         "batchd_jobs_started_total",
     } <= names("Scheduler")
     assert {

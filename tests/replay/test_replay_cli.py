@@ -42,7 +42,7 @@ EXPECTED_KEYS = {
     "nodes",
     "wall_seconds",
 }
-NON_DYNP = [p for p in policy_names() if not p.startswith("dynp") and p != "primetime"]
+NON_DYNP = [p for p in policy_names() if not p.startswith("dynp") and p not in ("primetime", "ga")]
 
 
 def batchd_command() -> list[str]:
@@ -303,6 +303,15 @@ def test_summary_json_keys(tmp_path: Path, policy: str) -> None:
     assert set(SUMMARY_KEYS) == EXPECTED_KEYS
     assert summary["policy"] == policy
     assert summary["skipped"] == {"width<=0": 0, "runtime<0": 0, "wider_than_machine": 0}
+
+
+def test_summary_json_keys_ga(tmp_path: Path) -> None:
+    summary = summary_of(tmp_path, str(METRICS_SWF), "--policy", "ga", "--nodes", "4")
+    assert set(summary) == EXPECTED_KEYS | {"ga"}
+    assert set(summary["ga"]) == {
+        "searches", "generations", "budget_stops", "improved_share", "avg_jobs",
+        "search_seconds_mean", "search_seconds_max",
+    }  # fmt: skip
 
 
 def test_summary_json_keys_primetime(tmp_path: Path) -> None:

@@ -106,3 +106,27 @@ def test_a_replay_whose_jobs_no_window_lets_run_stops_and_says_why(tmp_path: Pat
     write_trace(trace, 60, seed=9)
     with pytest.raises(StuckJobsError, match="no window lets them run .*nonprime time"):
         run_replay(ReplayOptions(trace=str(trace), machine=str(site)))
+
+
+def test_the_daemon_serves_priority_classes_as_the_replay_does(tmp_path: Path) -> None:
+    """prio-fifo on a trace whose jobs carry priority_class= tokens (as `batchd utility`
+    writes them): `serve --replay` injects each job with its class."""
+    jobs = 60
+    site = tmp_path / "site.toml"
+    site.write_text(SITE.format(policy="prio-fifo", overflow="kill", params="", window=DAY))
+    trace = tmp_path / "trace.swf"
+    write_trace(trace, jobs, seed=3)
+    lines = trace.read_text().splitlines()
+    trace.write_text(
+        "\n".join(
+            line if line.startswith(";") else f"{line} priority_class={int(line.split()[0]) % 3}"
+            for line in lines
+        )
+        + "\n"
+    )
+    replay = run_replay(ReplayOptions(trace=str(trace), machine=str(site)))
+    expected = {j.id: (j.start if j.start >= 0 else None, j.end, j.outcome) for j in replay.jobs}
+    fcfs = run_replay(ReplayOptions(trace=str(trace), machine=str(site), policy="fcfs-easy"))
+    # The classes matter: fcfs-easy, which ignores them, starts some job at another time.
+    assert {j.id: j.start for j in fcfs.jobs} != {j.id: j.start for j in replay.jobs}
+    assert live_schedule(tmp_path, site, trace, jobs) == expected

@@ -128,3 +128,27 @@ async def test_the_metrics_count_utility_earned_and_lost(api: Api) -> None:
 
     assert sample("batchd_utility_earned_total") == pytest.approx(1000 - 200 * 50 / 3600)
     assert sample("batchd_utility_lost_total") == pytest.approx(200 * 50 / 3600)
+
+
+async def test_a_replayed_trace_brings_priority_classes_kept_across_a_restart(
+    tmp_path: Path,
+) -> None:
+    # serve --replay: the priority_class= token (batchd utility writes it) rides with the
+    # job into the daemon, where prio-fifo ranks by it, and is saved with it.
+    from batchd.server.feed import ReplayFeed
+
+    path = tmp_path / "state.db"
+    trace = tmp_path / "p.swf"
+    std = "-1 -1 1 100 -1 1 1 1 -1 1 -1 -1 -1"  # fields 6 to 18
+    trace.write_text(f"1 0 -1 50 1 {std} priority_class=4\n2 10 -1 50 1 {std}\n")
+    async with start_api(new_service(path)) as api:
+        await api.submit("alice", nodes=8, walltime=1000)  # keeps the trace jobs waiting
+        feed = ReplayFeed(api.svc, str(trace), origin=T0)
+        api.svc.replay = feed
+        feed.start()
+        api.at(20)
+        assert {j["name"]: j["state"] for j in await api.jobs()}["swf1"] == "Q"
+    svc = BatchService(site_config(), VirtualClock(T0 + 30), Store(path), daemon_user="batchd")
+    svc.restore(Store(path).load())
+    classes = {rec.job.name: rec.job.priority_class for rec in svc.records.values()}
+    assert classes == {"STDIN": 0, "swf1": 4, "swf2": 0}

@@ -108,6 +108,14 @@ def test_doubling_copies_utility_and_tokens(tmp_path: Path) -> None:
     assert twice[1].utility == wl.jobs[0].utility
 
 
+def test_the_priority_class_token_and_its_copies(tmp_path: Path) -> None:
+    text = f"; MaxNodes: 8\n{LINE_A} priority_class=3\n{LINE_B}\n{LINE_C} priority_class=0\n"
+    wl = load_swf(_trace(tmp_path, text), nodes=8)
+    assert [j.priority_class for j in wl.jobs] == [3, 0, 0]
+    assert [j.priority for j in wl.jobs] == [0, 0, 0]  # the PBS priority is another thing
+    assert [j.priority_class for j in double_jobs(wl.jobs)] == [3, 3, 0, 0, 0, 0]
+
+
 @pytest.mark.parametrize(
     ("tail", "message"),
     [
@@ -118,6 +126,8 @@ def test_doubling_copies_utility_and_tokens(tmp_path: Path) -> None:
         ("utility=0:5,10:6", "t.swf:2: token utility: point 2 (10:6): values must never increase"),
         ("utility=0:5,1h:0", "t.swf:2: token utility: point 2 ('1h:0'): '1h' is not a time in"),
         ("utility=5:5,10:0", "t.swf:2: token utility: point 1 (5:5): the first time must be 0"),
+        ("priority_class=-1", "t.swf:2: token priority_class: '-1' is not a priority class"),
+        ("priority_class=high", "t.swf:2: token priority_class: 'high' is not a priority"),
     ],
 )
 def test_a_bad_token_names_its_line(tmp_path: Path, tail: str, message: str) -> None:

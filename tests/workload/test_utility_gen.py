@@ -138,9 +138,12 @@ def test_trace_augmented_every_job_valid_and_same_bytes_for_a_seed(tmp_path: Pat
     last = rows[-1][2]
     # The old utility token is replaced, other tokens kept after the new ones.
     assert last[0].startswith("utility=") and last[0] != "utility=0:1,5:0"
-    assert last[1:] == ("utility_decay=" + last[1].split("=")[1], "site=north")
+    # Job 300 is in queue 1: priority class 1, the token prio-fifo ranks it by.
+    assert last[1:] == ("utility_decay=" + last[1].split("=")[1], "priority_class=1", "site=north")
     jobs = load_swf(a, nodes=144).jobs
     assert all(j.utility is not None for j in jobs)
+    # Queues 0-5 map to classes 0-5; queue 6 is not in the map and takes the lowest, 5.
+    assert [j.priority_class for j in jobs[:8]] == [1, 2, 3, 4, 5, 5, 0, 1]
     src_lines = [x for x in src.read_text().splitlines() if not x.startswith(";")]
     out_lines = [x for x in a.read_text().splitlines() if not x.startswith(";")]
     assert all(

@@ -32,6 +32,10 @@ SLOWDOWN_BUCKETS = (1.0, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0, 1000
 CYCLE_BUCKETS = (
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
 )  # fmt: skip
+SEARCH_BUCKETS = (
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+)  # fmt: skip
+SEARCH_STOPS = ("generations", "budget")
 SLOWDOWN_BOUND = 60  # seconds: short jobs do not blow up the slowdown (as SLDwW60)
 
 JOB_STATES = ("queued", "held", "waiting", "running")
@@ -199,6 +203,13 @@ METRICS: tuple[MetricDef, ...] = (
         "histogram",
         (),
         "Wall time of one self-tuning step (three plans and the decider)",
+    ),
+    MetricDef(
+        "batchd_ga_search_seconds",
+        "histogram",
+        ("stop",),
+        "Wall time of one ga search (a step's generations, off the event loop), by what "
+        "stopped it: generations (all ran) or budget (the time budget ran out first)",
     ),
     MetricDef(
         "batchd_scheduler_cycle_seconds",

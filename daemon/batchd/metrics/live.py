@@ -19,6 +19,8 @@ from batchd.metrics.catalog import (
     BY_NAME,
     CYCLE_BUCKETS,
     OUTCOMES,
+    SEARCH_BUCKETS,
+    SEARCH_STOPS,
     SLOWDOWN_BOUND,
     SLOWDOWN_BUCKETS,
     TIME_BUCKETS,
@@ -126,6 +128,9 @@ class LiveMetrics:
         self.slowdown = Children(_histogram("batchd_job_slowdown", reg, SLOWDOWN_BUCKETS))
         self.cycle = _histogram("batchd_scheduler_cycle_seconds", reg, CYCLE_BUCKETS)
         self.tuning = _histogram("batchd_dynp_tuning_seconds", reg, CYCLE_BUCKETS)
+        self.search = Children(_histogram("batchd_ga_search_seconds", reg, SEARCH_BUCKETS))
+        for stop in SEARCH_STOPS:
+            self.search(stop)
         self.user_submitted: Children | None = None
         self.grid_started: Children | None = None  # a grid site's starts by machine
         self.structure = ""
@@ -226,6 +231,10 @@ class LiveMetrics:
         """A self-tuning step of a pool's policy: its Table 1 case and how long it took."""
         self.cases(pool, case).inc()
         self.tuning.observe(seconds)
+
+    def searched(self, seconds: float, stopped: str) -> None:
+        """A searching policy's step: its search took ``seconds``, stopped by ``stopped``."""
+        self.search(stopped).observe(seconds)
 
     def timed(self, fn: Callable[[], None]) -> None:
         """Run one scheduling cycle and observe how long it took."""

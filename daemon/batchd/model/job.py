@@ -41,6 +41,9 @@ class Job:
     record: tuple[float | int, ...] | None = None  # the SWF fields it came from
     utility: Utility | None = None  # what its result is worth by turnaround (seed 003)
     swf_tokens: tuple[str, ...] = ()  # the key=value tokens after its SWF fields, as read
+    # The trace's priority class, 0 the highest (seed 003's normalised priority, the
+    # priority_class= token): prio-fifo ranks by it after the PBS priority.
+    priority_class: int = 0
 
     @property
     def duration(self) -> int:

@@ -33,6 +33,11 @@ def ljf_key(job: Job) -> tuple[int, ...]:
 ORDERS: dict[str, OrderKey] = {"fcfs": fcfs_key, "sjf": sjf_key, "ljf": ljf_key}
 
 
+def prio_key(job: Job) -> tuple[int, ...]:
+    """prio-fifo: strict priority classes (0 first, after the PBS priority), FCFS within."""
+    return (-job.priority, job.priority_class, job.submit, job.id)
+
+
 class OrderedQueue:
     """Waiting jobs sorted by an order key, with their widths and durations alongside.
 

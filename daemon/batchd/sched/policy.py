@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeVar
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 Overflow = Literal["kill", "requeue"]
 P = TypeVar("P", bound="Policy")
+T = TypeVar("T")
 
 
 class MachineView(Protocol):
@@ -73,11 +75,16 @@ class Placement(NamedTuple):
 
 
 class PolicyObserver(Protocol):
-    """Who wants to know when a self-tuning policy switches or tunes (the live metrics)."""
+    """Who wants to know when a self-tuning policy switches or tunes, or a searching
+    policy has searched (the live metrics)."""
 
     def switched(self, old: str, new: str) -> None: ...
 
     def tuned(self, case: str, seconds: float) -> None: ...
+
+    def searched(self, seconds: float, stopped: str) -> None:
+        """A search of one step took ``seconds``; ``stopped``: generations or budget."""
+        ...
 
 
 class QuietObserver:
@@ -89,8 +96,22 @@ class QuietObserver:
     def tuned(self, case: str, seconds: float) -> None:
         pass
 
+    def searched(self, seconds: float, stopped: str) -> None:
+        pass
+
 
 QUIET = QuietObserver()
+
+
+class Offload(Protocol):
+    """Where a policy's long computation runs off the thread that schedules.
+
+    The daemon's is a worker thread: the event loop goes on answering requests, and the
+    daemon runs a scheduling pass when the work is done (the policy then takes its
+    result). A replay has none: a policy computes within its pass.
+    """
+
+    def submit(self, work: Callable[[], T]) -> Future[T]: ...
 
 
 @dataclass(frozen=True)
@@ -101,7 +122,8 @@ class BuildContext:
     policy that needs the size takes the capacity it first sees). Calendar time is
     emulated time plus ``origin``: a replayed trace counts from 0 and its header says
     when that was; the daemon's clock counts from the epoch. ``seed`` seeds ``rng``,
-    the only source of randomness a policy may use.
+    the only source of randomness a policy may use. ``offload`` runs long searches off
+    the daemon's event loop (None in a replay: they run in the pass).
     """
 
     machine: int = 0
@@ -110,6 +132,7 @@ class BuildContext:
     origin: int = 0
     seed: int = 0
     rng: random.Random = field(default_factory=random.Random)
+    offload: Offload | None = None
 
     def __post_init__(self) -> None:
         self.rng.seed(self.seed)

@@ -224,6 +224,31 @@ def _primetime_params() -> type[BaseModel]:
     return PrimeTimeParams
 
 
+def _prio_fifo(_params: Any, _ctx: BuildContext) -> Policy:
+    from batchd.sched.easy import EasyPolicy
+    from batchd.sched.order import prio_key
+
+    return EasyPolicy("prio-fifo", prio_key)
+
+
+def _utility_easy(_params: Any, _ctx: BuildContext) -> Policy:
+    from batchd.sched.utility_easy import UtilityEasy
+
+    return UtilityEasy()
+
+
+def _ga(params: Any, ctx: BuildContext) -> Policy:
+    from batchd.sched.ga.policy import GeneticPolicy
+
+    return GeneticPolicy(params, ctx)
+
+
+def _ga_params() -> type[BaseModel]:
+    from batchd.sched.ga.policy import GAParams
+
+    return GAParams
+
+
 def _builtin() -> None:
     register(
         PolicySpec(
@@ -278,6 +303,32 @@ def _builtin() -> None:
             "overflow=kill|requeue, calendar=default|HOLIDAYS_FILE, timezone=ZONE, must_fit=true)",
             _primetime,
             _primetime_params,
+        )
+    )
+    register(
+        PolicySpec(
+            "prio-fifo",
+            "strict priority classes (the trace's priority_class, 0 first; after qsub -p), "
+            "FCFS within each, EASY backfilling (seed 003)",
+            _prio_fifo,
+        )
+    )
+    register(
+        PolicySpec(
+            "utility-easy",
+            "EASY backfilling on the order by current utility per node-hour: what a job "
+            "earns if it starts now and runs its estimate (seed 003)",
+            _utility_easy,
+        )
+    )
+    register(
+        PolicySpec(
+            "ga",
+            "EASY backfilling on the queue order a genetic search finds for aggregate "
+            "utility at every step (seed 003; population=20, generations=100, "
+            "mutation=0.1, searched=200, budget=SECONDS, seed=S)",
+            _ga,
+            _ga_params,
         )
     )
 

@@ -287,6 +287,12 @@ async def serve(opts: ServeOptions) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
 
+    def search_done() -> None:
+        """On the search worker's thread: wake the loop for the pass that uses it."""
+        loop.call_soon_threadsafe(wake.set)
+
+    svc.searches.wakers.append(search_done)
+
     def hangup() -> None:
         reload.set()
         wake.set()

@@ -23,8 +23,8 @@ class TraceColumns:
     """A trace's jobs as columns of ints: what the feed injects, in a few dozen bytes a job.
 
     A ``Job`` read from a trace keeps its whole SWF record; the feed needs only the
-    shape, the owner, the name and the utility function of each, and holds them for
-    the replay's months.
+    shape, the owner, the name, the utility function and the priority class of each,
+    and holds them for the replay's months.
     """
 
     def __init__(self, jobs: Sequence[Job]) -> None:
@@ -38,8 +38,10 @@ class TraceColumns:
         self.owners = list(owners)
         names = [j.name for j in jobs]
         self.names = names if any(names) else None
-        # Utility functions (seed 003), for the few traces that carry them: by job index.
+        # Utility functions and priority classes (seed 003), for the few traces that carry
+        # them: by job index.
         self.utilities = {i: j.utility for i, j in enumerate(jobs) if j.utility is not None}
+        self.classes = {i: j.priority_class for i, j in enumerate(jobs) if j.priority_class}
 
     def __len__(self) -> int:
         return len(self.submit)
@@ -54,6 +56,7 @@ class TraceColumns:
             runtime=self.runtime[i],
             name=self.names[i] if self.names is not None else "",
             utility=self.utilities.get(i),
+            priority_class=self.classes.get(i, 0),
         )
         return job, self.owners[self.owner[i]]
 

@@ -131,6 +131,7 @@ class JobRecord:
             "grid_machine": self.assigned,
             **(self._parts_row() if self.parts else {}),
             **({"utility": [list(p) for p in j.utility.points]} if j.utility else {}),
+            **({"priority_class": j.priority_class} if j.priority_class else {}),
         }
 
     def _parts_row(self) -> dict[str, Any]:
@@ -165,6 +166,7 @@ class JobRecord:
             submit_plan=row["submit_plan"],
             started_by=row["started_by"],
             utility=Utility((t, v) for t, v in row["utility"]) if row.get("utility") else None,
+            priority_class=row.get("priority_class", 0),
         )
         parts = [
             Job(

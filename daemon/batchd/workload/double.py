@@ -58,6 +58,7 @@ def double_jobs(jobs: Sequence[Job]) -> list[Job]:
                 record=record,
                 utility=job.utility,
                 swf_tokens=job.swf_tokens,
+                priority_class=job.priority_class,
             )
         )
     return out

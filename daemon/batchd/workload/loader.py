@@ -20,6 +20,7 @@ from batchd.workload.swf import (
     SWFHeader,
     check_tokens,
     iter_swf_tokens,
+    priority_class_of,
     read_header,
 )
 from batchd.workload.swf_table import Column, SWFTable, read_swf_table
@@ -154,10 +155,12 @@ def _jobs_from_records(
 
 
 def _take_tokens(job: Job, tokens: tuple[str, ...]) -> None:
-    """Give a job the tokens of its SWF line and the utility function among them."""
+    """Give a job the tokens of its SWF line, and the utility function and the priority
+    class among them."""
     job.swf_tokens = tokens
     if any(t.startswith(UTILITY_KEY + "=") for t in tokens):
         job.utility = check_tokens("", 0, tokens)  # checked already when read
+    job.priority_class = priority_class_of(tokens)
 
 
 def _jobs_from_table(

@@ -34,6 +34,7 @@ __all__ = [
     "iter_swf",
     "iter_swf_tokens",
     "open_text",
+    "priority_class_of",
     "read_header",
     "write_jobs_csv",
     "write_swf",
@@ -100,6 +101,9 @@ _LEADING_INT_RE = re.compile(r"^\s*([+-]?\d+)")
 # A token after the 18 fields: key=value, the key a name, the value anything but blanks.
 _TOKEN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)=(\S+)$")
 UTILITY_KEY = "utility"
+# The job's priority class, 0 the highest (batchd utility writes it; prio-fifo ranks by it).
+PRIORITY_CLASS_KEY = "priority_class"
+_CLASS_RE = re.compile(r"^\d{1,9}$")
 
 
 class SWFError(ValueError):
@@ -300,7 +304,23 @@ def check_tokens(
                 utility = Utility.parse(value, seconds_only=True)
             except UtilityError as exc:
                 raise SWFError(path, line_no, f"token {UTILITY_KEY}: {exc}") from None
+        elif key == PRIORITY_CLASS_KEY and _CLASS_RE.match(value) is None:
+            raise SWFError(
+                path,
+                line_no,
+                f"token {PRIORITY_CLASS_KEY}: {value!r} is not a priority class "
+                "(an integer from 0, the highest, up to 999999999)",
+            )
     return utility
+
+
+def priority_class_of(tokens: Sequence[str]) -> int:
+    """The priority class a job line's tokens give (checked by ``check_tokens``), else 0."""
+    prefix = PRIORITY_CLASS_KEY + "="
+    for token in tokens:
+        if token.startswith(prefix):
+            return int(token[len(prefix) :])
+    return 0
 
 
 # --------------------------------------------------------------------------------------------

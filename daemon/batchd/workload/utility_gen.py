@@ -1,7 +1,8 @@
 """Synthetic utility functions for a real trace (seed 003, sec. 4).
 
 Each job line of the trace gets a ``utility=`` token (and ``utility_decay=``, the decay
-type drawn) after its 18 fields; the lines are otherwise written as read.
+type drawn, and ``priority_class=``, the job's normalised priority, by which ``prio-fifo``
+ranks it) after its 18 fields; the lines are otherwise written as read.
 
 - Priority: the job's queue (field 15) through a queue-to-priority map, normalised to
   0 (highest) .. N-1 (lowest). A queue not in the map takes the lowest priority.
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 from batchd.model.utility import Utility, format_number
 from batchd.workload.swf import (
     N_FIELDS,
+    PRIORITY_CLASS_KEY,
     UTILITY_KEY,
     PathLike,
     SWFHeader,
@@ -55,6 +57,7 @@ __all__ = [
 
 DECAYS: tuple[str, ...] = ("expected-linear", "expected-exponential", "step")
 DECAY_KEY = "utility_decay"
+_WRITTEN = (UTILITY_KEY, DECAY_KEY, PRIORITY_CLASS_KEY)  # replaced where a line has them
 # The 18 fields of a job line as written (their spacing kept), without what follows.
 _FIELDS_RE = re.compile(rf"^\s*(?:\S+\s+){{{N_FIELDS - 1}}}\S+")
 
@@ -231,10 +234,15 @@ def augment_trace(
             stats.by_decay[decay] += 1
             stats.by_priority[prio] += 1
             stats.start_value_sum += start
-            kept = [t for t in tokens if t.partition("=")[0] not in (UTILITY_KEY, DECAY_KEY)]
+            kept = [t for t in tokens if t.partition("=")[0] not in _WRITTEN]
             m = _FIELDS_RE.match(line)
             body = m.group(0) if m is not None else " ".join(line.split()[:N_FIELDS])
-            new = [f"{UTILITY_KEY}={util.format()}", f"{DECAY_KEY}={decay}", *kept]
+            new = [
+                f"{UTILITY_KEY}={util.format()}",
+                f"{DECAY_KEY}={decay}",
+                f"{PRIORITY_CLASS_KEY}={prio}",
+                *kept,
+            ]
             out.write(" ".join([body, *new]) + "\n")
     return stats
 

@@ -55,6 +55,7 @@ from batchd.server.service.observers import DecisionLog, PoolObserver
 from batchd.server.service.reservations import Reservations
 from batchd.server.service.saving import SaveStatus
 from batchd.server.service.scheduler import Scheduler, grid_refusal
+from batchd.server.service.searches import SearchWorker
 from batchd.server.store import Saved, SaveError, Store, StoreError
 from batchd.site.config import SiteConfig
 
@@ -105,6 +106,7 @@ class BatchService:
         self._on_change: list[Callable[[], None]] = []
         # Each machine's latest self-tuning decisions (the web page's Queue view).
         self.decisions = [DecisionLog(lambda: self.engine.now) for _ in site.machine]
+        self.searches = SearchWorker()  # kept across rebuilds: a stale search is ignored
         self._build(clock.start)
 
     def _build(self, now: int) -> None:
@@ -119,7 +121,7 @@ class BatchService:
         self.journal.on_retired.append(self._retire)
         self.journal.before_commit.append(self._note_assignments)
         self.access = Access(site.auth, self.daemon_user)
-        self.scheduler = Scheduler(site, self.calendar)
+        self.scheduler = Scheduler(site, self.calendar, offload=self.searches)
         self.scheduler.observers = [
             PoolObserver(self.metrics, m.name, self.decisions[i], self._order_of(i))
             for i, m in enumerate(site.machine)
@@ -165,12 +167,15 @@ class BatchService:
         return self._on_change
 
     def sync(self) -> None:
-        """Process every event up to the clock's now (each event second has its pass)."""
+        """Process every event up to the clock's now (each event second has its pass),
+        then the pass a finished search asks for."""
         now = self.clock.now()
         nxt = self.engine.next_event_time()
         if now > self.engine.now or (nxt is not None and nxt <= now):
             self.metrics.timed(lambda: self.engine.advance_to(now))
             self.scheduler.changed()
+        if self.searches.take_due():
+            self._pass()
 
     def catch_up(self) -> None:
         """The engine at the clock's now, and everything that happened until then saved

@@ -196,6 +196,7 @@ class Lifecycle:
             name=job.name or f"swf{job.id}",
             machine=self.machine_of(queue),
             utility=job.utility,
+            priority_class=job.priority_class,
         )
         rec = JobRecord(
             job=new, owner=owner, ctime=now, qtime=now, etime=now, runtime_given=job.runtime

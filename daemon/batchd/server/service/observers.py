@@ -1,5 +1,5 @@
-"""What a machine's self-tuning policy reports: counted in the live metrics, and its
-latest decisions kept for the web page's Queue view (docs/ui.md)."""
+"""What a machine's policy reports (switches, tuning, searches): counted in the live
+metrics, and its latest self-tuning decisions kept for the web page's Queue view (docs/ui.md)."""
 
 from __future__ import annotations
 
@@ -55,3 +55,6 @@ class PoolObserver:
         self.metrics.tuned(self.pool, case, seconds)
         if self.decisions is not None:
             self.decisions.decided(case, self.order() if self.order is not None else "")
+
+    def searched(self, seconds: float, stopped: str) -> None:
+        self.metrics.searched(seconds, stopped)

@@ -28,7 +28,7 @@ from batchd.model.times import NEVER
 from batchd.model.windows import TimeWindow, make_window
 from batchd.sched.gate import WindowGate
 from batchd.sched.grid import GridError, GridLayer, make_grid
-from batchd.sched.policy import BuildContext, Policy, PolicyObserver
+from batchd.sched.policy import BuildContext, Offload, Policy, PolicyObserver
 from batchd.sched.queues import QueueSpec, queue_classes, queue_gate
 from batchd.sched.registry import PolicyError, get_spec, make_policy, parse_params, policy_names
 from batchd.server.errors import bad_request
@@ -77,9 +77,12 @@ def grid_refusal(site: SiteConfig, structure: str | None = None) -> str | None:
 
 
 class Scheduler:
-    def __init__(self, site: SiteConfig, calendar: PrimeCalendar) -> None:
+    def __init__(
+        self, site: SiteConfig, calendar: PrimeCalendar, offload: Offload | None = None
+    ) -> None:
         self.site = site
         self.calendar = calendar
+        self.offload = offload  # where searching policies search (the service's worker)
         self.choices = [Choice(site.server.policy, site.server.params()) for _ in site.machine]
         table = site.grid_table
         self.grid = GridChoice(table.structure, table.raw()) if table is not None else None
@@ -107,7 +110,10 @@ class Scheduler:
     def build(self, machine: int, choice: Choice) -> WindowGate:
         """The policy of ``machine``: the choice, built for it, behind its queues' windows."""
         context = BuildContext(
-            machine=machine, nodes=self.site.machine[machine].nodes, calendar=self.calendar
+            machine=machine,
+            nodes=self.site.machine[machine].nodes,
+            calendar=self.calendar,
+            offload=self.offload,
         )
         inner = make_policy(choice.name, choice.params, context)
         gate = queue_gate(
@@ -142,7 +148,7 @@ class Scheduler:
         if refused is not None:
             raise bad_request(refused)
         contexts = [
-            BuildContext(machine=i, nodes=m.nodes, calendar=self.calendar)
+            BuildContext(machine=i, nodes=m.nodes, calendar=self.calendar, offload=self.offload)
             for i, m in enumerate(site.machine)
         ]
         try:
