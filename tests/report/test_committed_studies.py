@@ -92,18 +92,20 @@ def test_dynp_report_is_identical_but_for_the_invocation(
         "2",
         "--out",
         "docs/dynp-study",
+        "--configs",
+        "as-queued",
         "--report-only",
     ]
     assert as_invoked(monkeypatch, argv) == 0
-    assert "270 runs (0 new, 270 reused, 0 failed), 5 figures" in capsys.readouterr().out
+    assert "486 runs (0 new, 486 reused, 0 failed), 6 figures" in capsys.readouterr().out
     report = (out / "report.md").read_text().splitlines()
     assert len(report) == len(committed)
     differ = [new for new, old in zip(report, committed, strict=True) if new != old]
-    invocation = ("- Command:", "- All options:", "- Date:", "- Machine:", "- Runs: 270 (0 run")
+    invocation = ("- Command:", "- All options:", "- Date:", "- Machine:", "- Runs: 486 (0 run")
     assert [line for line in differ if not line.startswith(invocation)] == [
         next(line for line in report if line.startswith("Wall seconds of each replay"))
     ]
-    assert differ[0].endswith("--out docs/dynp-study --report-only`")
+    assert differ[0].endswith("--out docs/dynp-study --configs as-queued --report-only`")
     assert "## Discussion" in report and report[-1].endswith("does not define its own.")
     for name in (
         "fig2_artww_quality",
@@ -111,6 +113,7 @@ def test_dynp_report_is_identical_but_for_the_invocation(
         "fig4_artww",
         "fig5_sldww60",
         "fig8_utilization",
+        "fig_candidates_artww",
     ):
         assert (out / f"{name}.png").read_bytes().startswith(PNG_MAGIC)
 

@@ -13,8 +13,16 @@ import pytest
 
 from batchd.cli import main
 from batchd.report import add_report_command
+from batchd.report.dynp import report as R
+from batchd.report.dynp import seed as S
 from batchd.report.dynp import tables as T
-from batchd.report.dynp.configs import BASIC_DYNP, Config, check_policies, config_set
+from batchd.report.dynp.configs import (
+    BASIC_DYNP,
+    Config,
+    check_policies,
+    config_set,
+    config_title,
+)
 from batchd.report.dynp.figures import figure_specs, plot_metric, write_figures
 from batchd.report.dynp.jobsets import TraceSpec, machine_width
 from batchd.report.dynp.options import parse_nodes_for, parse_shrinks
@@ -168,6 +176,47 @@ def test_shrink_table_and_reference_shrink(results: list[dict]) -> None:
     assert T.reference_shrink([]) is None
 
 
+def _as_queued(results: list[dict]) -> list[dict]:
+    """The fixture with dynP (quality ARTwW) run again with the as-queued FCFS candidate."""
+    extra = []
+    for trace in ("CTC_syn", "KTH_syn"):
+        for shrink in (1.0, 0.8):
+            for decider, artww in (("simple", 30000.0), ("advanced", 24000.0)):
+                label = T.dynp_label(decider, "artww", "as-queued")
+                summary = _summary(0.75, artww, dynp=_dynp_block({"6b": 900, "2": 100}))
+                extra.append(_entry(trace, shrink, label, summary))
+    return results + extra
+
+
+def test_decider_table_per_fcfs_candidate(results: list[dict]) -> None:
+    text = T.decider_table(_as_queued(results), "KTH_syn")
+    assert text.splitlines()[0] == "| FCFS candidate |  | shrink 1.00 | shrink 0.80 |"
+    assert "| sorted | advanced / simple | 1.000 | 1.000 |" in text
+    assert "| as-queued | ARTwW simple | 30,000 s | 30,000 s |" in text
+    assert "| as-queued | advanced / simple | 0.800 | 0.800 |" in text
+    assert "as-queued-sjf" not in text  # not run
+    assert "| - | SJF cons. / FCFS cons. | 1.000 | 1.000 |" in text  # 20,001 / 20,000
+
+
+def test_tables_with_another_candidate_and_beside_the_seed(results: list[dict]) -> None:
+    runs = _as_queued(results)
+    cases = S.seed_case_table(runs, "CTC_syn", 1.0)
+    assert cases.splitlines()[0] == "|  | sorted | as-queued | seed |"
+    # The fixture's sorted column is the seed's own Table 6 (case 10b left out).
+    assert "| case: 6b | 10,669 (= 62.96 %) | 900 (= 90.00 %) | 10,669 (= 62.96 %) |" in cases
+    assert "| total | 16,946 | 1,000 | 16,946 |" in cases
+    summary = S.seed_summary_table(runs, "CTC_syn", 1.0)
+    assert "| ARTwW advanced | 21,912 s | 24,000 s | 21,912 s |" in summary
+    assert "| advanced / simple | 1.000 | 0.800 | 0.843 |" in summary  # seed: 21,912 / 25,980
+    assert "| switches to SJF | 4.49 % | 4.49 % | 4.49 % |" in summary
+    assert S.seed_traces(["SDSC_syn", "KTH_syn", "CTC_syn"]) == ["KTH_syn", "CTC_syn"]
+    text = "\n".join(R._tables_section(runs, ["CTC_syn", "KTH_syn"]))
+    assert "## Tables 4-6 with fcfs_candidate=as-queued (shrinking factor 1.00)" in text
+    assert "as-queued-sjf" not in text
+    assert "## Beside the seed" in text and "### KTH_syn" in text
+    assert "## Beside the seed" not in "\n".join(R._tables_section(results, ["TOY_syn"]))
+
+
 def test_runtime_table(results: list[dict]) -> None:
     text = T.runtime_table(results)
     assert text.splitlines()[0].startswith("| configuration | CTC_syn 1.00 | CTC_syn 0.80 |")
@@ -190,6 +239,15 @@ def test_plots_write_png_files(results: list[dict], tmp_path: Path) -> None:
         assert path is not None
         data = path.read_bytes()
         assert data.startswith(PNG_MAGIC) and len(data) > 5000
+
+
+def test_candidate_figure_only_with_another_candidate(results: list[dict]) -> None:
+    assert "fig_candidates_artww.png" not in {s.filename for s in figure_specs(results)}
+    spec = next(s for s in figure_specs(_as_queued(results)) if s.filename.startswith("fig_cand"))
+    assert spec.configs == (
+        "fcfs-cons", "sjf-cons", "dynp-simple-artww", "dynp-advanced-artww",
+        "dynp-simple-artww-as-queued", "dynp-advanced-artww-as-queued",
+    )  # fmt: skip
 
 
 def test_plot_without_data_is_skipped(tmp_path: Path) -> None:
@@ -233,6 +291,19 @@ def test_config_sets_and_order() -> None:
         {"decider": "advanced", "quality": "artww"},
     )
     assert len(config_set("all")) == 14
+    as_queued = {c.name: c for c in config_set("as-queued")}
+    assert len(as_queued) == 18  # the paper's 10, 6 as-queued, 2 as-queued-sjf (ARTwW)
+    assert as_queued["dynp-advanced-artww"].param_dict == advanced.param_dict
+    assert as_queued["dynp-simple-ms-as-queued"].param_dict == {
+        "decider": "simple", "quality": "ms", "fcfs_candidate": "as-queued",
+    }  # fmt: skip
+    assert "dynp-simple-ms-as-queued-sjf" not in as_queued
+    check_policies(as_queued.values())  # every parameter set builds
+    assert (
+        config_title("dynp-advanced-artww-as-queued-sjf") == "dynP advanced ARTwW (as-queued-sjf)"
+    )
+    with pytest.raises(StudyError, match="as-queued, got 'sorted'"):
+        config_set("sorted")
     spec = TraceSpec("A", "a.swf", "a.swf", 64, "0", work=100.0)
     tasks = plan_tasks([spec], [1.0, 0.8], default)
     assert tasks[0].config.policy == "dynp" and tasks[0].shrink == 0.8

@@ -5,7 +5,9 @@ from the average estimated runtime of the waiting queue and two bounds.
 ``dynp`` (sec. 3.2) is self-tuning: at every scheduling step (each submission
 and each job end) it builds full plans of the waiting jobs in FCFS, SJF and LJF
 order on copies of the current state, measures them with a quality metric and
-lets a decider (Table 1) pick the policy whose plan is then used.
+lets a decider (Table 1) pick the policy whose plan is then used. With
+``fcfs_candidate=as-queued`` the FCFS plan it measures is the waiting queue as it
+stands (``batchd.sched.standing``), while the FCFS plan it adopts is sorted.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import re
 import time
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -23,14 +25,16 @@ from batchd.model.times import NEVER
 from batchd.sched.conservative import ConservativePolicy, promise
 from batchd.sched.decider import CASES, FCFS, LJF, POLICIES, SJF, Decider, decide
 from batchd.sched.order import ORDERS, OrderedQueue
-from batchd.sched.plans import plan_queue
+from batchd.sched.plans import base_profile, plan_queue
 from batchd.sched.policy import MachineView, Placement
 from batchd.sched.profile import Profile
 from batchd.sched.quality import Quality, plan_quality
+from batchd.sched.standing import StandingQueue
 
 ORDER_OF = {FCFS: ORDERS["fcfs"], SJF: ORDERS["sjf"], LJF: ORDERS["ljf"]}
 _HORIZON = re.compile(r"^(\d+)\s*([smhd])$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+FcfsCandidate = Literal["sorted", "as-queued", "as-queued-sjf"]
 
 
 class DynPParams(BaseModel):
@@ -43,6 +47,11 @@ class DynPParams(BaseModel):
         None, description="measure only the first K jobs to start (K) or those within H (6h, 90m)"
     )
     min_backlog: int = Field(2, ge=1, description="waiting jobs needed to self-tune")
+    fcfs_candidate: FcfsCandidate = Field(
+        "sorted",
+        description="the FCFS plan measured: the queue sorted by submit time, or as it "
+        "stands (new jobs appended; as-queued-sjf: in SJF order while LJF is in force)",
+    )
 
     @field_validator("reduced_future")
     @classmethod
@@ -195,6 +204,10 @@ class DynP(SwitchingPolicy):
         self.backlog_total = 0
         self.tuning_total = 0.0
         self.tuning_max = 0.0
+        self.standing: StandingQueue | None = None
+        if params.fcfs_candidate != "sorted":
+            sjf = params.fcfs_candidate == "as-queued-sjf"
+            self.standing = StandingQueue(self.current, ljf_as_sjf=sjf)
 
     # -- steps ----------------------------------------------------------------------
     def job_submitted(self, view: MachineView, job: Job) -> None:
@@ -203,10 +216,30 @@ class DynP(SwitchingPolicy):
         self.enqueue(job)
         if len(self.queue) + 1 >= self.params.min_backlog:
             self.queue.insert(job)
+            if self.standing is not None:
+                self.standing.append(job)
             self.tune(view)
             promise(job, self.queue.starts[self.queue.index(job)])
         else:
-            super().job_submitted(view, job)
+            super().job_submitted(view, job)  # may re-plan (and sort the list) first
+            if self.standing is not None:
+                self.standing.append(job)
+
+    def withdraw(self, view: MachineView, job: Job) -> None:
+        super().withdraw(view, job)
+        if self.standing is not None:
+            self.standing.discard((job,))
+
+    def _starting(self, view: MachineView) -> list[Job]:
+        due = super()._starting(view)
+        if due and self.standing is not None:
+            self.standing.discard(due)
+        return due
+
+    def replan(self, view: MachineView) -> None:
+        super().replan(view)
+        if self.standing is not None:
+            self.standing.sort_as(self.current)
 
     def schedule(self, view: MachineView) -> list[Placement]:
         if self.must_replan(view):
@@ -222,7 +255,28 @@ class DynP(SwitchingPolicy):
     # -- self-tuning ------------------------------------------------------------------
     def measure(self, queue: OrderedQueue, starts: np.ndarray, now: int) -> Any:
         widths, durations = queue.arrays()
-        submits = np.array([j.submit for j in queue.jobs], dtype=np.int64)
+        return self.measure_arrays(starts, widths, durations, _submits(queue), now)
+
+    def measure_standing(self, view: MachineView, quality: dict[str, Any]) -> Any:
+        """The quality of a plan of the waiting queue as it stands (as-queued only)."""
+        assert self.standing is not None
+        base = self.standing.base
+        queue = self.queues[base]
+        order = self.standing.permutation(queue)
+        if order is None:
+            return quality[base]  # the list stands in that order: the same plan
+        widths, durations = (a[order] for a in queue.arrays())
+        starts = base_profile(view, len(queue)).plan(widths, durations, view.now)
+        return self.measure_arrays(starts, widths, durations, _submits(queue)[order], view.now)
+
+    def measure_arrays(
+        self,
+        starts: np.ndarray,
+        widths: np.ndarray,
+        durations: np.ndarray,
+        submits: np.ndarray,
+        now: int,
+    ) -> Any:
         keep: np.ndarray | None = None
         placed = starts != NEVER
         if not placed.all():
@@ -247,6 +301,9 @@ class DynP(SwitchingPolicy):
         for p in POLICIES:
             plans[p] = plan_queue(self.queues[p], view)
             quality[p] = self.measure(self.queues[p], plans[p][1], view.now)
+        if self.standing is not None:
+            # Measured as the list stands; adopted (below) as plans[FCFS], sorted.
+            quality[FCFS] = self.measure_standing(view, quality)
         if self.params.slackness:
             # The plan in force looks better by the slackness: others must beat that.
             factor = (100 - Fraction(str(self.params.slackness))) / 100
@@ -262,6 +319,8 @@ class DynP(SwitchingPolicy):
             self.kept += 1
         self.use(new)
         self.adopt(view, *plans[new])
+        if self.standing is not None:
+            self.standing.sort_as(new)
         spent = time.perf_counter() - began
         self.tuning_total += spent
         self.tuning_max = max(self.tuning_max, spent)
@@ -281,3 +340,7 @@ class DynP(SwitchingPolicy):
                 "tuning_seconds_max": self.tuning_max,
             }
         }
+
+
+def _submits(queue: OrderedQueue) -> np.ndarray:
+    return np.array([j.submit for j in queue.jobs], dtype=np.int64)

@@ -290,7 +290,7 @@ def _builtin() -> None:
             "dynp",
             "self-tuning dynP: plans FCFS, SJF and LJF at every step and keeps the best "
             "(decider=simple|advanced, quality=ms|art|artww|sldww|awt, slackness=PCT, "
-            "reduced_future=K|6h, min_backlog=2)",
+            "reduced_future=K|6h, min_backlog=2, fcfs_candidate=sorted|as-queued|as-queued-sjf)",
             _dynp,
             _dynp_params,
         )

@@ -16,7 +16,10 @@ from typing import TYPE_CHECKING
 
 from batchd.report.dynp.configs import (
     ADVANCED_ARTWW,
+    AS_QUEUED,
+    AS_QUEUED_SJF,
     BASIC_DYNP,
+    CANDIDATES,
     COMPARISON_CONFIGS,
     DECIDERS,
     EXTRA_QUALITIES,
@@ -102,6 +105,8 @@ _FIXED = {
 }
 # ARTwW, ART, MS, SLDwW, AWT; dynP advanced ARTwW is black in every figure.
 _QUALITY_COLORS = ("black", "tab:orange", "tab:purple", "tab:brown", "tab:pink")
+# The other FCFS candidates of dynP with quality ARTwW (sorted is black, above).
+_CANDIDATE_COLORS = {AS_QUEUED: "tab:olive", AS_QUEUED_SJF: "tab:cyan"}
 
 
 def line_style(config: str) -> dict[str, object]:
@@ -115,6 +120,12 @@ def line_style(config: str) -> dict[str, object]:
         for decider in DECIDERS:
             if config == dynp_label(decider, quality):
                 style["color"] = _QUALITY_COLORS[i % len(_QUALITY_COLORS)]
+                style["linestyle"] = "--" if decider == "simple" else "-"
+                style["marker"] = "s" if decider == "simple" else "o"
+    for candidate, color in _CANDIDATE_COLORS.items():
+        for decider in DECIDERS:
+            if config == dynp_label(decider, "artww", candidate):
+                style["color"] = color
                 style["linestyle"] = "--" if decider == "simple" else "-"
                 style["marker"] = "s" if decider == "simple" else "o"
     if config in _FIXED:
@@ -146,9 +157,34 @@ def dynp_configs(results: Sequence[Result]) -> tuple[str, ...]:
     return tuple(c for c in order if c in present)
 
 
+def candidate_configs(results: Sequence[Result]) -> tuple[str, ...]:
+    """FCFS and SJF cons. and dynP (quality ARTwW, both deciders) per FCFS candidate, when
+    a candidate other than the default was run; else none."""
+    present = {r["config"] for r in results}
+    dynp = [dynp_label(d, "artww", c) for c in CANDIDATES for d in DECIDERS]
+    if present.isdisjoint(c for c in dynp if c not in (ADVANCED_ARTWW, SIMPLE_ARTWW)):
+        return ()
+    return tuple(c for c in ("fcfs-cons", "sjf-cons", *dynp) if c in present)
+
+
+SIMPLE_ARTWW = dynp_label("simple", "artww")
+
+
 def figure_specs(results: Sequence[Result]) -> list[FigureSpec]:
-    """The study's figures: Fig. 2/3 over the dynP variants, Figs. 4/5/8 over the comparison."""
+    """The study's figures: Fig. 2/3 over the dynP variants, Figs. 4/5/8 over the comparison,
+    and with another FCFS candidate, the deciders' ARTwW per candidate."""
     variants = dynp_configs(results)
+    candidates = candidate_configs(results)
+    extra = [
+        FigureSpec(
+            "fig_candidates_artww.png",
+            "artww",
+            "ARTwW [s]",
+            "ARTwW of self-tuning dynP (quality ARTwW), simple (dashed) and advanced decider "
+            "per FCFS candidate, with FCFS and SJF cons. (smaller is better)",
+            candidates,
+        )
+    ]
     return [
         FigureSpec(
             "fig2_artww_quality.png",
@@ -189,6 +225,7 @@ def figure_specs(results: Sequence[Result]) -> list[FigureSpec]:
             COMPARISON_CONFIGS,
             percent=True,
         ),
+        *(extra if candidates else []),
     ]
 
 

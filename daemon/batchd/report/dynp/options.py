@@ -20,7 +20,7 @@ from batchd.report.framework.cli import (
 
 DEFAULT_JOBS = 10_000
 DEFAULT_OUT = "dynp-study"
-CONFIG_SETS = ("default", "all", "basic")
+CONFIG_SETS = ("default", "all", "basic", "as-queued")
 
 
 @dataclass
@@ -106,7 +106,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=CONFIG_SETS,
         default="default",
         help="default: the paper's 10 configurations; all: + dynP quality SLDwW and AWT; "
-        "basic: FCFS/SJF/LJF-cons only",
+        "basic: FCFS/SJF/LJF-cons only; as-queued: default + dynP with "
+        "fcfs_candidate=as-queued (3 qualities) and as-queued-sjf (ARTwW)",
     )
     add_reuse_options(parser, resume_default=False)
     parser.set_defaults(func=cmd_report_dynp)

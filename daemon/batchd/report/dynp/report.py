@@ -6,7 +6,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from batchd.report.dynp import tables
+from batchd.report.dynp import seed, tables
+from batchd.report.dynp.configs import CANDIDATE_QUALITIES, dynp_label
 from batchd.report.dynp.jobsets import TraceSpec
 from batchd.report.dynp.runs import Task
 from batchd.report.framework.markdown import (
@@ -115,6 +116,74 @@ def _tables_section(results: Sequence[Entry], traces: Sequence[str]) -> list[str
         tables.table6(results, traces, shrink),
         "",
     ]
+    for candidate, qualities in CANDIDATE_QUALITIES.items():
+        lines += _candidate_tables(results, traces, shrink, candidate, qualities)
+    lines += _seed_section(results, traces, shrink)
+    return lines
+
+
+def _candidate_tables(
+    results: Sequence[Entry],
+    traces: Sequence[str],
+    shrink: float,
+    candidate: str,
+    qualities: Sequence[str],
+) -> list[str]:
+    """Tables 4-6 again for the runs with another FCFS candidate, if there are any."""
+    advanced = dynp_label("advanced", "artww", candidate)
+    if not any(e["config"] == advanced for e in results):
+        return []
+    at = f"shrinking factor {tables.fmt_shrink(shrink)}"
+    lines = [
+        f"## Tables 4-6 with fcfs_candidate={candidate} ({at})",
+        "",
+        "Self-tuning dynP measuring the FCFS plan of the waiting queue as it stands "
+        "(see docs/scheduling.md); the single policies and basic dynP are the runs above.",
+        "",
+        "### Table 4",
+        "",
+    ]
+    for trace in traces:
+        lines += [f"{trace}:", "", tables.table4(results, trace, shrink, qualities, candidate), ""]
+    lines += [
+        "### Table 5",
+        "",
+        tables.table5(results, traces, shrink, advanced),
+        "",
+        "### Table 6",
+        "",
+        tables.table6(results, traces, shrink, advanced),
+        "",
+    ]
+    return lines
+
+
+def _seed_section(results: Sequence[Entry], traces: Sequence[str], shrink: float) -> list[str]:
+    """Tables 4-6 (quality ARTwW) beside the seed's, for the job sets it reports on."""
+    known = [
+        t
+        for t in seed.seed_traces(traces)
+        if any(e["trace"] == t and e["config"] == dynp_label("advanced", "artww") for e in results)
+    ]
+    if not known:
+        return []
+    at = f"shrinking factor {tables.fmt_shrink(shrink)}"
+    lines = [
+        f"## Beside the seed: quality ARTwW, one column per FCFS candidate ({at})",
+        "",
+        "The seed's column is its Tables 4-6 at shrinking factor 1.00. Its Table 6 total "
+        "leaves out case 10b; shares are of the total each column prints.",
+        "",
+    ]
+    for trace in known:
+        lines += [
+            f"### {trace}",
+            "",
+            seed.seed_summary_table(results, trace, shrink),
+            "",
+            seed.seed_case_table(results, trace, shrink),
+            "",
+        ]
     return lines
 
 
@@ -128,6 +197,16 @@ def _series_section(results: Sequence[Entry], traces: Sequence[str]) -> list[str
     ]
     for trace in traces:
         lines += [f"### {trace}", "", tables.shrink_table(results, trace), ""]
+    if _has_dynp(results):
+        lines += [
+            "### Advanced vs simple decider",
+            "",
+            "ARTwW of self-tuning dynP with quality ARTwW, per FCFS candidate, and of SJF "
+            "against FCFS with conservative backfilling.",
+            "",
+        ]
+        for trace in traces:
+            lines += [f"{trace}:", "", tables.decider_table(results, trace), ""]
     return lines
 
 

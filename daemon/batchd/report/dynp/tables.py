@@ -17,11 +17,13 @@ from typing import Any
 
 from batchd.report.dynp.configs import (
     ADVANCED_ARTWW,
+    CANDIDATES,
     COMPARISON_CONFIGS,
     DECIDERS,
     PAPER_QUALITIES,
     POLICIES,
     QUALITY_NAMES,
+    SORTED,
     config_title,
     dynp_label,
 )
@@ -144,11 +146,13 @@ def table4(
     trace: str,
     shrink: float,
     qualities: Sequence[str] = PAPER_QUALITIES,
+    candidate: str = SORTED,
 ) -> str:
     """Paper Table 4 for one trace: simple vs advanced decider for each quality metric."""
     index = index_results(results)
     columns = table4_columns(qualities)
-    summaries = [index.get((trace, _shrink_key(shrink), dynp_label(d, q))) for q, d in columns]
+    at = _shrink_key(shrink)
+    summaries = [index.get((trace, at, dynp_label(d, q, candidate))) for q, d in columns]
     header = ["", *(f"{QUALITY_NAMES.get(q, q)} {d}" for q, d in columns)]
 
     rows = [
@@ -308,6 +312,43 @@ def shrink_table(
                 rows.append([name, config_title(config), *cells])
     header = ["metric", "configuration", *(f"shrink {fmt_shrink(s)}" for s in shrinks)]
     return markdown_table(header, rows, left=2)
+
+
+def decider_table(results: Sequence[Result], trace: str) -> str:
+    """ARTwW of the simple and the advanced decider (quality ARTwW) and their ratio over
+    the shrink factors, one block of rows per FCFS candidate that was run; last, SJF
+    cons. against FCFS cons., the most a decider that prefers SJF can gain on one that
+    prefers FCFS (roughly)."""
+    index = index_results(results)
+    shrinks = shrinks_of(results, trace)
+    rows: list[list[str]] = []
+    for candidate in CANDIDATES:
+        artww = {
+            d: [
+                _get(index.get((trace, s, dynp_label(d, "artww", candidate))), "artww")
+                for s in shrinks
+            ]
+            for d in DECIDERS
+        }
+        if not any(v is not None for values in artww.values() for v in values):
+            continue
+        for d in DECIDERS:
+            rows.append([candidate, f"ARTwW {d}", *(fmt_seconds(v) for v in artww[d])])
+        rows.append(
+            [candidate, "advanced / simple", *map(_ratio, artww["advanced"], artww["simple"])]
+        )
+    fcfs, sjf = ([_get(index.get((trace, s, c)), "artww") for s in shrinks] for c in CONS_PAIR)
+    if any(v is not None for v in fcfs + sjf):
+        rows.append(["-", "SJF cons. / FCFS cons.", *map(_ratio, sjf, fcfs)])
+    header = ["FCFS candidate", "", *(f"shrink {fmt_shrink(s)}" for s in shrinks)]
+    return markdown_table(header, rows, left=2)
+
+
+CONS_PAIR = ("fcfs-cons", "sjf-cons")
+
+
+def _ratio(a: Any, b: Any) -> str:
+    return MISSING if a is None or not b else f"{float(a) / float(b):.3f}"
 
 
 # --------------------------------------------------------------------------- run times
