@@ -82,6 +82,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         seed=args.seed,
         grid=args.grid,
         grid_params=parse_grid_param_args(args.grid_param),
+        records=bool(args.out_swf),  # only an SWF written back reads them
     )
     update, bar = progress_bar(0, f"replay {args.policy or args.machine}")
     try:
