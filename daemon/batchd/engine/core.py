@@ -200,7 +200,13 @@ class Engine:
             k = self._next
             while k < len(trace) and trace[k].submit == t:
                 self._next = k + 1
-                arrive(trace[k])
+                job = trace[k]  # _arrive, inline: once per job
+                m = machines[job.machine]
+                self.submitted += 1
+                self._progress_at = t
+                m.policy.job_submitted(m, job)
+                for hook in self.on_submit:
+                    hook(job)
                 k = self._next
             while arrivals and arrivals[0][0] == t:
                 arrive(heappop(arrivals)[2])
