@@ -82,6 +82,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         seed=args.seed,
         grid=args.grid,
         grid_params=parse_grid_param_args(args.grid_param),
+        records=bool(args.out_swf),  # only an SWF written back reads them
     )
     update, bar = progress_bar(0, f"replay {args.policy or args.machine}")
     try:
@@ -300,10 +301,19 @@ def _utility_command(sub: Any) -> None:
     ut.set_defaults(func=cmd_utility)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or with ``command`` of that one only: ``main`` parses
+    ``batchd replay ...`` without building the other commands' arguments (the studies'
+    options are most of them)."""
     parser = Parser(prog="batchd", description="An emulated cluster batch system.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, add_command in _COMMANDS.items():
+        if command is None or name == command:
+            add_command(sub)
+    return parser
 
+
+def _replay_command(sub: Any) -> None:
     rp = sub.add_parser("replay", help="replay a workload trace through a policy")
     rp.add_argument("trace", help="SWF file (plain or .gz), or synthetic[:N] for the built-in one")
     rp.add_argument(
@@ -360,6 +370,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--seed", type=seed, default=0, help="seed of the synthetic workload")
     rp.set_defaults(func=cmd_replay)
 
+
+def _analyze_command(sub: Any) -> None:
     an = sub.add_parser("analyze", help="fit a workload model to a trace (seed 000, sec. 4)")
     an.add_argument("trace", help="SWF file (plain or .gz)")
     an.add_argument("-o", "--output", required=True, metavar="MODEL.json", help="model file")
@@ -367,6 +379,8 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--seed", type=seed, default=0, help="seed of the per-cell sampling")
     an.set_defaults(func=cmd_analyze)
 
+
+def _generate_command(sub: Any) -> None:
     gen = sub.add_parser("generate", help="draw a synthetic job set from a workload model")
     gen.add_argument("model", help="MODEL.json written by batchd analyze")
     gen.add_argument(
@@ -400,10 +414,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="every job twice, the copy at the same second, ids renumbered (2 x -n jobs)",
     )
     gen.set_defaults(func=cmd_generate)
-
-    for extra in _EXTRA_COMMANDS:
-        extra(sub)
-    return parser
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -506,16 +516,22 @@ def _report_command(sub: Any) -> None:
     add_report_command(sub)
 
 
-_EXTRA_COMMANDS: list[Callable[[Any], None]] = [
-    _serve_command,
-    _demo_command,
-    _report_command,
-    _utility_command,
-]
+# Each adds one command to the subparsers, in the order ``batchd --help`` lists them.
+_COMMANDS: dict[str, Callable[[Any], None]] = {
+    "replay": _replay_command,
+    "analyze": _analyze_command,
+    "generate": _generate_command,
+    "serve": _serve_command,
+    "demo": _demo_command,
+    "report": _report_command,
+    "utility": _utility_command,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    args_given = sys.argv[1:] if argv is None else list(argv)
+    command = args_given[0] if args_given and args_given[0] in _COMMANDS else None
+    parser = build_parser(command)
     try:
         args = parser.parse_args(argv)
         return int(args.func(args))

@@ -59,6 +59,7 @@ class ReplayOptions:
     seed: int = 0
     grid: str | None = None  # a grid structure (docs/grid.md); None: the site file's [grid]
     grid_params: dict[str, str] = field(default_factory=dict)
+    records: bool = True  # jobs keep their SWF fields (for write_swf); a grid replay always
 
 
 @dataclass
@@ -202,6 +203,7 @@ def run_replay(
             perfect_estimates=opts.perfect_estimates,
             seed=opts.seed,
             double=opts.double,
+            records=opts.records,
         )
     except TraceError as exc:
         raise ReplayError(str(exc)) from None

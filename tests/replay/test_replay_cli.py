@@ -365,6 +365,24 @@ def test_out_swf_consistent_with_summary(tmp_path: Path) -> None:
     assert "; MaxNodes: 2" in text  # the trace's header is kept
 
 
+def test_out_swf_keeps_the_fields_the_run_does_not_change(tmp_path: Path) -> None:
+    """A replay reads the records only to write them back: with --out-swf they are read."""
+    trace = tmp_path / "in.swf"
+    lines = [
+        f"{i:3d} {10 * i:4d} -1 {5 * i:3d}  2 -1 -1  2 {9 * i:3d} -1  1 {40 + i:2d} 3 {70 + i:2d} 1 -1 -1 -1"
+        for i in range(1, 7)
+    ]
+    trace.write_text("; MaxNodes: 4\n" + "\n".join(lines) + "\n")
+    out = tmp_path / "out.swf"
+    assert (
+        main(["replay", str(trace), "--policy", "fcfs", "--nodes", "4", "--out-swf", str(out)]) == 0
+    )
+    written = {rec[0]: rec for _, rec in iter_swf(out)}
+    assert {i: (r[11], r[12], r[13], r[14]) for i, r in written.items()} == {
+        i: (40 + i, 3, 70 + i, 1) for i in range(1, 7)
+    }
+
+
 def test_out_jobs_csv_has_batsim_columns(tmp_path: Path) -> None:
     out = tmp_path / "jobs.csv"
     assert (

@@ -211,3 +211,16 @@ def test_real_kth_trace() -> None:
     assert all(1 <= j.width <= 100 for j in wl.jobs)
     first = load_swf(TRACES / "KTH-SP2-1996-2.1-cln.swf.gz", nodes=100, first=1000)
     assert len(first.jobs) + sum(first.skipped.values()) == 1000
+
+
+def test_a_trace_read_without_records_gives_the_same_jobs() -> None:
+    """``records=False`` (a replay that writes no SWF) leaves out the record tuples only."""
+    if not TRACES.is_dir():
+        pytest.skip(f"real traces folder {TRACES} is absent")
+    path = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
+    kept = load_swf(path, nodes=64, first=3000)
+    bare = load_swf(path, nodes=64, first=3000, records=False)
+    assert all(j.record is not None and len(j.record) == 18 for j in kept.jobs)
+    assert all(j.record is None for j in bare.jobs)
+    assert [_shape(j) for j in bare.jobs] == [_shape(j) for j in kept.jobs]
+    assert bare.skipped == kept.skipped and bare.skipped["wider_than_machine"] > 0

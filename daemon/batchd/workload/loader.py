@@ -54,6 +54,7 @@ def load_swf(
     first: int | None = None,
     perfect_estimates: bool = False,
     shrink: float = 1.0,
+    records: bool = True,
 ) -> Workload:
     """Read an SWF trace into jobs for a machine of ``nodes`` nodes.
 
@@ -63,7 +64,9 @@ def load_swf(
     with width <= 0, runtime < 0 or wider than the machine are skipped and counted, in that
     order of checks. ``first`` keeps only the first N job lines of the file (counted before
     skipping). Jobs come sorted by submit time, ties in file order, and ``shrink`` then
-    scales the submit gaps (see :func:`shrink_submits`).
+    scales the submit gaps (see :func:`shrink_submits`). Each job carries its SWF fields
+    as ``record`` (what ``write_swf`` writes back), unless ``records`` is False and the
+    file takes the table path: a replay that writes no SWF makes no record tuples.
 
     The trace is read whole into columns (:mod:`batchd.workload.swf_table`); a file that
     reader does not take is read line by line (:func:`~batchd.workload.swf.iter_swf`),
@@ -82,7 +85,7 @@ def load_swf(
             jobs, skipped = _load_lines(path, nodes, first, perfect_estimates)
             header = read_header(path)
         else:
-            jobs, skipped = _jobs_from_table(table, nodes, perfect_estimates)
+            jobs, skipped = _jobs_from_table(table, nodes, perfect_estimates, records)
             header = table.header
     if shrink != 1.0:
         shrink_submits(jobs, shrink)
@@ -164,20 +167,21 @@ def _take_tokens(job: Job, tokens: tuple[str, ...]) -> None:
 
 
 def _jobs_from_table(
-    table: SWFTable, nodes: int, perfect_estimates: bool
+    table: SWFTable, nodes: int, perfect_estimates: bool, records: bool = True
 ) -> tuple[list[Job], dict[str, int]]:
-    """Jobs (by submit, ties in file order) and skip counts from a table, by columns."""
+    """Jobs (by submit, ties in file order) and skip counts from a table, by columns;
+    with ``records`` each job carries its row as a tuple."""
     rows = table.rows
     columns = table.columns
     if rows == 0:
         return [], _skipped(0, 0, 0)
-    records = list(zip(*(_values(c, rows) for c in columns), strict=True))
     order = table.order  # the job line of each row, when rows are not in file order
     to_file = None if order is None else _file_order(order)
     if table.floats.intersection(_JOB_FIELDS):
+        tuples = _records(table)
         if to_file is not None:  # back to file order, for the one-at-a-time rules
-            records = list(map(records.__getitem__, to_file))
-        jobs, skipped = _jobs_from_records(zip(records, repeat(())), nodes, None, perfect_estimates)
+            tuples = list(map(tuples.__getitem__, to_file))
+        jobs, skipped = _jobs_from_records(zip(tuples, repeat(())), nodes, None, perfect_estimates)
         jobs.sort(key=_submit_key)
         return jobs, skipped
 
@@ -199,8 +203,9 @@ def _jobs_from_table(
             _texts(queues, rows, _queue_name),
         )
     )
-    for job, rec in zip(jobs, records, strict=True):
-        job.record = rec
+    if records:
+        for job, rec in zip(jobs, _records(table), strict=True):
+            job.record = rec
 
     # Skips, each record counted under the first check it fails.
     w_min, w_max = _extremes(widths)
@@ -225,6 +230,12 @@ def _jobs_from_table(
     if not _ascending(submits, to_file):
         jobs.sort(key=_submit_key)  # stable: equal submits keep file order
     return jobs, _skipped(*counts)
+
+
+def _records(table: SWFTable) -> list[tuple[int | float, ...]]:
+    """The rows of a table as tuples of their 18 fields."""
+    rows = table.rows
+    return list(zip(*(_values(c, rows) for c in table.columns), strict=True))
 
 
 def _skipped(n_width: int, n_runtime: int, n_wide: int) -> dict[str, int]:

@@ -44,13 +44,16 @@ def load_trace(
     perfect_estimates: bool = False,
     seed: int = 0,
     double: bool = False,
+    records: bool = True,
 ) -> Workload:
     """The jobs of ``trace`` for a machine of ``nodes`` nodes.
 
     ``double``: every job twice (:mod:`batchd.workload.double`), after ``first`` and
     ``shrink``; the skip counts double too (each skipped record stands for two jobs).
+    ``records``: jobs of an SWF file carry their fields for ``write_swf`` (see
+    :func:`~batchd.workload.loader.load_swf`).
     """
-    workload = _load(trace, nodes, shrink, first, perfect_estimates, seed)
+    workload = _load(trace, nodes, shrink, first, perfect_estimates, seed, records)
     if double:
         workload.jobs = double_jobs(workload.jobs)
         workload.skipped = {reason: 2 * n for reason, n in workload.skipped.items()}
@@ -58,7 +61,13 @@ def load_trace(
 
 
 def _load(
-    trace: str, nodes: int, shrink: float, first: int | None, perfect_estimates: bool, seed: int
+    trace: str,
+    nodes: int,
+    shrink: float,
+    first: int | None,
+    perfect_estimates: bool,
+    seed: int,
+    records: bool,
 ) -> Workload:
     if shrink <= 0:
         raise TraceError(f"--shrink must be > 0, got {shrink}")
@@ -83,7 +92,12 @@ def _load(
     if not Path(trace).is_file():
         raise TraceError(f"{trace}: no such trace file")
     return load_swf(
-        trace, nodes=nodes, first=first, perfect_estimates=perfect_estimates, shrink=shrink
+        trace,
+        nodes=nodes,
+        first=first,
+        perfect_estimates=perfect_estimates,
+        shrink=shrink,
+        records=records,
     )
 
 
