@@ -301,6 +301,82 @@ def _utility_command(sub: Any) -> None:
     ut.set_defaults(func=cmd_utility)
 
 
+def cmd_moldable(args: argparse.Namespace) -> int:
+    from batchd.model.moldable import MoldError, parse_range
+    from batchd.workload.moldable_gen import MoldParams, augment_moldable, format_mold_stats
+    from batchd.workload.swf import read_header
+
+    if not Path(args.trace).is_file():
+        fail(f"{args.trace}: no such trace")
+    nodes = args.nodes
+    if nodes is None:
+        header = read_header(args.trace)
+        nodes = header.max_nodes or header.max_procs
+        if not nodes or nodes <= 0:
+            fail(f"{args.trace}: the header names no MaxNodes or MaxProcs; give --nodes N")
+    low, high = 1, nodes
+    if args.range is not None:
+        try:
+            low, high = parse_range(args.range)
+        except MoldError as exc:
+            fail(f"--range: {exc}")
+        if high > nodes:
+            fail(f"--range {args.range}: the maximum is wider than the system ({nodes} nodes)")
+    params = MoldParams(nodes=nodes, a=args.a, low=low, high=high, load=args.load, seed=args.seed)
+    comments = [
+        "Moldable jobs: batchd moldable (seed 004, sec. 3.1 and 5.2), tokens "
+        "nodes=MIN-MAX and speedup=downey:A:SIGMA after the 18 fields",
+        f"  seed {params.seed}, system {nodes} nodes, A "
+        + ("= the system size" if params.a == "system" else "uniform in 1..2 x requested")
+        + f", sigma uniform in 0..2, range {low}-{high}"
+        + ("" if params.load is None else f", offered load {params.load:g}"),
+    ]
+    try:
+        stats = augment_moldable(args.trace, args.output, params, comments)
+    except ValueError as exc:
+        fail(str(exc))
+    print(format_mold_stats(stats, params))
+    print(f"written to {args.output}")
+    return 0
+
+
+def _moldable_command(sub: Any) -> None:
+    mo = sub.add_parser(
+        "moldable", help="give a trace's jobs width ranges and Downey speedups (seed 004)"
+    )
+    mo.add_argument("trace", help="SWF trace (plain or gzip)")
+    mo.add_argument("-o", "--output", required=True, metavar="OUT.swf", help="SWF output")
+    mo.add_argument(
+        "--a",
+        choices=("system", "random"),
+        default="system",
+        help="Downey's A: the system size, or uniform in 1..2 x the requested width "
+        "(default system)",
+    )
+    mo.add_argument("--seed", type=seed, default=0, help="random seed")
+    mo.add_argument(
+        "--nodes",
+        type=int_in(1, 10_000_000),
+        default=None,
+        help="the system size (default: the header's MaxNodes, else MaxProcs)",
+    )
+    mo.add_argument(
+        "--range",
+        metavar="MIN-MAX",
+        default=None,
+        help="every job's width range (default 1 to the system size; widened to hold "
+        "the requested width)",
+    )
+    mo.add_argument(
+        "--load",
+        type=float_in(1e-6, 1e3),
+        default=None,
+        metavar="F",
+        help="scale runtimes and estimates to this offered load (inter-arrival times kept)",
+    )
+    mo.set_defaults(func=cmd_moldable)
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or with ``command`` of that one only: ``main`` parses
     ``batchd replay ...`` without building the other commands' arguments (the studies'
@@ -525,6 +601,7 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
     "demo": _demo_command,
     "report": _report_command,
     "utility": _utility_command,
+    "moldable": _moldable_command,
 }
 
 

@@ -247,6 +247,10 @@ def summarize(
         from batchd.metrics.utility import utility_summary
 
         summary["utility"] = utility_summary(jobs)
+    if any(j.mold is not None for j in jobs):
+        from batchd.metrics.moldable import moldable_summary
+
+        summary["moldable"] = moldable_summary(jobs, nodes)
     if name == "primetime":
         from batchd.metrics.primetime import primetime_summary
         from batchd.sched.primetime import PrimeTime

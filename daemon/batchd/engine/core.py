@@ -55,6 +55,23 @@ def _check_machine(policy: Policy, index: int) -> None:
         )
 
 
+def _moldable_to(job: Job, width: int) -> bool:
+    return job.mold is not None and job.mold.allows(width)
+
+
+def _widths(job: Job) -> str:
+    return str(job.width) if job.mold is None else f"{job.mold.range_text()} nodes"
+
+
+def reshape(job: Job, width: int) -> None:
+    """A moldable job takes ``width`` nodes: its runtime and estimate follow its model."""
+    mold = job.mold
+    assert mold is not None
+    job.width = width
+    job.runtime = mold.runtime_on(width)
+    job.estimate = mold.estimate_on(width)
+
+
 class Engine:
     """Runs jobs on the machines of a grid under one policy per machine."""
 
@@ -337,11 +354,14 @@ class Engine:
         job, machine, width = placement
         pool = m.pool
         if machine != m.index or width != job.width or width > len(pool._free):
-            raise PlacementError(
-                f"policy {m.policy.name} placed job {job.id} on machine {machine} with "
-                f"{width} nodes; it waits on machine {m.index} for {job.width}, "
-                f"{pool.free} are free"
-            )
+            if machine == m.index and width <= len(pool._free) and _moldable_to(job, width):
+                reshape(job, width)
+            else:
+                raise PlacementError(
+                    f"policy {m.policy.name} placed job {job.id} on machine {machine} with "
+                    f"{width} nodes; it waits on machine {m.index} for {_widths(job)}, "
+                    f"{pool.free} are free"
+                )
         if job.state is not _QUEUED:  # change_state(job, RUNNING), once per job
             change_state(job, _RUNNING)
         job.state = _RUNNING
@@ -441,6 +461,8 @@ class Engine:
 
     @staticmethod
     def _reset_run(job: Job) -> None:
+        if job.mold is not None:
+            reshape(job, job.mold.width)  # it waits again as submitted
         job.start = job.end = UNSET
         job.nodes = []
         job.killed = False

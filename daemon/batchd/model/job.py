@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from batchd.model.moldable import Moldable
 from batchd.model.states import JobState
 from batchd.model.utility import Utility
 
@@ -44,6 +45,10 @@ class Job:
     # The trace's priority class, 0 the highest (seed 003's normalised priority, the
     # priority_class= token): prio-fifo ranks by it after the PBS priority.
     priority_class: int = 0
+    # A moldable job's range and speedup (seed 004), with the width, runtime and estimate
+    # it was submitted with; ``width``, ``runtime`` and ``estimate`` above are those of the
+    # width it runs on once started (the engine reshapes it), else the requested ones.
+    mold: Moldable | None = None
 
     @property
     def duration(self) -> int:

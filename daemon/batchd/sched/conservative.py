@@ -85,13 +85,18 @@ class ConservativePolicy(Policy):
             self.replan(view)
         assert self.profile is not None
         self.profile.advance(view.now)
-        start = self.profile.place(job.width, job.duration, view.now)
-        at = self.queue.insert(job, start)
+        width, duration = self.shape(job, self.profile, view.now)
+        start = self.profile.place(width, duration, view.now)
+        at = self.queue.insert(job, start, None if width == job.width else (width, duration))
         if at != len(self.queue) - 1:
             self.settled = False  # a re-plan would put it elsewhere in the order
         if start == view.now:
             self._due.append(job)
         promise(job, start)
+
+    def shape(self, job: Job, profile: Profile, now: int) -> tuple[int, int]:
+        """The width and planned duration a new job takes in the plan (its own here)."""
+        return job.width, job.duration
 
     def job_ended(self, view: MachineView, job: Job) -> None:
         if not (self.settled and job.end == job.start + job.duration):

@@ -73,23 +73,29 @@ class OrderedQueue:
             raise KeyError(f"job {job.id} is not waiting in this queue")
         return i
 
-    def insert(self, job: Job, start: int = NEVER) -> int:
+    def insert(self, job: Job, start: int = NEVER, shape: tuple[int, int] | None = None) -> int:
+        """Queue ``job`` planned at ``start``, at its own width and duration, or at
+        ``shape`` (width, duration): the one a moldable policy chose for it."""
         k = self.key(job)
         keys = self.keys
-        estimate = job.estimate
-        duration = estimate if estimate > 0 else 1  # Job.duration
+        if shape is None:
+            width = job.width
+            estimate = job.estimate
+            duration = estimate if estimate > 0 else 1  # Job.duration
+        else:
+            width, duration = shape
         # Most jobs of a trace arrive behind all the others in FCFS order: no search then.
         if not keys or keys[-1] < k:
             keys.append(k)
             self.jobs.append(job)
-            self.widths.append(job.width)
+            self.widths.append(width)
             self.durations.append(duration)
             self.starts.append(start)
             return len(keys) - 1
         i = bisect_left(keys, k)
         keys.insert(i, k)
         self.jobs.insert(i, job)
-        self.widths.insert(i, job.width)
+        self.widths.insert(i, width)
         self.durations.insert(i, duration)
         self.starts.insert(i, start)
         return i

@@ -194,6 +194,10 @@ class Policy(ABC):
     def waiting(self) -> list[Job]:
         """The waiting jobs in the order the policy serves them."""
 
+    def planned_width(self, job: Job) -> int:
+        """The width a waiting job is planned to start with (a moldable policy's choice)."""
+        return job.width
+
     def planned_starts(self, view: MachineView) -> list[tuple[Job, int]]:
         """Every waiting job with its planned start (NEVER: it cannot fit).
 

@@ -237,6 +237,12 @@ def _utility_easy(_params: Any, _ctx: BuildContext) -> Policy:
     return UtilityEasy()
 
 
+def _moldable_greedy(_params: Any, _ctx: BuildContext) -> Policy:
+    from batchd.sched.moldable_greedy import MoldableGreedy
+
+    return MoldableGreedy()
+
+
 def _ga(params: Any, ctx: BuildContext) -> Policy:
     from batchd.sched.ga.policy import GeneticPolicy
 
@@ -329,6 +335,15 @@ def _builtin() -> None:
             "mutation=0.1, searched=200, budget=SECONDS, seed=S)",
             _ga,
             _ga_params,
+        )
+    )
+    register(
+        PolicySpec(
+            "moldable-greedy",
+            "moldable jobs (seed 004): each takes, when it arrives, the width of its range "
+            "that ends it soonest on the conservative plan (Cirne), then FCFS conservative "
+            "backfilling",
+            _moldable_greedy,
         )
     )
 

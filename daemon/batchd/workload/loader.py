@@ -14,12 +14,15 @@ from operator import attrgetter, ge, gt, le, lt
 from typing import TypeVar
 
 from batchd.model.job import Job
+from batchd.model.moldable import MoldError
 from batchd.workload.swf import (
     UTILITY_KEY,
     PathLike,
+    SWFError,
     SWFHeader,
     check_tokens,
     iter_swf_tokens,
+    mold_of,
     priority_class_of,
     read_header,
 )
@@ -99,7 +102,11 @@ def _load_lines(
     lines = iter_swf_tokens(path)
     try:
         jobs, skipped = _jobs_from_records(
-            ((rec, tokens) for _, rec, tokens in lines), nodes, first, perfect_estimates
+            ((rec, tokens, line_no) for line_no, rec, tokens in lines),
+            nodes,
+            first,
+            perfect_estimates,
+            path,
         )
     finally:
         lines.close()
@@ -108,20 +115,21 @@ def _load_lines(
 
 
 def _jobs_from_records(
-    records: Iterable[tuple[tuple[int | float, ...], tuple[str, ...]]],
+    records: Iterable[tuple[tuple[int | float, ...], tuple[str, ...], int]],
     nodes: int,
     first: int | None,
     perfect_estimates: bool,
+    path: PathLike = "",
 ) -> tuple[list[Job], dict[str, int]]:
     """Jobs and skip counts, one record at a time (any record, floats rounded), from
-    (record, the key=value tokens of its line); a job keeps its line's tokens and the
-    utility function among them."""
+    (record, the key=value tokens of its line, its line number); a job keeps its line's
+    tokens, the utility function and the moldable shape among them."""
     n_width = n_runtime = n_wide = 0
     jobs: list[Job] = []
     append = jobs.append
     new_job = Job
     count = 0
-    for rec, tokens in records:
+    for rec, tokens, line_no in records:
         if first is not None and count >= first:
             break
         count += 1
@@ -153,17 +161,21 @@ def _jobs_from_records(
             )
         )
         if tokens:
-            _take_tokens(jobs[-1], tokens)
+            try:
+                _take_tokens(jobs[-1], tokens, nodes)
+            except MoldError as exc:
+                raise SWFError(path, line_no, str(exc)) from None
     return jobs, _skipped(n_width, n_runtime, n_wide)
 
 
-def _take_tokens(job: Job, tokens: tuple[str, ...]) -> None:
-    """Give a job the tokens of its SWF line, and the utility function and the priority
-    class among them."""
+def _take_tokens(job: Job, tokens: tuple[str, ...], nodes: int) -> None:
+    """Give a job the tokens of its SWF line, and the utility function, the priority
+    class and the moldable shape among them."""
     job.swf_tokens = tokens
     if any(t.startswith(UTILITY_KEY + "=") for t in tokens):
         job.utility = check_tokens("", 0, tokens)  # checked already when read
     job.priority_class = priority_class_of(tokens)
+    job.mold = mold_of(tokens, job.width, job.runtime, job.estimate, nodes)
 
 
 def _jobs_from_table(
@@ -181,7 +193,9 @@ def _jobs_from_table(
         tuples = _records(table)
         if to_file is not None:  # back to file order, for the one-at-a-time rules
             tuples = list(map(tuples.__getitem__, to_file))
-        jobs, skipped = _jobs_from_records(zip(tuples, repeat(())), nodes, None, perfect_estimates)
+        jobs, skipped = _jobs_from_records(
+            zip(tuples, repeat(()), repeat(0)), nodes, None, perfect_estimates
+        )
         jobs.sort(key=_submit_key)
         return jobs, skipped
 

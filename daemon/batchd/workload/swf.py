@@ -23,6 +23,7 @@ from typing import TextIO
 
 from batchd.model.job import UNSET, Job
 from batchd.model.machine import node_intervals
+from batchd.model.moldable import Moldable, MoldError, Speedup, parse_range
 from batchd.model.utility import Utility, UtilityError
 
 __all__ = [
@@ -104,6 +105,9 @@ UTILITY_KEY = "utility"
 # The job's priority class, 0 the highest (batchd utility writes it; prio-fifo ranks by it).
 PRIORITY_CLASS_KEY = "priority_class"
 _CLASS_RE = re.compile(r"^\d{1,9}$")
+# A moldable job (seed 004): its width range and its speedup model.
+NODES_KEY = "nodes"
+SPEEDUP_KEY = "speedup"
 
 
 class SWFError(ValueError):
@@ -304,6 +308,11 @@ def check_tokens(
                 utility = Utility.parse(value, seconds_only=True)
             except UtilityError as exc:
                 raise SWFError(path, line_no, f"token {UTILITY_KEY}: {exc}") from None
+        elif key in (NODES_KEY, SPEEDUP_KEY):
+            try:
+                parse_range(value) if key == NODES_KEY else Speedup.parse(value)
+            except MoldError as exc:
+                raise SWFError(path, line_no, f"token {key}: {exc}") from None
         elif key == PRIORITY_CLASS_KEY and _CLASS_RE.match(value) is None:
             raise SWFError(
                 path,
@@ -312,6 +321,35 @@ def check_tokens(
                 "(an integer from 0, the highest, up to 999999999)",
             )
     return utility
+
+
+def token_value(tokens: Sequence[str], key: str) -> str | None:
+    """The value of ``key`` among a job line's tokens, or None."""
+    prefix = key + "="
+    for token in tokens:
+        if token.startswith(prefix):
+            return token[len(prefix) :]
+    return None
+
+
+def mold_of(
+    tokens: Sequence[str], width: int, runtime: int, estimate: int, nodes: int
+) -> Moldable | None:
+    """The moldable shape a job line's tokens give (None: no ``nodes`` or ``speedup``).
+
+    Without ``nodes`` the range is 1 to the machine's ``nodes``; without ``speedup`` the
+    model is ``fixed``. A range wider than the machine is cut to it. Raises
+    :class:`MoldError` when the requested width lies outside the range.
+    """
+    range_text = token_value(tokens, NODES_KEY)
+    model_text = token_value(tokens, SPEEDUP_KEY)
+    if range_text is None and model_text is None:
+        return None
+    low, high = (1, nodes) if range_text is None else parse_range(range_text)
+    if low > nodes:
+        raise MoldError(f"nodes {range_text}: the minimum is wider than the machine ({nodes})")
+    speedup = Speedup("fixed") if model_text is None else Speedup.parse(model_text)
+    return Moldable(low, min(high, nodes), speedup, width, runtime, estimate)
 
 
 def priority_class_of(tokens: Sequence[str]) -> int:
@@ -374,6 +412,9 @@ def _job_tokens(job: Job) -> list[str]:
             out.append(token if same else f"{UTILITY_KEY}={job.utility.format()}")
     if not seen and job.utility is not None:
         out.append(f"{UTILITY_KEY}={job.utility.format()}")
+    if job.mold is not None and not job.swf_tokens:
+        out.append(f"{NODES_KEY}={job.mold.range_text()}")
+        out.append(f"{SPEEDUP_KEY}={job.mold.speedup.format()}")
     return out
 
 
@@ -414,7 +455,7 @@ def write_swf(
                 fh.write(f"; {text}\n")
         for job, row in zip(ordered, rows, strict=True):
             line = " ".join(t.rjust(w) for t, w in zip(row, widths, strict=True))
-            if job.swf_tokens or job.utility is not None:
+            if job.swf_tokens or job.utility is not None or job.mold is not None:
                 line = " ".join([line, *_job_tokens(job)])
             fh.write(line + "\n")
 
