@@ -110,6 +110,9 @@ class ExperimentFile(BaseModel):
     sweep: SweepTable
 
 
+UNION_TAGS = ("bool", "int", "float", "str")
+
+
 def key_path(loc: Sequence[int | str]) -> str:
     """``("sweep", "nodes", 0)`` -> ``sweep.nodes[0]``."""
     out = ""
@@ -133,11 +136,14 @@ def load_experiment(path: str | Path) -> tuple[SweepTable, Path]:
         table = ExperimentFile.model_validate(raw).sweep
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = [p for p in err["loc"] if not (isinstance(p, str) and "[" in p)]
+        loc = list(err["loc"])
+        while loc and loc[-1] in UNION_TAGS:  # which member of a union pydantic tried
+            loc.pop()
         got = f" (got {err['input']!r})" if err["type"] not in ("missing", "model_type") else ""
-        if err["type"] == "extra_forbidden":
-            got = ""
-            err["msg"] = "unknown key"
         msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            got, msg = "", "unknown key"
+        elif len(err["loc"]) > len(loc):
+            msg = "expected a string, number or boolean"
         raise SweepError(f"{path}: {key_path(loc)}: {msg}{got}") from None
     return table, path.parent
