@@ -20,6 +20,7 @@ from batchd.sweep.output import (
     CSV_FILE,
     PARQUET_FILE,
     SUMMARY_FILE,
+    require_parquet,
     summary_lines,
     write_csv,
     write_parquet,
@@ -82,6 +83,8 @@ def run_sweep(opts: SweepOptions) -> SweepOutcome:
     began = time.perf_counter()
     table, base = load_experiment(opts.experiment)
     runs = plan_runs(table, base, str(opts.experiment))
+    if opts.shard is None:
+        require_parquet()
     try:
         opts.out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

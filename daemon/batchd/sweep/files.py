@@ -66,6 +66,10 @@ class FileRef:
         found = self._found_sha256()
         if found == self.sha256:
             return self.path
+        sent = self.inline is not None or in_dask_worker()
+        copy = cache_path(self)
+        if sent and copy.is_file() and sha256_file(copy) == self.sha256:
+            return str(copy)  # sent to this machine for an earlier run
         data = self.inline if self.inline is not None else published_bytes(self.sha256)
         if data is None:
             if found is None:
@@ -98,29 +102,41 @@ def cached_copy(ref: FileRef, data: bytes) -> str:
     """The bytes in this machine's temporary directory, under the checksum and file name."""
     if sha256_bytes(data) != ref.sha256:
         raise FileChanged(f"{ref.path}: the bytes received do not have the planned checksum")
-    folder = Path(tempfile.gettempdir()) / "batchd-sweep-files" / ref.sha256
-    target = folder / Path(ref.path).name  # the name keeps .gz, which the reader goes by
-    if not target.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        part = folder / f".{target.name}.{os.getpid()}.part"
-        part.write_bytes(data)
-        part.replace(target)
+    target = cache_path(ref)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    part = target.parent / f".{target.name}.{os.getpid()}.part"
+    part.write_bytes(data)
+    part.replace(target)
     return str(target)
+
+
+def cache_path(ref: FileRef) -> Path:
+    """Where this machine keeps a file's bytes it was sent: under the checksum, with the
+    file's name (which keeps .gz, which the reader goes by)."""
+    return Path(tempfile.gettempdir()) / "batchd-sweep-files" / ref.sha256 / Path(ref.path).name
 
 
 def published_bytes(sha256: str) -> bytes | None:
     """A trace's bytes published on the Dask cluster this runs in, or None outside one."""
-    try:
-        from distributed import get_client, get_worker
-    except ImportError:
+    if not in_dask_worker():
         return None
-    try:
-        get_worker()
-    except ValueError:  # not in a Dask worker
-        return None
+    from distributed import get_client
+
     client = get_client()
     name = DATASET_PREFIX + sha256
     if name not in client.list_datasets():
         return None
     data = client.get_dataset(name).result()
     return data if isinstance(data, bytes) else None
+
+
+def in_dask_worker() -> bool:
+    try:
+        from distributed import get_worker
+    except ImportError:
+        return False
+    try:
+        get_worker()
+    except ValueError:
+        return False
+    return True

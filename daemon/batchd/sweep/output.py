@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from batchd.sweep import SweepError
 from batchd.sweep.table import Table
 
 CSV_FILE = "results.csv"
@@ -46,6 +47,16 @@ def write_csv(path: Path, table: Table) -> None:
     for row in table.rows:
         writer.writerow([csv_text(row[c]) for c in table.columns])
     write_atomic(path, lambda p: p.write_text(buffer.getvalue(), encoding="utf-8"))
+
+
+def require_parquet() -> None:
+    """Fail before any run when results.parquet could not be written at the end."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise SweepError(
+            "batchd sweep writes results.parquet with pyarrow: pip install 'batchd[sweep]'"
+        ) from None
 
 
 def write_parquet(path: Path, table: Table) -> None:
