@@ -28,7 +28,8 @@ ALLOWED: dict[str, set[str]] = {
     "replay": {"workload", "sched", "engine", "site", "metrics"},
     "ui": set(),
     "server": {"workload", "sched", "engine", "site", "metrics", "ui"},
-    "report": {"workload", "sched", "engine", "site", "metrics", "replay"},
+    "sweep": {"workload", "sched", "engine", "site", "metrics", "replay"},
+    "report": {"workload", "sched", "engine", "site", "metrics", "replay", "sweep"},
     "demo": set(),
     "cli": {
         "workload",
@@ -39,6 +40,7 @@ ALLOWED: dict[str, set[str]] = {
         "replay",
         "server",
         "report",
+        "sweep",
         "demo",
         "ui",
     },

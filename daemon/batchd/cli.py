@@ -592,6 +592,12 @@ def _report_command(sub: Any) -> None:
     add_report_command(sub)
 
 
+def _sweep_command(sub: Any) -> None:
+    from batchd.sweep.cli import add_sweep_command
+
+    add_sweep_command(sub)
+
+
 # Each adds one command to the subparsers, in the order ``batchd --help`` lists them.
 _COMMANDS: dict[str, Callable[[Any], None]] = {
     "replay": _replay_command,
@@ -600,6 +606,7 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
     "serve": _serve_command,
     "demo": _demo_command,
     "report": _report_command,
+    "sweep": _sweep_command,
     "utility": _utility_command,
     "moldable": _moldable_command,
 }

@@ -256,3 +256,18 @@ def test_building_the_cli_parser_loads_no_study() -> None:
         "batchd.report.grid",
         "batchd.report.grid.options",
     }
+
+
+def test_a_study_runs_on_dask_with_the_same_entries(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    tasks = _tasks()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    local = run_missing(
+        tasks, fake_replay, _results(tmp_path / "a"), reuse=False, workers=1, desc="t"
+    )
+    on_dask = run_missing(
+        tasks, fake_replay, _results(tmp_path / "b"), reuse=False, workers=1, dask="local", desc="t"
+    )
+    assert (on_dask.new, on_dask.failures) == (6, [])
+    assert on_dask.results == local.results

@@ -15,6 +15,7 @@ from batchd.report.framework.cli import (
     add_reuse_options,
     add_trace_option,
     add_workers_option,
+    executor_flags,
     reuse_flags,
 )
 
@@ -31,6 +32,7 @@ class StudyOptions:
     jobs: int = DEFAULT_JOBS
     seed: int = 0
     workers: int | None = None
+    dask: str | None = None  # --dask: local, or a scheduler's address
     nodes_for: dict[str, int] = field(default_factory=dict)
     perfect_estimates: bool = False
     configs: str = "default"
@@ -122,8 +124,7 @@ def command_line(args: argparse.Namespace) -> str:
     for item in args.nodes_for:
         parts += ["--nodes-for", item]
     parts += ["--jobs", str(args.jobs), "--seed", str(args.seed)]
-    if args.workers is not None:
-        parts += ["--workers", str(args.workers)]
+    parts += executor_flags(args)
     parts += ["--out", str(args.out), "--configs", args.configs]
     if args.perfect_estimates:
         parts.append("--perfect-estimates")
@@ -138,6 +139,7 @@ def options_from_args(args: argparse.Namespace) -> StudyOptions:
         jobs=args.jobs,
         seed=args.seed,
         workers=args.workers,
+        dask=args.dask,
         nodes_for=parse_nodes_for(args.nodes_for),
         perfect_estimates=args.perfect_estimates,
         configs=args.configs,

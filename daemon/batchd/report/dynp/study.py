@@ -30,6 +30,7 @@ def run_study(opts: StudyOptions) -> StudyOutcome[Task]:
         reuse=opts.resume,
         report_only=opts.report_only,
         workers=opts.workers,
+        dask=opts.dask,
         desc="dynp study",
     )
     results = order_entries(runs.results, names, config_names)

@@ -1,12 +1,12 @@
 """What every study report shares, so that a study writes only its runs, tables and text.
 
-- ``cli``: the options every study has (``--trace``, ``--workers``, ``--out``,
-  ``--resume``, ``--report-only``) and the command-line echo; standard library
+- ``cli``: the options every study has (``--trace``, ``--workers``, ``--dask``,
+  ``--out``, ``--resume``, ``--report-only``) and the command-line echo; standard library
   only, so building the ``batchd`` parser stays cheap.
 - ``traces``: a trace file's short name, digest and header facts.
 - ``results``: OUT/results.json, one entry per run, keyed by the run's content.
-- ``runs``: run what the results file lacks in worker processes (``pool``), then
-  report the outcome on the terminal.
+- ``runs``: run what the results file lacks on the sweep's executors (``pool``:
+  local processes or Dask), then report the outcome on the terminal.
 - ``meta``: who made the report (command, date, machine), kept in OUT/study.json.
 - ``markdown``: tables, number formats and the sections every report has.
 - ``plots``: matplotlib details both studies' figures share.

@@ -11,7 +11,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from batchd.argtypes import int_in
+from batchd.sweep.cli import add_executor_options
+from batchd.sweep.spec import ExecutorSpec
 
 RESULTS_NAME = "results.json"  # framework.results.RESULTS_FILE, without importing it
 
@@ -21,13 +22,13 @@ def add_trace_option(parser: argparse.ArgumentParser, text: str) -> None:
 
 
 def add_workers_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--workers",
-        type=int_in(1, 1024),
-        default=None,
-        metavar="K",
-        help="worker processes (default: the CPU count)",
-    )
+    """``--workers K`` and ``--dask [ADDRESS]``: the executor options ``batchd sweep`` has."""
+    add_executor_options(parser)
+
+
+def executor_flags(args: argparse.Namespace) -> list[str]:
+    """``--workers`` and ``--dask`` as given, for the command-line echo."""
+    return ExecutorSpec(workers=args.workers, dask=args.dask).options()
 
 
 def add_out_option(parser: argparse.ArgumentParser, default: str) -> None:

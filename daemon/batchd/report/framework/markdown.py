@@ -10,6 +10,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from batchd.sweep.output import markdown_table
+
+__all__ = ["markdown_table"]  # the sweep's, shared with the studies
+
 MISSING = "-"
 DISCUSSION_FILE = "discussion.md"  # a person's discussion, included in the report if present
 
@@ -29,13 +33,6 @@ def fmt_float(value: Any, digits: int = 2) -> str:
 def fmt_percent(fraction: Any) -> str:
     """A fraction (0.7536) as a percentage ("75.36 %")."""
     return MISSING if fraction is None else f"{100.0 * float(fraction):.2f} %"
-
-
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:
-    """A GitHub markdown table: the first ``left`` columns left-aligned, the rest right."""
-    align = [":--" if i < left else "--:" for i in range(len(header))]
-    lines = [header, align, *rows]
-    return "\n".join("| " + " | ".join(str(c) for c in line) + " |" for line in lines)
 
 
 def provenance_lines(meta: Mapping[str, Any]) -> list[str]:

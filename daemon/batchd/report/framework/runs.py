@@ -48,6 +48,7 @@ def run_missing(
     reuse: bool,
     report_only: bool = False,
     workers: int | None = None,
+    dask: str | None = None,
     desc: str,
 ) -> Runs[R]:
     """Replay every run whose key is not in the results file, saving each entry at once.
@@ -55,6 +56,7 @@ def run_missing(
     ``reuse``: take matching entries from the file (other entries stay in it);
     without it the file starts empty. ``report_only``: replay nothing, and fail
     when the file lacks a run. ``work`` is a module-level function (pickled).
+    ``workers`` and ``dask`` choose the executor as ``--workers`` and ``--dask`` do.
     """
     reuse = reuse or report_only
     cache = results.load() if reuse else {}
@@ -77,7 +79,9 @@ def run_missing(
         results.save(cache.values())
 
     count = workers or os.cpu_count() or 1
-    run_parallel(todo, work, count, on_done, desc=desc, label=lambda run: run.label())
+    count = run_parallel(
+        todo, work, count, on_done, desc=desc, label=lambda run: run.label(), dask=dask
+    )
     done = [cache[key] for key in keys if key in cache]
     return Runs(done, len(todo) - len(failures), len(runs) - len(todo), failures, count)
 

@@ -13,6 +13,7 @@ from batchd.report.framework.cli import (
     add_out_option,
     add_reuse_options,
     add_workers_option,
+    executor_flags,
     reuse_flags,
 )
 
@@ -33,6 +34,7 @@ class StudyOptions:
     jobs_per_node: int = DEFAULT_JOBS_PER_NODE
     seed: int = 1
     workers: int | None = None
+    dask: str | None = None  # --dask: local, or a scheduler's address
     out: Path = Path(DEFAULT_OUT)
     resume: bool = False
     report_only: bool = False
@@ -93,8 +95,7 @@ def command_line(args: argparse.Namespace) -> str:
     for config in args.config or DEFAULT_CONFIGS:
         parts += ["--config", config]
     parts += ["--jobs-per-node", str(args.jobs_per_node), "--seed", str(args.seed)]
-    if args.workers is not None:
-        parts += ["--workers", str(args.workers)]
+    parts += executor_flags(args)
     parts += ["--out", str(args.out)]
     return shlex.join([*parts, *reuse_flags(args)])
 
@@ -111,6 +112,7 @@ def options_from_args(args: argparse.Namespace) -> StudyOptions:
         jobs_per_node=args.jobs_per_node,
         seed=args.seed,
         workers=args.workers,
+        dask=args.dask,
         out=Path(args.out),
         resume=args.resume,
         report_only=args.report_only,

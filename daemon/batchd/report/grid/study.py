@@ -40,6 +40,7 @@ def run_study(opts: StudyOptions) -> StudyOutcome[Run]:
         reuse=opts.resume,
         report_only=opts.report_only,
         workers=opts.workers,
+        dask=opts.dask,
         desc="grid study",
     )
     results = order_entries(done.results, order)

@@ -14,6 +14,7 @@ from batchd.report.framework.cli import (
     add_reuse_options,
     add_trace_option,
     add_workers_option,
+    executor_flags,
     reuse_flags,
 )
 
@@ -31,6 +32,7 @@ class StudyOptions:
     disciplines: list[str] = field(default_factory=lambda: list(DEFAULT_DISCIPLINES))
     first: int | None = None
     workers: int | None = None
+    dask: str | None = None  # --dask: local, or a scheduler's address
     out: Path = Path(DEFAULT_OUT)
     report_only: bool = False
     must_fit: bool = True
@@ -156,8 +158,7 @@ def command_line(args: argparse.Namespace) -> str:
     if args.first is not None:
         parts += ["--first", str(args.first)]
     parts += ["--must-fit", args.must_fit]
-    if args.workers is not None:
-        parts += ["--workers", str(args.workers)]
+    parts += executor_flags(args)
     parts += ["--out", str(args.out)]
     return shlex.join([*parts, *reuse_flags(args)])
 
@@ -170,6 +171,7 @@ def options_from_args(args: argparse.Namespace) -> StudyOptions:
         disciplines=parse_disciplines(args.disciplines),
         first=args.first,
         workers=args.workers,
+        dask=args.dask,
         out=Path(args.out),
         report_only=args.report_only,
         must_fit=args.must_fit == "true",

@@ -38,6 +38,7 @@ def run_study(opts: StudyOptions) -> StudyOutcome[Run]:
         reuse=True,
         report_only=opts.report_only,
         workers=opts.workers,
+        dask=opts.dask,
         desc="primetime study",
     )
     meta = study_meta(opts.command, done.workers, done.new, done.reused)
