@@ -138,10 +138,10 @@ UtilityPoints = Annotated[
 ]
 
 
-# A moldable job's speedup model (seed 004): exactly as the pattern says, then the
-# model's own rules (A at least 1) as a 400 naming the rule.
+# A moldable job's speedup model (seed 004): the model's own rules first (a 400 naming
+# the rule: A below 1), then the pattern, which says them too (A has no leading zero).
 _DECIMAL = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
-SPEEDUP_PATTERN = rf"^(?:fixed|downey:{_DECIMAL}:{_DECIMAL})$"
+SPEEDUP_PATTERN = rf"^(?:fixed|downey:[1-9][0-9]*(?:\.[0-9]*)?:{_DECIMAL})$"
 SPEEDUP_MAX_LENGTH = 64
 _SPEEDUP = re.compile(SPEEDUP_PATTERN)
 SPEEDUP_DOC = (
@@ -154,15 +154,18 @@ SPEEDUP_DOC = (
 def _speedup(value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError("give downey:A:SIGMA or fixed")
-    if len(value) > SPEEDUP_MAX_LENGTH or not _SPEEDUP.match(value):
-        raise ValueError(
-            f"{value[:SPEEDUP_MAX_LENGTH]!r}: give downey:A:SIGMA (decimal numbers) or fixed, "
-            f"at most {SPEEDUP_MAX_LENGTH} characters"
-        )
+    if len(value) > SPEEDUP_MAX_LENGTH:
+        raise ValueError(f"{value[:20]!r}...: at most {SPEEDUP_MAX_LENGTH} characters")
     try:
-        return Speedup.parse(value).format()
+        model = Speedup.parse(value)
     except MoldError as exc:
         raise ValueError(str(exc)) from None
+    if not _SPEEDUP.match(value):
+        raise ValueError(
+            f"{value!r}: give downey:A:SIGMA (decimal numbers, A without a leading zero, "
+            "nothing around it) or fixed"
+        )
+    return model.format()
 
 
 SpeedupText = Annotated[
