@@ -55,6 +55,7 @@ def job_attrs(job: Mapping[str, Any]) -> Attrs:
         ("Resource_List.select", nodes),
         ("Resource_List.walltime", hms(job["walltime"])),
     ]
+    out += _mold_attrs(job)
     if job.get("elapsed") is not None:
         out.append(("resources_used.walltime", hms(job["elapsed"])))
     if job.get("exec_host"):
@@ -86,6 +87,22 @@ def job_attrs(job: Mapping[str, Any]) -> Attrs:
             out.append(("utility.now", _two_places(job["utility_now"])))
     if job.get("variables"):
         out.append(("Variable_List", ",".join(f"{k}={v}" for k, v in job["variables"].items())))
+    return out
+
+
+def _mold_attrs(job: Mapping[str, Any]) -> Attrs:
+    """A moldable job: its range and model; the width it is planned with while it waits
+    (``Resource_List.nodect`` is the requested width then, the chosen one once run)."""
+    if job.get("nodes_min") is None or job.get("nodes_max") is None:
+        return []
+    out: Attrs = [
+        ("Resource_List.nodes", f"{job['nodes_min']}-{job['nodes_max']}"),
+        ("Resource_List.speedup", str(job.get("speedup") or "fixed")),
+    ]
+    if job.get("planned_nodes") is not None:
+        out.append(("planned_nodect", str(job["planned_nodes"])))
+    elif job.get("stime") is not None:
+        out.append(("chosen_nodect", str(job["nodes"])))
     return out
 
 

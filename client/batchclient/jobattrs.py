@@ -75,6 +75,23 @@ def parse_depend(text: str) -> str:
 
 
 W_ATTRS = "depend=TYPE:ID[:ID...] or utility=T:V,T:V[,...]"
+_SPEEDUP = re.compile(r"^downey:((?:\d+(?:\.\d*)?|\.\d+)):((?:\d+(?:\.\d*)?|\.\d+))$")
+SPEEDUP_MAX_LENGTH = 64
+
+
+def parse_speedup(text: str) -> str:
+    """``speedup=downey:A:SIGMA`` (A >= 1, SIGMA >= 0, decimal numbers) or ``fixed``."""
+    if text == "fixed":
+        return text
+    m = _SPEEDUP.match(text)
+    if m is None or len(text) > SPEEDUP_MAX_LENGTH:
+        raise ValueError(
+            f"speedup={text[:SPEEDUP_MAX_LENGTH]}: give downey:A:SIGMA (decimal numbers, "
+            f"at most {SPEEDUP_MAX_LENGTH} characters) or fixed"
+        )
+    if float(m.group(1)) < 1:
+        raise ValueError(f"speedup={text}: A is {m.group(1)}; it must be at least 1")
+    return text
 
 
 def parse_w(values: Iterable[str]) -> str | None:
@@ -87,9 +104,10 @@ def parse_w(values: Iterable[str]) -> str | None:
 
 
 def parse_w_attrs(
-    values: Iterable[str], allowed: tuple[str, ...] = ("depend", "utility")
+    values: Iterable[str], allowed: tuple[str, ...] = ("depend", "utility", "speedup")
 ) -> dict[str, Any]:
-    """``-W depend=...`` and ``-W utility=...``: the body fields; the last of each wins."""
+    """``-W depend=...``, ``-W utility=...`` and ``-W speedup=...``: the body fields; the
+    last of each wins."""
     out: dict[str, Any] = {}
     for value in values:
         name, eq, rest = value.partition("=")
@@ -100,6 +118,8 @@ def parse_w_attrs(
         try:
             if name == "depend":
                 out["depend"] = parse_depend(rest.strip())
+            elif name == "speedup":
+                out["speedup"] = parse_speedup(rest.strip())
             else:
                 out["utility"] = parse_utility(rest.strip())
         except ValueError as exc:

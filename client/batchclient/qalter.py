@@ -14,8 +14,8 @@ from .resources import ResourceError, parse_resources
 
 PROG = "qalter"
 USAGE = (
-    "qalter [-l walltime=...|nodes=N|select=N] [-p PRIO] [-N NAME] [-q QUEUE] "
-    "[-W utility=T:V,T:V...] job_id..."
+    "qalter [-l walltime=...|nodes=N|nodes=MIN-MAX|select=N] [-p PRIO] [-N NAME] [-q QUEUE] "
+    "[-W utility=T:V,T:V...] [-W speedup=downey:A:SIGMA|fixed] job_id..."
 )
 
 
@@ -25,7 +25,7 @@ def build_parser() -> Parser:
     p.add_argument("-p", dest="priority", metavar="PRIO")
     p.add_argument("-N", dest="name", metavar="NAME")
     p.add_argument("-q", dest="queue", metavar="QUEUE")
-    p.add_argument("-W", dest="attrs", action="append", metavar="utility=T:V,T:V...")
+    p.add_argument("-W", dest="attrs", action="append", metavar="utility=...|speedup=...")
     p.add_argument("ids", nargs="+", metavar="job_id")
     return p
 
@@ -48,11 +48,13 @@ def build_alter(ns: argparse.Namespace) -> dict[str, Any]:
             body["priority"] = jobattrs.parse_priority(ns.priority)
         if res.nodes is not None:
             body["nodes"] = res.nodes
-        body.update(jobattrs.parse_w_attrs(ns.attrs or [], allowed=("utility",)))
+        if res.nodes_max is not None:
+            body["nodes_max"] = res.nodes_max
+        body.update(jobattrs.parse_w_attrs(ns.attrs or [], allowed=("utility", "speedup")))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if not body:
-        raise UsageError("nothing to change: give -l, -p, -N, -q or -W utility=")
+        raise UsageError("nothing to change: give -l, -p, -N, -q, -W utility= or -W speedup=")
     return body
 
 

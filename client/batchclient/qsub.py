@@ -19,6 +19,7 @@ PROG = "qsub"
 USAGE = (
     "qsub [-l RES[,RES...]]... [-q QUEUE] [-N NAME] [-p PRIO] "
     "[-a [[[[CC]YY]MM]DD]hhmm[.SS]] [-h] [-W depend=TYPE:ID[:ID...]] [-W utility=T:V,T:V...] "
+    "[-W speedup=downey:A:SIGMA|fixed] "
     "[-v VAR=VAL[,VAR=VAL...]] [script]"
 )
 # Accepted for compatibility with PBS scripts and ignored: output files, mail, shell...
@@ -29,16 +30,18 @@ def build_parser(directive: bool = False) -> Parser:
     p = Parser(PROG, usage=USAGE, description="Submit a job to batchd.")
     add = p.add_argument
     add("-l", dest="resources", action="append", metavar="RES[,RES...]",
-        help="nodes=N, select=N, walltime=[[HH:]MM:]SS (repeatable)")  # fmt: skip
+        help="nodes=N, nodes=MIN-MAX (moldable: the scheduler chooses the width; the "
+        "walltime is for MIN nodes), select=N, walltime=[[HH:]MM:]SS (repeatable)")  # fmt: skip
     add("-q", dest="queue", metavar="QUEUE", help="destination queue")
     add("-N", dest="name", metavar="NAME", help="job name (default: the script's name or STDIN)")
     add("-p", dest="priority", metavar="PRIO", help="priority, -1024..1023")
     add("-a", dest="exec_time", metavar="DATETIME",
         help="not before [[[[CC]YY]MM]DD]hhmm[.SS] (batchd's clock)")  # fmt: skip
     add("-h", dest="hold", action="store_true", default=None, help="submit with a user hold")
-    add("-W", dest="attrs", action="append", metavar="depend=...|utility=...",
+    add("-W", dest="attrs", action="append", metavar="depend=...|utility=...|speedup=...",
         help="depend=TYPE:ID[:ID...] (afterok, afternotok, afterany); "
-        "utility=T:V,T:V,... the result's value by time since submission")  # fmt: skip
+        "utility=T:V,T:V,... the result's value by time since submission; "
+        "speedup=downey:A:SIGMA or fixed, a moldable job's runtime by width")  # fmt: skip
     add("-v", dest="variables", action="append", metavar="VAR=VAL[,...]",
         help="job variables; BATCHD_RUNTIME=SECONDS sets the emulated runtime")  # fmt: skip
     for opt in IGNORED_WITH_VALUE:
@@ -137,6 +140,8 @@ def _body(opts: argparse.Namespace, res: Resources, default_name: str) -> dict[s
         body["queue"] = opts.queue
     if res.nodes is not None:
         body["nodes"] = res.nodes
+    if res.nodes_max is not None:
+        body["nodes_max"] = res.nodes_max
     if res.walltime is not None:
         body["walltime"] = res.walltime
     if opts.priority is not None:

@@ -2,11 +2,13 @@
 
 batchd nodes have one slot each, so a job asks for a number of nodes and a
 walltime. The old (``nodes=``) and new (``select=``) PBS syntaxes both give the
-node count; one -l source may not mix them, as PBS says.
+node count; one -l source may not mix them, as PBS says. ``nodes=MIN-MAX`` asks
+for a moldable job: any width of the range, chosen by the scheduler.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -14,6 +16,7 @@ from .timefmt import parse_duration
 
 KNOWN = "nodes, select, walltime (and place, ignored)"
 MIXED = "Jobs cannot use both new and old syntax"
+_RANGE = re.compile(r"^([0-9]+)-([0-9]+)$")
 
 
 class ResourceError(ValueError):
@@ -25,13 +28,16 @@ class Resources:
     nodes: int | None = None
     walltime: int | None = None
     syntax: str | None = None  # "nodes" or "select": the spelling that gave the count
+    nodes_max: int | None = None  # nodes=MIN-MAX: the top of a moldable job's range
 
     def overridden_by(self, other: Resources) -> Resources:
         """These resources with every one that ``other`` sets replaced (command line wins)."""
+        width = other if other.nodes is not None else self
         return Resources(
-            nodes=other.nodes if other.nodes is not None else self.nodes,
+            nodes=width.nodes,
             walltime=other.walltime if other.walltime is not None else self.walltime,
-            syntax=other.syntax if other.nodes is not None else self.syntax,
+            syntax=width.syntax,
+            nodes_max=width.nodes_max,
         )
 
 
@@ -74,6 +80,18 @@ def parse_nodes(value: str, item: str | None = None) -> int:
     return total
 
 
+def parse_node_range(value: str, item: str) -> tuple[int, int]:
+    """``MIN-MAX`` -> (MIN, MAX): a moldable job's widths, 1 <= MIN <= MAX."""
+    m = _RANGE.match(value)
+    assert m is not None
+    low, high = int(m.group(1)), int(m.group(2))
+    if low < 1:
+        raise ResourceError(f"{item}: the minimum number of nodes must be at least 1")
+    if high < low:
+        raise ResourceError(f"{item}: the maximum {high} is below the minimum {low}")
+    return low, high
+
+
 def parse_select(value: str, item: str | None = None) -> int:
     """``N[:ncpus=1][+...]`` (a chunk without a count is one chunk) -> number of nodes."""
     item = item or f"select={value}"
@@ -113,10 +131,12 @@ def parse_resources(specs: Iterable[str]) -> Resources:
             value = value.strip()
             if not eq or not value:
                 raise ResourceError(f"{item}: expected RESOURCE=VALUE")
-            if key == "nodes":
-                res.nodes = parse_nodes(value, item)
+            if key == "nodes" and _RANGE.match(value):
+                res.nodes, res.nodes_max = parse_node_range(value, item)
+            elif key == "nodes":
+                res.nodes, res.nodes_max = parse_nodes(value, item), None
             elif key == "select":
-                res.nodes = parse_select(value, item)
+                res.nodes, res.nodes_max = parse_select(value, item), None
             elif key == "walltime":
                 res.walltime = parse_walltime(value)
                 continue

@@ -221,3 +221,52 @@ def test_a_utility_function_from_qsub_to_qstat_and_qalter(daemon: Daemon) -> Non
     assert "point 2 (60:12): values must never increase" in bad.stderr
     form = run(d, "qalter", "-W", "utility=0:10,1x:0", jid)
     assert form.returncode == 2 and "'1x' is not a time" in form.stderr
+
+
+MOLD_KEYS = (
+    "job_state", "Resource_List.nodect", "Resource_List.walltime", "Resource_List.nodes",
+    "Resource_List.speedup", "planned_nodect", "chosen_nodect", "exec_host", "stime",
+)  # fmt: skip
+
+
+def mold_attrs(d: Daemon, jid: str) -> dict[str, str]:
+    out = run(d, "qstat", "-f", jid)
+    assert out.returncode == 0, out.stderr
+    pairs = (line.strip().partition(" = ") for line in out.stdout.splitlines()[1:])
+    return {k: v for k, _, v in pairs if k in MOLD_KEYS}
+
+
+def test_moldable_jobs_from_qsub_to_qstat_through_kill_9(daemon: Daemon, tmp_path: Path) -> None:
+    d = daemon
+    assert run(d, "qmgr", "-c", "set server scheduler_policy = moldable-greedy").returncode == 0
+    # S(n) = n up to 4 nodes: 4 hours on 1 node are 1 hour on the 4 nodes of the machine.
+    wide = run(d, "qsub", "-l", "nodes=1-4,walltime=4:00:00", "-W", "speedup=downey:4:0",
+               stdin="true\n").stdout.strip()  # fmt: skip
+    rigid = run(d, "qsub", "-l", "nodes=2,walltime=1:00:00", stdin="true\n").stdout.strip()
+    later = run(d, "qsub", "-l", "nodes=2-4", "-W", "speedup=downey:3:1.5", stdin="true\n")
+    assert later.returncode == 0, later.stderr
+    held = run(d, "qsub", "-h", "-l", "nodes=1-3", stdin="true\n").stdout.strip()
+    jobs = [wide, rigid, later.stdout.strip(), held]
+    first = mold_attrs(d, wide)
+    assert first["Resource_List.nodes"] == "1-4" and first["chosen_nodect"] == "4"
+    assert (first["Resource_List.nodect"], first["Resource_List.walltime"]) == ("4", "01:00:00")
+    waiting = mold_attrs(d, jobs[2])
+    assert waiting["job_state"] == "Q" and waiting["Resource_List.nodect"] == "2"
+    # Beside the rigid job at 1 h on 2 nodes, ending at 2 h: sooner than 3 or 4 after it.
+    assert waiting["planned_nodect"] == "2"
+    assert waiting["Resource_List.speedup"] == "downey:3:1.5"
+    assert mold_attrs(d, held)["Resource_List.speedup"] == "fixed"
+    assert "Resource_List.nodes" not in mold_attrs(d, rigid)
+    # A bad range changes nothing.
+    bad = run(d, "qsub", "-l", "nodes=2-5", stdin="true\n")
+    assert bad.returncode == 1 and "5 nodes requested; machine tiny has 4" in bad.stderr
+    assert run(d, "qalter", "-l", "nodes=2-3", held).returncode == 0
+    before = {j: mold_attrs(d, j) for j in jobs}
+    assert before[held]["Resource_List.nodes"] == "2-3"
+
+    d.crash()
+    with Daemon(tmp_path, "--speed", "1", config=str(tmp_path / "tiny.toml")) as again:
+        assert {j: mold_attrs(again, j) for j in jobs} == before
+        sched = run(again, "qmgr", "-c", "list sched").stdout
+        assert "scheduler_policy = moldable-greedy" in sched
+        assert "batchd_moldable_width_nodes_count" in again.call("GET", "/metrics")[1]

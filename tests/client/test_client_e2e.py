@@ -660,7 +660,10 @@ def test_qalter(stub, capsys):
 @pytest.mark.parametrize(
     "argv,message",
     [
-        (["13"], "qalter: nothing to change: give -l, -p, -N, -q or -W utility=\n"),
+        (
+            ["13"],
+            "qalter: nothing to change: give -l, -p, -N, -q, -W utility= or -W speedup=\n",
+        ),
         (
             ["-l", "nodes=0", "13"],
             "qalter: -l nodes=0: the number of nodes must be a positive integer\n",
@@ -1077,6 +1080,28 @@ def test_qsub_and_qalter_send_a_utility_function(stub, capsys, monkeypatch):
     assert stub.requests[-1]["body"] == {"utility": [[0, 1], [600, 0]]}
     assert qalter.main(["-W", "depend=afterok:12", "13"]) == 2
     assert "batchd supports only -W utility=..." in out_err(capsys)[1]
+
+
+def test_qalter_sends_a_range_and_a_model(stub, capsys):
+    stub.on("PATCH", "/jobs/13", J13)
+    assert qalter.main(["-l", "nodes=4-16", "-W", "speedup=downey:16:0.5", "13"]) == 0
+    assert stub.requests[-1]["body"] == {"nodes": 4, "nodes_max": 16, "speedup": "downey:16:0.5"}
+    assert qalter.main(["-l", "nodes=4", "13"]) == 0
+    assert stub.requests[-1]["body"] == {"nodes": 4}
+    assert qalter.main(["-l", "nodes=9-3", "13"]) == 2
+    assert "the maximum 3 is below the minimum 9" in out_err(capsys)[1]
+
+
+def test_qstat_full_shows_a_moldable_jobs_range_model_and_widths():
+    mold = {"nodes_min": 8, "nodes_max": 64, "speedup": "downey:64:1.5"}
+    waiting = jobtable.full_jobs([dict(J13, **mold, planned_nodes=32)])
+    assert "    Resource_List.nodes = 8-64" in waiting
+    assert "    Resource_List.speedup = downey:64:1.5" in waiting
+    assert "    planned_nodect = 32" in waiting and "chosen_nodect" not in "".join(waiting)
+    running = jobtable.full_jobs([dict(J13, **mold, nodes=40, stime=NOW, planned_nodes=None)])
+    assert "    chosen_nodect = 40" in running and "    Resource_List.nodect = 40" in running
+    rigid = "".join(jobtable.full_jobs([J13]))
+    assert "Resource_List.nodes =" not in rigid and "planned_nodect" not in rigid
 
 
 def test_qstat_full_shows_the_utility_function_and_what_it_earns_now():

@@ -126,6 +126,12 @@ def test_parse_resources(specs, nodes, walltime):
         ),
         ("nodes", "nodes: expected RESOURCE=VALUE"),
         ("nodes=2,select=2", "nodes= and select=: Jobs cannot use both new and old syntax"),
+        ("nodes=64-8", "nodes=64-8: the maximum 8 is below the minimum 64"),
+        ("nodes=0-8", "nodes=0-8: the minimum number of nodes must be at least 1"),
+        ("nodes=8-", "nodes=8-: the number of nodes must be a positive integer"),
+        ("nodes=-8", "nodes=-8: the number of nodes must be a positive integer"),
+        ("nodes=1-2-3", "nodes=1-2-3: the number of nodes must be a positive integer"),
+        ("select=2-4", "select=2-4: the number of nodes must be a positive integer"),
     ],
 )
 def test_parse_resources_refuses(spec, message):
@@ -137,6 +143,44 @@ def test_parse_resources_refuses(spec, message):
 def test_mixing_syntax_across_l_options_is_refused():
     with pytest.raises(ResourceError, match="Jobs cannot use both new and old syntax"):
         parse_resources(["select=2", "walltime=60", "nodes=1"])
+
+
+def test_a_node_range_asks_for_a_moldable_job():
+    res = parse_resources(["nodes=8-64,walltime=1:00:00"])
+    assert (res.nodes, res.nodes_max, res.walltime) == (8, 64, 3600)
+    # A later count replaces the range, and a later range the count.
+    assert parse_resources(["nodes=8-64", "nodes=4"]).nodes_max is None
+    assert parse_resources(["nodes=4", "nodes=2-3"]).nodes_max == 3
+    big = parse_resources(["nodes=1-99999999999999999999"])
+    assert big.nodes_max == 99999999999999999999  # the daemon names the machine's size
+    # The command line's count beats a directive's range whole.
+    assert Resources(nodes=2, nodes_max=9).overridden_by(Resources(nodes=3)).nodes_max is None
+    assert Resources(nodes=2, nodes_max=9).overridden_by(Resources(walltime=5)).nodes_max == 9
+
+
+def test_qsub_sends_the_range_and_the_model():
+    script = "#PBS -l nodes=8-64\n#PBS -W speedup=downey:64:1.5\necho\n"
+    body, _ = qsub.build_request(["-l", "walltime=2:00:00"], script, "job.sh")
+    assert (body["nodes"], body["nodes_max"], body["speedup"]) == (8, 64, "downey:64:1.5")
+    body, _ = qsub.build_request(["-W", "speedup=fixed", "-l", "nodes=2-4"], "echo\n", "j")
+    assert (body["nodes"], body["nodes_max"], body["speedup"]) == (2, 4, "fixed")
+
+
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        ("downey:0.5:1", "-W speedup=downey:0.5:1: A is 0.5; it must be at least 1"),
+        ("downey:4", "-W speedup=downey:4: give downey:A:SIGMA"),
+        ("downey:4:-1", "-W speedup=downey:4:-1: give downey:A:SIGMA"),
+        ("amdahl:0.9", "-W speedup=amdahl:0.9: give downey:A:SIGMA"),
+        ("downey:1e3:1", "-W speedup=downey:1e3:1: give downey:A:SIGMA"),
+        ("downey:" + "9" * 80 + ":1", "at most 64 characters"),
+    ],
+)
+def test_qsub_refuses_a_bad_speedup(value, message):
+    with pytest.raises(UsageError) as err:
+        qsub.build_request(["-l", "nodes=1-4", "-W", f"speedup={value}"], "echo\n", "STDIN")
+    assert message in str(err.value)
 
 
 def test_resources_override():

@@ -48,7 +48,12 @@ def test_schemathesis_finds_no_disagreement_with_the_document(tmp_path: Path) ->
     counts = re.search(r"(\d+) generated, (\d+) passed", report)
     assert counts is not None and counts[1] == counts[2] and int(counts[1]) > 500, report[-3000:]
     assert "failures" not in report.split("SUMMARY")[-1], report[-3000:]
-    # the one warning allowed: most reservations drawn are refused (schemathesis.toml)
+    # the one warning allowed: most reservations drawn are refused, and qalter on jobs
+    # that run already (schemathesis.toml)
     mismatch = re.search(r"Schema validation mismatch:.*?\n\n(.*?)\n\n", report, re.S)
     if mismatch is not None:
-        assert mismatch[1].split() == ["-", "POST", "/reservations"], report[-3000:]
+        ops = mismatch[1].split()
+        assert set(zip(ops[1::3], ops[2::3], strict=True)) <= {
+            ("POST", "/reservations"),
+            ("PATCH", "/jobs/{id}"),
+        }, report[-3000:]

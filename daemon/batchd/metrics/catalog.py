@@ -36,6 +36,9 @@ SEARCH_BUCKETS = (
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 )  # fmt: skip
 SEARCH_STOPS = ("generations", "budget")
+# Moldable jobs (seed 004): chosen widths in nodes, and chosen / requested width.
+WIDTH_BUCKETS = tuple(float(2**k) for k in range(17))  # 1 .. 65,536 nodes
+WIDTH_RATIO_BUCKETS = tuple(2.0**k for k in range(-3, 11))  # 1/8 .. 1024
 SLOWDOWN_BOUND = 60  # seconds: short jobs do not blow up the slowdown (as SLDwW60)
 
 JOB_STATES = ("queued", "held", "waiting", "running")
@@ -210,6 +213,18 @@ METRICS: tuple[MetricDef, ...] = (
         ("stop",),
         "Wall time of one ga search (a step's generations, off the event loop), by what "
         "stopped it: generations (all ran) or budget (the time budget ran out first)",
+    ),
+    MetricDef(
+        "batchd_moldable_width_nodes",
+        "histogram",
+        ("pool",),
+        "Width a moldable job (a range of widths) started with, chosen by the policy",
+    ),
+    MetricDef(
+        "batchd_moldable_width_ratio",
+        "histogram",
+        ("pool",),
+        "Chosen width / requested width of a moldable job, observed when it starts",
     ),
     MetricDef(
         "batchd_scheduler_cycle_seconds",

@@ -24,6 +24,8 @@ from batchd.metrics.catalog import (
     SLOWDOWN_BOUND,
     SLOWDOWN_BUCKETS,
     TIME_BUCKETS,
+    WIDTH_BUCKETS,
+    WIDTH_RATIO_BUCKETS,
 )
 from batchd.metrics.tally import JobTally
 from batchd.model.job import Job
@@ -131,6 +133,13 @@ class LiveMetrics:
         self.search = Children(_histogram("batchd_ga_search_seconds", reg, SEARCH_BUCKETS))
         for stop in SEARCH_STOPS:
             self.search(stop)
+        self.mold_width = Children(_histogram("batchd_moldable_width_nodes", reg, WIDTH_BUCKETS))
+        self.mold_ratio = Children(
+            _histogram("batchd_moldable_width_ratio", reg, WIDTH_RATIO_BUCKETS)
+        )
+        for pool in pools:
+            self.mold_width(pool)
+            self.mold_ratio(pool)
         self.user_submitted: Children | None = None
         self.grid_started: Children | None = None  # a grid site's starts by machine
         self.structure = ""
@@ -183,6 +192,11 @@ class LiveMetrics:
         self.wait(job.queue).observe(max(0, job.start - job.submit))
         busy = self.busy[job.machine]
         busy.update(now, busy.busy + job.width)
+        mold = job.mold
+        if mold is not None and not mold.rigid:
+            pool = self.pools[job.machine]
+            self.mold_width(pool).observe(job.width)
+            self.mold_ratio(pool).observe(job.width / mold.width)
 
     def job_ended(self, job: Job, now: int, *, busy: bool = True) -> None:
         """``busy=False``: a multi-site job, whose parts gave their nodes back each."""

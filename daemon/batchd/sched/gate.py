@@ -329,6 +329,9 @@ class WindowGate(Policy):
     def order(self) -> str:
         return self.inner.order()
 
+    def planned_width(self, job: Job) -> int:
+        return self.inner.planned_width(job)
+
     def observe(self, observer: PolicyObserver) -> None:
         self.observer = observer
         self.inner.observe(observer)

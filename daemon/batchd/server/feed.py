@@ -23,7 +23,8 @@ class TraceColumns:
     """A trace's jobs as columns of ints: what the feed injects, in a few dozen bytes a job.
 
     A ``Job`` read from a trace keeps its whole SWF record; the feed needs only the
-    shape, the owner, the name, the utility function and the priority class of each,
+    shape, the owner, the name, the utility function, the priority class and the width
+    range and speedup (moldable jobs) of each,
     and holds them for the replay's months.
     """
 
@@ -42,6 +43,7 @@ class TraceColumns:
         # them: by job index.
         self.utilities = {i: j.utility for i, j in enumerate(jobs) if j.utility is not None}
         self.classes = {i: j.priority_class for i, j in enumerate(jobs) if j.priority_class}
+        self.molds = {i: j.mold for i, j in enumerate(jobs) if j.mold is not None}
 
     def __len__(self) -> int:
         return len(self.submit)
@@ -57,6 +59,7 @@ class TraceColumns:
             name=self.names[i] if self.names is not None else "",
             utility=self.utilities.get(i),
             priority_class=self.classes.get(i, 0),
+            mold=self.molds.get(i),
         )
         return job, self.owners[self.owner[i]]
 

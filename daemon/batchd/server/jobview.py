@@ -31,11 +31,13 @@ def job_view(
     machine: str | None = None,
     prefix: str = "",
     exec_host: list[str] | None = None,
+    planned: int | None = None,
 ) -> dict[str, Any]:
     """``JobOut``; ``hosts`` are the node names of the job's machine, ``est`` its planned
     start, ``comment`` what to say about it, ``machine`` the machine it runs on or waits
     for (None: not yet), ``prefix`` what goes before each host (a grid's ``machine/``);
-    ``exec_host`` given: the hosts as they are (a multi-site job's, every part's)."""
+    ``exec_host`` given: the hosts as they are (a multi-site job's, every part's);
+    ``planned`` the width a waiting moldable job is planned with."""
     job = rec.job
     started = job.start >= 0
     if job.state is JobState.RUNNING:
@@ -75,6 +77,20 @@ def job_view(
         "started_by": job.started_by or None,
         "variables": rec.variables,
         **_utility_view(rec, now),
+        **_mold_view(rec, planned),
+    }
+
+
+def _mold_view(rec: JobRecord, planned: int | None) -> dict[str, Any]:
+    """A moldable job's range and model (``nodes`` is the width in use or requested)."""
+    mold = rec.job.mold
+    if mold is None:
+        return {"nodes_min": None, "nodes_max": None, "speedup": None, "planned_nodes": None}
+    return {
+        "nodes_min": mold.low,
+        "nodes_max": mold.high,
+        "speedup": mold.speedup.format(),
+        "planned_nodes": planned,
     }
 
 

@@ -209,7 +209,13 @@ _NAMED_FIELDS = (
 )
 
 
-_WIDTH_FIELDS = (("JobSubmit", "nodes"), ("JobAlter", "nodes"), ("ReservationCreate", "nodes"))
+_WIDTH_FIELDS = (
+    ("JobSubmit", "nodes"),
+    ("JobSubmit", "nodes_max"),
+    ("JobAlter", "nodes"),
+    ("JobAlter", "nodes_max"),
+    ("ReservationCreate", "nodes"),
+)
 
 
 def _name_fields(schemas: dict[str, Any], site: SiteNames) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from batchd.model.job import UNSET, Job
+from batchd.model.moldable import Moldable, Speedup
 from batchd.model.reservation import Reservation, ResvState
 from batchd.model.states import JobState
 from batchd.model.utility import Utility
@@ -132,6 +133,7 @@ class JobRecord:
             **(self._parts_row() if self.parts else {}),
             **({"utility": [list(p) for p in j.utility.points]} if j.utility else {}),
             **({"priority_class": j.priority_class} if j.priority_class else {}),
+            **({"mold": mold_row(j.mold)} if j.mold is not None else {}),
         }
 
     def _parts_row(self) -> dict[str, Any]:
@@ -167,6 +169,7 @@ class JobRecord:
             started_by=row["started_by"],
             utility=Utility((t, v) for t, v in row["utility"]) if row.get("utility") else None,
             priority_class=row.get("priority_class", 0),
+            mold=mold_from_row(row["mold"]) if row.get("mold") else None,
         )
         parts = [
             Job(
@@ -210,6 +213,32 @@ class JobRecord:
             exit_status=row["exit_status"],
             assigned=row.get("grid_machine"),  # rows saved before grids have none
         )
+
+
+def mold_row(mold: Moldable) -> dict[str, Any]:
+    """A moldable job's range, model and what it was submitted with (on its requested
+    width): the row's nodes, walltime and runtime are those of the width it runs on."""
+    return {
+        "low": mold.low,
+        "high": mold.high,
+        # The model's numbers as floats: JSON reads them back exactly.
+        "speedup": [mold.speedup.kind, mold.speedup.a, mold.speedup.sigma],
+        "width": mold.width,
+        "runtime": mold.runtime,
+        "estimate": mold.estimate,
+    }
+
+
+def mold_from_row(row: dict[str, Any]) -> Moldable:
+    kind, a, sigma = row["speedup"]
+    return Moldable(
+        low=int(row["low"]),
+        high=int(row["high"]),
+        speedup=Speedup(str(kind), float(a), float(sigma)),
+        width=int(row["width"]),
+        runtime=int(row["runtime"]),
+        estimate=int(row["estimate"]),
+    )
 
 
 def resv_to_row(resv: Reservation) -> dict[str, Any]:

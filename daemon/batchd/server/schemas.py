@@ -28,6 +28,7 @@ from pydantic import (
     field_validator,
 )
 
+from batchd.model.moldable import MoldError, Speedup
 from batchd.model.text import REFUSED_CLASS, TEXT_PATTERN, check_text
 from batchd.model.times import MAX_DURATION, TIME_MAX, TIME_MIN, plausible_time, positive_duration
 from batchd.model.utility import Utility, UtilityError
@@ -137,6 +138,47 @@ UtilityPoints = Annotated[
 ]
 
 
+# A moldable job's speedup model (seed 004): the model's own rules first (a 400 naming
+# the rule: A below 1), then the pattern, which says them too (A has no leading zero).
+_DECIMAL = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+SPEEDUP_PATTERN = rf"^(?:fixed|downey:[1-9][0-9]*(?:\.[0-9]*)?:{_DECIMAL})$"
+SPEEDUP_MAX_LENGTH = 64
+_SPEEDUP = re.compile(SPEEDUP_PATTERN)
+SPEEDUP_DOC = (
+    "-W speedup=: how a moldable job's runtime depends on its width: downey:A:SIGMA "
+    "(Downey's speedup, A >= 1 the average parallelism, SIGMA >= 0 its variance) or fixed "
+    "(the same runtime at every width); fixed if unset"
+)
+
+
+def _speedup(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("give downey:A:SIGMA or fixed")
+    if len(value) > SPEEDUP_MAX_LENGTH:
+        raise ValueError(f"{value[:20]!r}...: at most {SPEEDUP_MAX_LENGTH} characters")
+    try:
+        model = Speedup.parse(value)
+    except MoldError as exc:
+        raise ValueError(str(exc)) from None
+    if not _SPEEDUP.match(value):
+        raise ValueError(
+            f"{value!r}: give downey:A:SIGMA (decimal numbers, A without a leading zero, "
+            "nothing around it) or fixed"
+        )
+    return model.format()
+
+
+SpeedupText = Annotated[
+    str,
+    PlainValidator(_speedup),
+    WithJsonSchema({"type": "string", "pattern": SPEEDUP_PATTERN, "maxLength": SPEEDUP_MAX_LENGTH}),
+]
+NODES_MAX_DOC = (
+    "-l nodes=MIN-MAX: a moldable job's widest width (nodes is then the narrowest, the "
+    "width its walltime and BATCHD_RUNTIME are for); the scheduler chooses its width"
+)
+
+
 def api_duration(value: Any, what: str) -> int | None:
     """A duration as the document describes it; the text form only as its pattern says."""
     seconds = positive_duration(value, what)
@@ -190,7 +232,12 @@ class JobSubmit(Strict):
         json_schema_extra={"pattern": JOB_NAME_DOC_PATTERN},
     )
     queue: Text | None = Field(None, description="destination queue; the default queue if unset")
-    nodes: int = Field(1, ge=1, description="number of nodes (-l nodes=N or -l select=N)")
+    nodes: int = Field(
+        1,
+        ge=1,
+        description="number of nodes (-l nodes=N or -l select=N); with nodes_max, the "
+        "narrowest width of a moldable job",
+    )
     walltime: Duration | None = Field(
         None, description="requested walltime: seconds or HH:MM:SS; the queue default if unset"
     )
@@ -211,6 +258,8 @@ class JobSubmit(Strict):
         None, description="owner: only a manager may submit for another user (trace injection)"
     )
     utility: UtilityPoints | None = Field(None, description=UTILITY_DOC)
+    nodes_max: int | None = Field(None, ge=1, description=NODES_MAX_DOC)
+    speedup: SpeedupText | None = Field(None, description=SPEEDUP_DOC)
 
     @field_validator("walltime", mode="before")
     @classmethod
@@ -231,8 +280,14 @@ class JobAlter(Strict):
     queue: Text | None = None
     walltime: Duration | None = None
     priority: int | None = Field(None, ge=-1024, le=1023)
-    nodes: int | None = Field(None, ge=1)
+    nodes: int | None = Field(
+        None,
+        ge=1,
+        description="number of nodes; without nodes_max a moldable job becomes rigid on it",
+    )
     utility: UtilityPoints | None = Field(None, description=UTILITY_DOC)
+    nodes_max: int | None = Field(None, ge=1, description=NODES_MAX_DOC)
+    speedup: SpeedupText | None = Field(None, description=SPEEDUP_DOC)
 
     @field_validator("walltime", mode="before")
     @classmethod
@@ -288,6 +343,18 @@ class JobOut(BaseModel):
         None,
         description="what its utility function gives if it ended now (a finished job: what "
         "it earned at its end)",
+    )
+    nodes_min: int | None = Field(
+        None, description="a moldable job's width range: its narrowest width (the requested one)"
+    )
+    nodes_max: int | None = Field(None, description="a moldable job's widest width")
+    speedup: str | None = Field(
+        None, description="a moldable job's speedup model: downey:A:SIGMA or fixed"
+    )
+    planned_nodes: int | None = Field(
+        None,
+        description="a waiting moldable job: the width the policy plans to start it with "
+        "(moldable-greedy's choice; the requested width under other policies)",
     )
 
 

@@ -30,6 +30,9 @@ def job_out(
     else:
         est = None
     comment = None if brief else comment_of(svc, rec, est)
+    planned = None
+    if job.mold is not None and job.state is JobState.QUEUED and not brief:
+        planned = svc.engine.machines[job.machine].policy.planned_width(job)
     hosts = svc.nodes.names[job.machine]
     machine, prefix = svc.job_machine(rec)
     view = job_view(
@@ -42,6 +45,7 @@ def job_out(
         machine=machine,
         prefix=prefix,
         exec_host=svc.part_hosts(rec),
+        planned=planned,
     )
     return brief_of(view) if brief else view
 

@@ -31,6 +31,7 @@ from batchd.server.service.access import Caller, may_act_on, may_hold
 from batchd.server.service.admission import Admission
 from batchd.server.service.dependencies import Dependencies
 from batchd.server.service.journal import Journal
+from batchd.server.service.molding import altered_mold, submitted_mold
 
 if TYPE_CHECKING:
     from batchd.site.config import SiteConfig
@@ -110,7 +111,8 @@ class Lifecycle:
         """Validate a submission completely before anything changes."""
         now = self.engine.now
         qname = body.queue or self.site.default_queue
-        _, walltime = self.admission.check(qname, body.nodes, body.walltime, now)
+        widest = max(body.nodes, body.nodes_max or 0)  # a moldable job's range is checked whole
+        _, walltime = self.admission.check(qname, widest, body.walltime, now)
         runtime_given: int | None = None
         if RUNTIME_VAR in body.variables:
             text = body.variables[RUNTIME_VAR]
@@ -125,19 +127,22 @@ class Lifecycle:
                     f"{RUNTIME_VAR}={text!r}: the emulated runtime must be at most "
                     f"{hms(MAX_DURATION)} (3650 days)"
                 )
+        runtime = runtime_given if runtime_given is not None else walltime
+        mold = submitted_mold(body.nodes, body.nodes_max, body.speedup, walltime, runtime)
         depend = self.deps.parse(body.depend)
         job = Job(
             id=self.seq + 1,
             submit=now,
             width=body.nodes,
             estimate=walltime,
-            runtime=runtime_given if runtime_given is not None else walltime,
+            runtime=runtime,
             user=owner,
             queue=qname,
             name=body.name,
             machine=self.machine_of(qname),
             priority=body.priority,
             utility=None if body.utility is None else Utility((t, v) for t, v in body.utility),
+            mold=mold,
         )
         rec = JobRecord(
             job=job,
@@ -197,6 +202,7 @@ class Lifecycle:
             machine=self.machine_of(queue),
             utility=job.utility,
             priority_class=job.priority_class,
+            mold=job.mold,
         )
         rec = JobRecord(
             job=new, owner=owner, ctime=now, qtime=now, etime=now, runtime_given=job.runtime
@@ -466,16 +472,18 @@ class Lifecycle:
         qname = body.queue if body.queue is not None else job.queue
         nodes = body.nodes if body.nodes is not None else job.width
         walltime = body.walltime if body.walltime is not None else job.estimate
-        self.admission.check(qname, nodes, walltime, self.engine.now)
+        runtime = rec.runtime_given if rec.runtime_given is not None else walltime
+        mold = altered_mold(job, body.nodes, body.nodes_max, body.speedup, walltime, runtime)
+        self.admission.check(qname, nodes if mold is None else mold.high, walltime, self.engine.now)
         queued = job.state is JobState.QUEUED
         if queued:
             self.engine.withdraw(job)
         job.queue = qname
         job.machine = self.machine_of(qname)
-        job.width = nodes
-        if rec.runtime_given is None:
-            job.runtime = walltime
+        job.width = nodes if mold is None else mold.low
+        job.runtime = runtime
         job.estimate = walltime
+        job.mold = mold
         if body.priority is not None:
             job.priority = body.priority
         if body.name is not None:
