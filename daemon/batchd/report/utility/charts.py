@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from batchd.report.framework.markdown import fmt_float, markdown_table
 from batchd.report.utility.index import Getter, Index, aggregate, by_decay, by_decay_share
 from batchd.report.utility.options import BASE_DEADLINE, BASE_FACTOR
-from batchd.report.utility.plan import BASE, EXACT, USERS, Scenario
+from batchd.report.utility.plan import BASE, EXACT, PRIORITY, USERS, Scenario
 from batchd.report.utility.tables import NAMES, fmt_sci
 
 DECAY_TYPES = ("expected-linear", "expected-exponential", "step")
 USERS_LABEL = "users' runtimes (inaccurate)"
 EXACT_LABEL = "exact runtimes (accurate)"
+FORMULA_LABEL = "values by the seed's formula"
+PRIORITY_LABEL = "values by priority"
 
 
 @dataclass(frozen=True)
@@ -93,20 +95,40 @@ def accuracy_chart(index: Index, policies: Sequence[str], factor: float, heavy: 
     )
 
 
+def values_chart(index: Index, policies: Sequence[str]) -> Chart:
+    aligned = Scenario(USERS, BASE_FACTOR, BASE_DEADLINE, PRIORITY)
+    series = tuple(
+        (label, tuple(index.mean(s, p, aggregate) for p in policies))
+        for label, s in ((FORMULA_LABEL, BASE), (PRIORITY_LABEL, aligned))
+    )
+    return Chart(
+        "fig_values.png",
+        "Aggregate utility with the highest start values on the lowest priority (the seed's "
+        "formula) and on the highest (its text) (users' runtimes, factor 1, deadline factor 2)",
+        "scheduler",
+        tuple(NAMES[p] for p in policies),
+        series,
+    )
+
+
 def all_charts(
     index: Index,
     policies: Sequence[str],
     factors: Sequence[float],
     deadlines: Sequence[float],
     heavy: float,
+    value_orders: Sequence[str],
 ) -> list[Chart]:
-    return [
+    charts = [
         decay_chart(index, policies),
         load_chart(index, policies, factors),
         deadline_chart(index, policies, deadlines),
         accuracy_chart(index, policies, BASE_FACTOR, heavy=False),
         accuracy_chart(index, policies, heavy, heavy=True),
     ]
+    if PRIORITY in value_orders:
+        charts.append(values_chart(index, policies))
+    return charts
 
 
 def chart_table(chart: Chart) -> str:

@@ -27,6 +27,7 @@ BASE_DEADLINE = 2.0  # the seed's deadline factor but in Fig. 8
 # Table order: the seed's four, then batchd's cheap utility-aware baseline.
 SCHEDULERS = ("fcfs-cons", "fcfs-easy", "prio-fifo", "utility-easy", "ga")
 GA = "ga"
+VALUE_ORDERS = ("formula", "priority")  # batchd.workload.utility_gen.VALUE_ORDERS
 FACTOR_RANGE = (0.05, 10.0)
 DEADLINE_RANGE = (0.01, 1000.0)
 
@@ -43,6 +44,7 @@ class StudyOptions:
     heavy: float = DEFAULT_HEAVY
     deadlines: list[float] = field(default_factory=lambda: list(DEFAULT_DEADLINES))
     schedulers: list[str] = field(default_factory=lambda: list(SCHEDULERS))
+    value_orders: list[str] = field(default_factory=lambda: list(VALUE_ORDERS))
     generations: int = 100
     population: int = 20
     workers: int | None = None
@@ -91,6 +93,17 @@ def parse_schedulers(text: str) -> list[str]:
             f"({', '.join(SCHEDULERS)})"
         )
     return [s for s in SCHEDULERS if s in names]
+
+
+def parse_value_orders(text: str) -> list[str]:
+    names = list(dict.fromkeys(item.strip() for item in text.split(",")))
+    unknown = [n for n in names if n not in VALUE_ORDERS]
+    if unknown or not names:
+        raise StudyError(
+            f"--value-orders: {', '.join(unknown)!r} is not a value order "
+            f"({', '.join(VALUE_ORDERS)})"
+        )
+    return names
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -143,6 +156,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="P[,P...]",
         help=f"schedulers compared (default {','.join(SCHEDULERS)})",
     )
+    add(
+        "--value-orders",
+        default=",".join(VALUE_ORDERS),
+        metavar="O[,O...]",
+        help="value orders of the utility functions (batchd utility --value-order): formula "
+        "runs every scenario; priority (the highest values to the highest priority) runs "
+        "Table 1's scenario again (default formula,priority)",
+    )
     add("--generations", type=int_in(0, 100_000), default=100, help="GA generations (100)")
     add("--population", type=int_in(4, 10_000), default=20, help="GA population (20)")
     add_workers_option(parser)
@@ -160,7 +181,7 @@ def command_line(args: argparse.Namespace) -> str:
         parts += ["--map", args.map]
     parts += ["--seeds", args.seeds, "--ga-seeds", args.ga_seeds, "--factors", args.factors]
     parts += ["--heavy", args.heavy, "--deadline-factors", args.deadline_factors]
-    parts += ["--schedulers", args.schedulers]
+    parts += ["--schedulers", args.schedulers, "--value-orders", args.value_orders]
     parts += ["--generations", str(args.generations), "--population", str(args.population)]
     if args.workers is not None:
         parts += ["--workers", str(args.workers)]
@@ -189,6 +210,7 @@ def options_from_args(args: argparse.Namespace) -> StudyOptions:
         heavy=heavy[0],
         deadlines=parse_numbers(args.deadline_factors, "--deadline-factors", *DEADLINE_RANGE),
         schedulers=parse_schedulers(args.schedulers),
+        value_orders=parse_value_orders(args.value_orders),
         generations=args.generations,
         population=args.population,
         workers=args.workers,

@@ -33,9 +33,15 @@ from batchd.report.utility.index import (
 )
 from batchd.report.utility.options import BASE_DEADLINE, BASE_FACTOR, GA, StudyOptions
 from batchd.report.utility.paper import TABLE1, TABLE2
-from batchd.report.utility.plan import EXACT, Run, Scenario, scenario_of, scenarios
-from batchd.report.utility.tables import NAMES, fmt_sci, table_sections
-from batchd.report.utility.text import fmt_ms, ga_table, reading_section, setup_section
+from batchd.report.utility.plan import EXACT, PRIORITY, Run, Scenario, scenario_of, scenarios
+from batchd.report.utility.tables import NAMES, aggregate_table, fmt_sci, table_sections
+from batchd.report.utility.text import (
+    classes_section,
+    fmt_ms,
+    ga_table,
+    reading_section,
+    setup_section,
+)
 from batchd.report.utility.workloads import Slice
 
 REPORT_FILE = "report.md"
@@ -67,7 +73,8 @@ def _header(meta: Mapping[str, Any]) -> list[str]:
 
 def _scenario_title(s: Scenario) -> str:
     runtimes = "exact runtimes" if s.estimates == EXACT else "users' runtimes"
-    return f"{runtimes}, inter-arrival factor {s.factor:g}, deadline factor {s.deadline:g}"
+    values = ", values by priority" if s.values == PRIORITY else ""
+    return f"{runtimes}, inter-arrival factor {s.factor:g}, deadline factor {s.deadline:g}{values}"
 
 
 def _ga_rows(index: Index, wanted: Sequence[Scenario]) -> list[list[str]]:
@@ -94,6 +101,34 @@ def _ga_rows(index: Index, wanted: Sequence[Scenario]) -> list[list[str]]:
             ]
         )
     return rows
+
+
+def _values_section(
+    index: Index, opts: StudyOptions, augmentations: Mapping[str, Mapping[str, Any]]
+) -> list[str]:
+    """Start values by priority class, and Table 1's scenario with them the other way."""
+    lines = [
+        "## Start values and priority classes",
+        "",
+        "The seed draws a job's value per processor-minute around the centre of its "
+        "priority's bin, mean (priority + 0.5) / N x globmax, with priority 0 the highest; "
+        "taken as written, that gives the highest priority the lowest values, although the "
+        'seed wants "higher priority jobs [to] have higher start values". `batchd utility` '
+        "follows the formula by default; `--value-order priority` mirrors the bins. The "
+        "priority class is also what Priority-FIFO serves first (class 0 first).",
+        "",
+        *classes_section(augmentations),
+    ]
+    aligned = Scenario("users", BASE_FACTOR, BASE_DEADLINE, PRIORITY)
+    if PRIORITY in opts.value_orders:
+        lines += [
+            f"Table 1's scenario with values by priority ({_scenario_title(aligned)}); the "
+            "seed's columns are its Table 1:",
+            "",
+            aggregate_table(index, aligned, TABLE1, opts.schedulers),
+            "",
+        ]
+    return lines
 
 
 def _load_section(
@@ -200,7 +235,7 @@ def write_report(
 ) -> tuple[Path, list[Path]]:
     """Write OUT/report.md and its figures; return the report and the figures drawn."""
     index = Index(results)
-    wanted = scenarios(opts.factors, opts.deadlines, opts.heavy)
+    wanted = scenarios(opts.factors, opts.deadlines, opts.heavy, opts.value_orders)
     base = Scenario("users", BASE_FACTOR, BASE_DEADLINE)
     exact = Scenario(EXACT, BASE_FACTOR, BASE_DEADLINE)
     lines = _header(meta) + setup_section(opts, piece, augmentations) + reading_section()
@@ -229,7 +264,9 @@ def write_report(
         claims_table(index, setting),
         "",
     ]
-    charts = all_charts(index, opts.schedulers, opts.factors, opts.deadlines, opts.heavy)
+    charts = all_charts(
+        index, opts.schedulers, opts.factors, opts.deadlines, opts.heavy, opts.value_orders
+    )
     figures = write_figures(charts, opts.out)
     lines += figures_section(figures, heading="## Figures", missing="no runs")
     lines += ["## The figures' numbers", ""]
@@ -243,6 +280,7 @@ def write_report(
                 decay_share_table(index, opts.schedulers),
                 "",
             ]
+    lines += _values_section(index, opts, augmentations)
     lines += ["## Load", ""]
     lines += _load_section(index, opts, "users", opts.schedulers)
     lines += _load_section(index, opts, EXACT, opts.schedulers)

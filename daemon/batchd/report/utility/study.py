@@ -13,6 +13,7 @@ from batchd.report.framework.meta import (
     study_meta,
 )
 from batchd.report.framework.runs import StudyOutcome, run_missing
+from batchd.report.framework.traces import existing
 from batchd.report.utility.options import StudyOptions
 from batchd.report.utility.plan import Run, plan_runs, scenarios
 from batchd.report.utility.report import write_report
@@ -27,12 +28,11 @@ def run_study(opts: StudyOptions) -> StudyOutcome[Run]:
     invocation in the report's header and itself as the one that wrote the report.
     """
     began = started()
-    opts.out.mkdir(parents=True, exist_ok=True)
+    qmap = queue_map(existing(Path(opts.trace)), opts.queue_map)  # before OUT is made
     piece = make_slice(opts.trace, opts.jobs, opts.nodes, opts.out)
-    qmap = queue_map(Path(opts.trace), opts.queue_map)
-    wanted = scenarios(opts.factors, opts.deadlines, opts.heavy)
-    deadlines = sorted({s.deadline for s in wanted})
-    workloads, augmentations = augment(piece, opts.seeds, deadlines, qmap)
+    wanted = scenarios(opts.factors, opts.deadlines, opts.heavy, opts.value_orders)
+    kinds = sorted({(s.deadline, s.values) for s in wanted})
+    workloads, augmentations = augment(piece, opts.seeds, kinds, qmap)
     runs = plan_runs(
         piece.trace,
         opts.jobs,

@@ -7,7 +7,7 @@ from typing import Any
 
 from batchd.report.framework.markdown import fmt_float, fmt_int, markdown_table
 from batchd.report.utility.charts import DECAY_TYPES
-from batchd.report.utility.options import StudyOptions
+from batchd.report.utility.options import BASE_DEADLINE, StudyOptions
 from batchd.report.utility.workloads import Slice
 
 
@@ -28,6 +28,7 @@ def setup_section(
                 f"`{name}`",
                 str(a["seed"]),
                 f"{a['deadline']:g}",
+                a["values"],
                 " / ".join(fmt_int(decays.get(k, 0)) for k in DECAY_TYPES),
                 " / ".join(fmt_int(prios[k]) for k in sorted(prios, key=int)),
                 fmt_int(a["unmapped"]),
@@ -40,6 +41,7 @@ def setup_section(
         "augmentation",
         "seed",
         "deadline factor",
+        "value order",
         "linear / exponential / step",
         "jobs by priority, 0 first",
         "other queues (lowest)",
@@ -62,7 +64,7 @@ def setup_section(
         "processor-minute, four intermediate points, a third of each decay type), with the "
         "queue-to-priority map "
         + ("of `--map`" if opts.queue_map else "built in for SDSC Blue Horizon")
-        + f"; {len(opts.seeds)} augmentation(s) per deadline factor:",
+        + f"; {len(opts.seeds)} augmentation(s) per deadline factor and value order:",
         "",
         markdown_table(header, rows, left=1),
         "",
@@ -131,3 +133,36 @@ def ga_table(rows: Sequence[Sequence[str]]) -> str:
 
 def fmt_ms(seconds: float | None) -> str:
     return fmt_float(None if seconds is None else 1e3 * seconds, 1)
+
+
+def classes_section(augmentations: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Start values by priority class in the first augmentation of each value order."""
+    shown: dict[str, Mapping[str, Any]] = {}
+    orders: set[str] = set()
+    for name, a in augmentations.items():
+        if a["deadline"] == BASE_DEADLINE and a["values"] not in orders:
+            orders.add(a["values"])
+            shown[name] = a
+    rows = []
+    for name, a in shown.items():
+        total = a["start_values"] or 1.0
+        for cls, f in a["by_class"].items():
+            rows.append(
+                [
+                    f"`{name}`",
+                    cls,
+                    fmt_int(f["jobs"]),
+                    fmt_float(f["per_minute"], 2),
+                    f"{100.0 * f['start_values'] / total:.1f} %",
+                    f"{100.0 * f['can_earn']:.1f} %",
+                ]
+            )
+    header = [
+        "augmentation",
+        "priority class",
+        "jobs",
+        "start value per processor-minute (mean)",
+        "of all start values",
+        "jobs earning anything starting at once",
+    ]
+    return [markdown_table(header, rows, left=2), ""]

@@ -104,49 +104,68 @@ def make_slice(trace_text: str, jobs: tuple[int, int], nodes: int | None, out: P
     )
 
 
-def at_once(path: Path, nodes: int) -> dict[str, float]:
+def workload_facts(path: Path, nodes: int) -> dict[str, Any]:
     """What the jobs would earn if each started at its submission (no schedule earns
-    more), and the share of jobs that would earn anything then: a job earns its function
-    at its response time, so one that runs past its deadline earns nothing however soon
-    it starts."""
+    more), the share of jobs that would earn anything then (a job earns its function at
+    its response time, so one that runs past its deadline earns nothing however soon it
+    starts), and the same with the mean start value per processor-minute by priority."""
     from batchd.workload.loader import load_swf
 
     jobs = [j for j in load_swf(path, nodes=nodes).jobs if j.utility is not None]
-    earned = [j.utility.value_at(j.runtime) for j in jobs if j.utility is not None]
-    return {
-        "at_once": sum(earned),
-        "can_earn": sum(1 for v in earned if v > 0) / len(earned) if earned else 0.0,
-    }
+    classes: dict[int, list[Any]] = {}
+    for job in jobs:
+        classes.setdefault(job.priority_class, []).append(job)
+
+    def facts(group: Sequence[Any]) -> dict[str, float]:
+        earned = [j.utility.value_at(j.runtime) for j in group]
+        minutes = [j.width * max(j.estimate, 1) / 60 for j in group]
+        return {
+            "jobs": len(group),
+            "start_values": sum(j.utility.start_value for j in group),
+            "per_minute": sum(
+                j.utility.start_value / m for j, m in zip(group, minutes, strict=True)
+            )
+            / max(1, len(group)),
+            "at_once": sum(earned),
+            "can_earn": sum(1 for v in earned if v > 0) / max(1, len(group)),
+        }
+
+    return {**facts(jobs), "by_class": {str(c): facts(g) for c, g in sorted(classes.items())}}
 
 
 def augment(
-    piece: Slice, seeds: Sequence[int], deadlines: Sequence[float], qmap: Mapping[int, int]
-) -> tuple[dict[tuple[int, float], Workload], dict[str, Any]]:
-    """Every augmentation (seed x deadline factor), and what each made, by file name."""
+    piece: Slice,
+    seeds: Sequence[int],
+    kinds: Sequence[tuple[float, str]],
+    qmap: Mapping[int, int],
+) -> tuple[list[Workload], dict[str, Any]]:
+    """Every augmentation: each seed for each (deadline factor, value order); and what
+    each made, by file name."""
     from batchd.workload.utility_gen import UtilityParams, augment_trace
 
     folder = Path(piece.path).parent
-    made: dict[tuple[int, float], Workload] = {}
+    made: list[Workload] = []
     stats: dict[str, Any] = {}
     pairs = ", ".join(f"{q}->{p}" for q, p in sorted(qmap.items()))
-    for deadline in deadlines:
+    for deadline, values in kinds:
         for seed in seeds:
-            params = UtilityParams(seed=seed, deadline_factor=deadline)
-            path = folder / f"u{seed}-d{deadline:g}.swf"
+            params = UtilityParams(seed=seed, deadline_factor=deadline, value_order=values)
+            suffix = "" if values == "formula" else f"-{values}"
+            path = folder / f"u{seed}-d{deadline:g}{suffix}.swf"
             comments = [
                 f"Utility functions: batchd utility --seed {seed} --deadline-factor "
-                f"{deadline:g} (seed 003, sec. 4); queue->priority {pairs}, other queues lowest"
+                f"{deadline:g} --value-order {values} (seed 003, sec. 4); queue->priority "
+                f"{pairs}, other queues lowest"
             ]
             done = augment_trace(piece.path, path, params, qmap, comments)
-            made[(seed, deadline)] = Workload(seed, deadline, str(path), file_digest(path))
+            made.append(Workload(seed, deadline, values, str(path), file_digest(path)))
             stats[path.name] = {
-                **at_once(path, piece.nodes),
+                **workload_facts(path, piece.nodes),
                 "seed": seed,
                 "deadline": deadline,
-                "jobs": done.jobs,
+                "values": values,
                 "by_decay": dict(done.by_decay),
                 "by_priority": {str(k): v for k, v in done.by_priority.items()},
                 "unmapped": done.unmapped,
-                "start_values": done.start_value_sum,
             }
     return made, stats
