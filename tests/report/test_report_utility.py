@@ -159,7 +159,7 @@ def test_tiny_study_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str
     report = (out / "report.md").read_text()
     assert report.startswith("# Utility functions and the GA scheduler")
     assert "- Command: `batchd report utility --trace " in report
-    assert "the jobs numbered 5 to 34 of `TOY`" in report and "on 16 processors" in report
+    assert "the jobs numbered 5 to 34 of `TOY-1.swf`" in report and "on 16 processors" in report
     for name in ("fig5_decay.png", "fig9_accuracy.png", "fig_values.png"):
         assert (out / name).read_bytes().startswith(PNG_MAGIC)
     for heading in ("## Table 1", "## Table 2", "## The seed's claims", "## Start values"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from batchd.report.framework.markdown import fmt_float, fmt_int, markdown_table
@@ -43,7 +44,7 @@ def setup_section(
         "deadline factor",
         "value order",
         "linear / exponential / step",
-        "jobs by priority, 0 first",
+        "job lines by priority, 0 first",
         "other queues (lowest)",
         "start values",
         "earned starting at once",
@@ -52,7 +53,7 @@ def setup_section(
     return [
         "## Setup",
         "",
-        f"- Workload: the jobs numbered {first:,} to {last:,} of `{piece.trace}` "
+        f"- Workload: the jobs numbered {first:,} to {last:,} of `{Path(opts.trace).name}` "
         f"({fmt_int(piece.lines)} job lines; {fmt_int(piece.jobs)} replayed on "
         f"{fmt_int(piece.nodes)} processors, left out: {skipped}). The first arrives "
         f"{fmt_int(piece.first_submit)} s ({piece.first_submit / 86400:.1f} days) after the "
