@@ -68,7 +68,9 @@ def test_slice_errors_name_the_problem(tmp_path: Path) -> None:
         slice_jobs(src, tmp_path / "o.swf", 4, 2)
     bad = tmp_path / "bad.swf"
     bad.write_text(TRACE.replace(" 4 30 7", " x4 30 7"))
-    with pytest.raises(SWFError, match=r"bad\.swf:8: field 1 \(job_number\): 'x4' is not an integer"):
+    with pytest.raises(
+        SWFError, match=r"bad\.swf:8: field 1 \(job_number\): 'x4' is not an integer"
+    ):
         slice_jobs(bad, tmp_path / "o.swf", 1, 9)
 
 

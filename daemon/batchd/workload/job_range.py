@@ -49,9 +49,7 @@ def slice_jobs(src: PathLike, dst: PathLike, first: int, last: int) -> int:
             try:
                 number = int(fields[0])
             except ValueError:
-                raise SWFError(
-                    src, line_no, f"{fields[0]!r} is not an integer", 1
-                ) from None
+                raise SWFError(src, line_no, f"{fields[0]!r} is not an integer", 1) from None
             if first <= number <= last:
                 out.write(line if line.endswith("\n") else line + "\n")
                 kept += 1
