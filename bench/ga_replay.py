@@ -29,7 +29,7 @@ from typing import Any
 from batchd.replay import ReplayOptions, run_replay
 from batchd.sched.ga.search import warm_up
 from batchd.sched.registry import parse_param_args
-from batchd.workload.swf import open_text
+from batchd.workload.job_range import slice_jobs
 from batchd.workload.utility_gen import SDSC_BLUE_MAP, UtilityParams, augment_trace
 
 TRACE = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
@@ -37,20 +37,6 @@ TRACE /= "SDSC-BLUE-2000-4.2-cln.swf.gz"
 NODES = 1152
 FIRST, LAST = 5_000, 10_000
 TARGET_S = 15 * 60
-
-
-def slice_jobs(src: Path, dst: Path, first: int, last: int) -> int:
-    """Write the header and the job lines numbered ``first`` to ``last`` of ``src``."""
-    kept = 0
-    with open_text(src) as fin, open(dst, "w", encoding="utf-8") as out:
-        for line in fin:
-            fields = line.split(maxsplit=1)
-            if line.startswith(";") or not fields:
-                out.write(line)
-            elif first <= int(fields[0]) <= last:
-                out.write(line)
-                kept += 1
-    return kept
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -216,6 +216,7 @@ def cmd_utility(args: argparse.Namespace) -> int:
         weights=args.weights,
         points=args.points,
         seed=args.seed,
+        value_order=args.value_order,
     )
     pairs = ", ".join(f"{q}->{p}" for q, p in sorted(qmap.items()))
     comments = [
@@ -225,7 +226,8 @@ def cmd_utility(args: argparse.Namespace) -> int:
         + ("half a priority bin" if params.sigma is None else f"{params.sigma:g}")
         + f", deadline factor {params.deadline_factor:g}, weights linear/exponential/"
         f"step {'/'.join(f'{w:g}' for w in params.weights)}, {params.points} "
-        "intermediate points",
+        "intermediate points"
+        + ("" if params.value_order == "formula" else ", highest values to the highest priority"),
         f"  {map_note} (queue->priority, 0 highest): {pairs}; other queues lowest",
     ]
     stats = augment_trace(args.trace, args.output, params, qmap, comments)
@@ -297,6 +299,14 @@ def _utility_command(sub: Any) -> None:
         default=4,
         metavar="K",
         help="intermediate points of the linear and exponential decays (default 4)",
+    )
+    ut.add_argument(
+        "--value-order",
+        choices=("formula", "priority"),
+        default="formula",
+        help="formula (default): the seed's mean (p + 0.5) / N x globmax, which gives the "
+        "highest priority (0) the lowest bin; priority: priority p on bin N - 1 - p, the "
+        "highest values to the highest priority, as the seed's text intends",
     )
     ut.set_defaults(func=cmd_utility)
 

@@ -7,6 +7,7 @@ again with ``--report-only``.
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -137,3 +138,25 @@ def test_grid_report_is_byte_identical(
     assert (out / "report.md").read_text() == committed
     for name in ("fig_art.png", "fig_makespan.png", "fig_utilization.png"):
         assert (out / name).read_bytes() == (ROOT / "docs" / "grid-study" / name).read_bytes()
+
+
+def test_utility_report_is_byte_identical(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The utility study's tables, claims and figures come again from its results.json.
+
+    The workloads are cut and augmented again (not kept in git): the same bytes, so the
+    same run keys.
+    """
+    out = copy_study(tmp_path, "utility-study", monkeypatch)
+    committed = (ROOT / "docs" / "utility-study" / "report.md").read_text()
+    written = next(line for line in committed.splitlines() if line.startswith("- Report written"))
+    monkeypatch.setattr(batchd.report.framework.meta, "now", lambda: written.rsplit(" on ", 1)[1])
+    argv = ["report", "utility", "--trace", "../shared/traces/SDSC-BLUE-2000-4.2-cln.swf.gz"]
+    argv += ["--out", "docs/utility-study", "--report-only"]
+    assert as_invoked(monkeypatch, argv) == 0
+    runs = len(json.loads((out / "results.json").read_text()))
+    assert f"{runs} runs (0 new, {runs} reused, 0 failed), 6 figures" in capsys.readouterr().out
+    assert (out / "report.md").read_text() == committed
+    for png in sorted((ROOT / "docs" / "utility-study").glob("*.png")):
+        assert (out / png.name).read_bytes() == png.read_bytes()

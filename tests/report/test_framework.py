@@ -255,6 +255,8 @@ def test_building_the_cli_parser_loads_no_study() -> None:
         "batchd.report.primetime.options",
         "batchd.report.grid",
         "batchd.report.grid.options",
+        "batchd.report.utility",
+        "batchd.report.utility.options",
     }
 
 

@@ -79,6 +79,20 @@ def test_start_values_centre_on_the_priority_bin() -> None:
     assert make_utility(random.Random(0), fixed, 2, 4, 8, 600, 0)[2] == 5 * 80
 
 
+def test_value_order_priority_puts_the_highest_priority_on_the_top_bin() -> None:
+    # The same draws, the bins mirrored: priority p on bin N - 1 - p (centres 7, 5, 3, 1).
+    formula = UtilityParams(globmax=8.0, sigma=0.0, seed=4)
+    mirrored = UtilityParams(globmax=8.0, sigma=0.0, seed=4, value_order="priority")
+    for prio in range(4):
+        low = make_utility(random.Random(9), formula, prio, 4, 1, 60, 100)
+        high = make_utility(random.Random(9), mirrored, prio, 4, 1, 60, 100)
+        assert low[2] == 2 * prio + 1 and high[2] == 7 - 2 * prio
+        assert low[1] == high[1]  # the decay type drawn first, as before
+        assert [t for t, _ in low[0].points] == [t for t, _ in high[0].points]
+    with pytest.raises(ValueError, match="value order must be one of formula, priority"):
+        UtilityParams(value_order="queue")
+
+
 def test_deadline_is_twice_the_wait_or_ten_seconds() -> None:
     for weights in ((1, 0, 0), (0, 1, 0), (0, 0, 1)):
         assert _one(weights, wait=1000)[0].deadline == 2000
@@ -181,6 +195,13 @@ def test_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "300 jobs with a utility function" in said and "step 0" in said
     header = [x for x in out.read_text().splitlines() if x.startswith(";")]
     assert any("built-in SDSC Blue Horizon queue map" in x for x in header)
+    assert not any("highest values to the highest priority" in x for x in header)
+    mirrored = tmp_path / "mirrored.swf"
+    argv = ["utility", str(src), "-o", str(mirrored), "--seed", "4", "--weights", "1,1,0"]
+    assert main([*argv, "--value-order", "priority"]) == 0
+    capsys.readouterr()
+    assert "highest values to the highest priority" in mirrored.read_text()
+    assert mirrored.read_text() != out.read_text()
     plain = tmp_path / "plain.swf"
     plain.write_text(_line(1, 5, 1, 60, 0) + "\n")
     assert main(["utility", str(plain), "-o", str(out)]) != 0

@@ -1,8 +1,9 @@
-"""Study reports built on trace replay: ``batchd report dynp`` (seed 000, sec. 5) and
-``batchd report primetime`` (seed 001, sec. 4-5).
+"""Study reports built on trace replay: ``batchd report dynp`` (seed 000, sec. 5),
+``batchd report primetime`` (seed 001, sec. 4-5), ``batchd report grid`` (seed 002,
+sec. 5) and ``batchd report utility`` (seed 003, sec. 7-8).
 
-``framework`` holds what the studies share; ``dynp`` and ``primetime`` hold each
-study's runs, tables, figures and text. ``add_report_command`` registers the
+``framework`` holds what the studies share; ``dynp``, ``primetime``, ``grid`` and
+``utility`` hold each study's runs, tables, figures and text. ``add_report_command`` registers the
 ``report`` command on the CLI's subparsers from the studies' ``options`` modules,
 which import the standard library only: the heavy modules (replay, numpy,
 matplotlib) load only when a report runs.
@@ -16,15 +17,17 @@ __all__ = ["add_report_command"]
 
 
 def add_report_command(sub: Any) -> None:
-    """Add ``report`` with its ``dynp`` and ``primetime`` studies to argparse subparsers."""
+    """Add ``report`` with its studies to argparse subparsers."""
     from batchd.report.dynp.options import add_arguments as add_dynp_arguments
     from batchd.report.grid.options import add_arguments as add_grid_arguments
     from batchd.report.primetime.options import add_arguments as add_primetime_arguments
+    from batchd.report.utility.options import add_arguments as add_utility_arguments
 
     report = sub.add_parser(
         "report",
         help="study reports built on replay (dynp: the self-tuning dynP evaluation; "
-        "primetime: prime/non-prime time limits; grid: grid scheduling structures)",
+        "primetime: prime/non-prime time limits; grid: grid scheduling structures; "
+        "utility: utility functions and the GA scheduler)",
         description="Study reports built on trace replay.",
     )
     kinds = report.add_subparsers(dest="report", required=True, metavar="REPORT")
@@ -62,3 +65,16 @@ def add_report_command(sub: Any) -> None:
         ),
     )
     add_grid_arguments(grid)
+    utility = kinds.add_parser(
+        "utility",
+        help="Cons, EASY, Priority-FIFO and GA by aggregate utility (seed 003, Tables 1-2)",
+        description=(
+            "Cut jobs 5,000-10,000 out of a trace, give them synthetic utility functions "
+            "(two augmentations), replay Conservative, EASY, Priority-FIFO, utility-easy and "
+            "GA (two GA seeds per augmentation) with the users' and exact runtimes, over "
+            "inter-arrival and deadline factors, in parallel worker processes; write "
+            "OUT/results.json and OUT/report.md with the paper's Tables 1 and 2 beside "
+            "batchd's, Figs. 5 and 7-10 and a check of its claims."
+        ),
+    )
+    add_utility_arguments(utility)

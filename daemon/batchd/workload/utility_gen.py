@@ -9,7 +9,10 @@ ranks it) after its 18 fields; the lines are otherwise written as read.
 - Start value (sec. 4.2): a value per processor-minute drawn from a normal distribution
   with mean ``(priority + 0.5) / N x globmax`` (the centre of the priority's bin) and
   standard deviation ``sigma`` (half a bin by default), at least 0; times the processors
-  (field 8, else field 5) and the requested minutes (field 9, else the runtime).
+  (field 8, else field 5) and the requested minutes (field 9, else the runtime). With
+  priority 0 the highest, the seed's formula gives the highest priority the lowest bin,
+  against its text ("higher priority jobs should have higher start values");
+  ``value_order="priority"`` centres priority p on bin N - 1 - p instead.
 - Deadline (sec. 4.3): ``max(factor x the job's wait in the log, 10 s)``, in whole
   seconds (rounded up), factor 2 by default.
 - Decay (sec. 4.3), drawn by weight (a third each by default):
@@ -46,6 +49,7 @@ from batchd.workload.swf import (
 
 __all__ = [
     "DECAYS",
+    "VALUE_ORDERS",
     "SDSC_BLUE_MAP",
     "UtilityParams",
     "UtilityStats",
@@ -56,6 +60,9 @@ __all__ = [
 ]
 
 DECAYS: tuple[str, ...] = ("expected-linear", "expected-exponential", "step")
+# Which priority's bin holds the highest start values: the seed's formula (the lowest
+# priority's) or its text (the highest priority's).
+VALUE_ORDERS: tuple[str, ...] = ("formula", "priority")
 DECAY_KEY = "utility_decay"
 _WRITTEN = (UTILITY_KEY, DECAY_KEY, PRIORITY_CLASS_KEY)  # replaced where a line has them
 # The 18 fields of a job line as written (their spacing kept), without what follows.
@@ -80,6 +87,7 @@ class UtilityParams:
     weights: tuple[float, float, float] = (1.0, 1.0, 1.0)
     points: int = 4  # intermediate points of the linear and exponential decays
     seed: int = 0
+    value_order: str = "formula"  # VALUE_ORDERS: the bin of priority p is p, or N - 1 - p
 
     def __post_init__(self) -> None:
         if not (self.globmax > 0 and math.isfinite(self.globmax)):
@@ -94,6 +102,10 @@ class UtilityParams:
             raise ValueError("weights: at least one must be > 0")
         if self.points < 0:
             raise ValueError(f"points must be >= 0, got {self.points}")
+        if self.value_order not in VALUE_ORDERS:
+            raise ValueError(
+                f"value order must be one of {', '.join(VALUE_ORDERS)}, got {self.value_order!r}"
+            )
 
 
 @dataclass(slots=True)
@@ -175,7 +187,8 @@ def make_utility(
         decay = DECAYS[2]
     bin_width = params.globmax / n_priorities
     sigma = bin_width / 2 if params.sigma is None else params.sigma
-    mean = (priority + 0.5) * bin_width
+    bin_index = priority if params.value_order == "formula" else n_priorities - 1 - priority
+    mean = (bin_index + 0.5) * bin_width
     per_minute = max(rng.gauss(mean, sigma), 0.0)
     start = _round2(per_minute * max(processors, 0) * max(seconds, 0) / 60)
     deadline = max(math.ceil(params.deadline_factor * max(wait, 0)), 10)

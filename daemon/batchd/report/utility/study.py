@@ -1,0 +1,67 @@
+"""The utility study from options to report: workloads, runs (new or reused), report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from batchd.report.framework.meta import (
+    META_FILE,
+    elapsed,
+    previous_meta,
+    save_meta,
+    started,
+    study_meta,
+)
+from batchd.report.framework.runs import StudyOutcome, run_missing
+from batchd.report.framework.traces import existing
+from batchd.report.utility.options import StudyOptions
+from batchd.report.utility.plan import Run, plan_runs, scenarios
+from batchd.report.utility.report import write_report
+from batchd.report.utility.runs import order_entries, results_file, run_task
+from batchd.report.utility.workloads import augment, make_slice, queue_map
+
+
+def run_study(opts: StudyOptions) -> StudyOutcome[Run]:
+    """Slice and augment the trace, replay what OUT/results.json lacks, write the report.
+
+    OUT/study.json keeps who replayed last; a pass that replays nothing names that
+    invocation in the report's header and itself as the one that wrote the report.
+    """
+    began = started()
+    qmap = queue_map(existing(Path(opts.trace)), opts.queue_map)  # before OUT is made
+    piece = make_slice(opts.trace, opts.jobs, opts.nodes, opts.out)
+    wanted = scenarios(opts.factors, opts.deadlines, opts.heavy, opts.value_orders)
+    kinds = sorted({(s.deadline, s.values) for s in wanted})
+    workloads, augmentations = augment(piece, opts.seeds, kinds, qmap)
+    runs = plan_runs(
+        piece.trace,
+        opts.jobs,
+        piece.nodes,
+        wanted,
+        workloads,
+        opts.schedulers,
+        opts.ga_seeds,
+        generations=opts.generations,
+        population=opts.population,
+    )
+    done = run_missing(
+        runs,
+        run_task,
+        results_file(opts.out),
+        reuse=True,
+        report_only=opts.report_only,
+        workers=opts.workers,
+        desc="utility study",
+    )
+    results = order_entries(done.results)
+    meta = study_meta(opts.command, done.workers, done.new, done.reused)
+    meta["seconds"] = elapsed(began)
+    meta_path = opts.out / META_FILE
+    if done.new:
+        save_meta(meta_path, meta)
+    else:
+        meta["replayed_by"] = previous_meta(meta_path)
+    report, figures = write_report(opts, piece, augmentations, results, meta, done.failures)
+    return StudyOutcome(
+        report, results, done.new, done.reused, done.failures, meta["seconds"], figures
+    )
