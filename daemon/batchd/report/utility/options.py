@@ -13,6 +13,7 @@ from batchd.report.framework.cli import (
     add_out_option,
     add_reuse_options,
     add_workers_option,
+    executor_flags,
     reuse_flags,
 )
 
@@ -48,6 +49,7 @@ class StudyOptions:
     generations: int = 100
     population: int = 20
     workers: int | None = None
+    dask: str | None = None  # --dask: local, or a scheduler's address
     out: Path = Path(DEFAULT_OUT)
     report_only: bool = False
     command: str = ""
@@ -183,8 +185,7 @@ def command_line(args: argparse.Namespace) -> str:
     parts += ["--heavy", args.heavy, "--deadline-factors", args.deadline_factors]
     parts += ["--schedulers", args.schedulers, "--value-orders", args.value_orders]
     parts += ["--generations", str(args.generations), "--population", str(args.population)]
-    if args.workers is not None:
-        parts += ["--workers", str(args.workers)]
+    parts += executor_flags(args)
     parts += ["--out", str(args.out)]
     return shlex.join([*parts, *reuse_flags(args)])
 
@@ -214,6 +215,7 @@ def options_from_args(args: argparse.Namespace) -> StudyOptions:
         generations=args.generations,
         population=args.population,
         workers=args.workers,
+        dask=args.dask,
         out=Path(args.out),
         report_only=args.report_only,
         command=command_line(args),

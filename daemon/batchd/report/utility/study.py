@@ -51,6 +51,7 @@ def run_study(opts: StudyOptions) -> StudyOutcome[Run]:
         reuse=True,
         report_only=opts.report_only,
         workers=opts.workers,
+        dask=opts.dask,
         desc="utility study",
     )
     results = order_entries(done.results)
