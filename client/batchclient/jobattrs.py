@@ -120,6 +120,8 @@ def parse_w_attrs(
                 out["depend"] = parse_depend(rest.strip())
             elif name == "speedup":
                 out["speedup"] = parse_speedup(rest.strip())
+            elif rest.strip().lower() == "none":  # qalter: take the function away
+                out["utility"] = None
             else:
                 out["utility"] = parse_utility(rest.strip())
         except ValueError as exc:

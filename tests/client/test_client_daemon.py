@@ -216,6 +216,8 @@ def test_a_utility_function_from_qsub_to_qstat_and_qalter(daemon: Daemon) -> Non
     assert now is not None and 990 < float(now[1]) <= 1000
     assert run(d, "qalter", "-W", "utility=0:5,10m:0", jid).returncode == 0
     assert "    utility = 0:5,600:0\n" in run(d, "qstat", "-f", jid).stdout
+    assert run(d, "qalter", "-W", "utility=none", jid).returncode == 0
+    assert "utility" not in run(d, "qstat", "-f", jid).stdout
     bad = run(d, "qsub", "-W", "utility=0:10,60:12", stdin="true\n")
     assert bad.returncode != 0 and bad.stdout == ""
     assert "point 2 (60:12): values must never increase" in bad.stderr

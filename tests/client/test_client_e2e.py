@@ -1078,6 +1078,8 @@ def test_qsub_and_qalter_send_a_utility_function(stub, capsys, monkeypatch):
     stub.on("PATCH", "/jobs/13", J13)
     assert qalter.main(["-W", "utility=0:1,10:00:0", "13"]) == 0
     assert stub.requests[-1]["body"] == {"utility": [[0, 1], [600, 0]]}
+    assert qalter.main(["-W", "utility=none", "13"]) == 0
+    assert stub.requests[-1]["body"] == {"utility": None}
     assert qalter.main(["-W", "depend=afterok:12", "13"]) == 2
     assert "batchd supports only -W utility=..." in out_err(capsys)[1]
 

@@ -41,6 +41,9 @@ async def test_alter_changes_the_function(api: Api) -> None:
     assert body["utility_now"] == 25
     body = await api.call("alice", "PATCH", f"/jobs/{job['seq']}", {"priority": 3})
     assert body["utility"] == [[0, 50], [200, 0]]  # unchanged when not given
+    body = await api.call("alice", "PATCH", f"/jobs/{job['seq']}", {"utility": None})
+    assert body["utility"] is None and body["utility_now"] is None  # taken away
+    assert (await api.job(job["seq"]))["utility"] is None
 
 
 @pytest.mark.parametrize(

@@ -490,6 +490,8 @@ class Lifecycle:
             job.name = body.name
         if body.utility is not None:
             job.utility = Utility((t, v) for t, v in body.utility)
+        elif "utility" in body.model_fields_set:  # "utility": null takes the function away
+            job.utility = None
         if queued:
             self.engine.enqueue(job)
         self.journal.touch(rec)
