@@ -31,7 +31,9 @@ ALLOWED: dict[str, set[str]] = {
     "sweep": {"workload", "sched", "engine", "site", "metrics", "replay"},
     "report": {"workload", "sched", "engine", "site", "metrics", "replay", "sweep"},
     "demo": set(),
+    "augment": {"workload"},
     "cli": {
+        "augment",
         "workload",
         "sched",
         "engine",

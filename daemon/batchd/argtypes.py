@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+from typing import NoReturn
 
 MAX_NODES = 1_000_000  # the site config's limit on a machine
 MAX_SEED = 2**63 - 1
@@ -75,3 +76,11 @@ def positive_ints(text: str) -> list[int]:
     if not values or min(values) <= 0:
         raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
     return values
+
+
+class CLIError(Exception):
+    """A user error: printed as one line, exit code 2."""
+
+
+def fail(message: str) -> NoReturn:
+    raise CLIError(message)
