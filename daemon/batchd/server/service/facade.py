@@ -25,7 +25,6 @@ import structlog
 
 from batchd.engine.clock import Clock
 from batchd.engine.core import Engine
-from batchd.metrics.catalog import NODE_STATES
 from batchd.metrics.exporter import PoolState
 from batchd.metrics.live import LiveMetrics
 from batchd.model.job import Job
@@ -52,6 +51,7 @@ from batchd.server.service.journal import Journal
 from batchd.server.service.lifecycle import Lifecycle
 from batchd.server.service.nodes import Nodes
 from batchd.server.service.observers import DecisionLog, PoolObserver
+from batchd.server.service.pool_states import pool_states
 from batchd.server.service.reservations import Reservations
 from batchd.server.service.saving import SaveStatus
 from batchd.server.service.scheduler import Scheduler, grid_refusal
@@ -568,29 +568,7 @@ class BatchService:
 
     def pools(self) -> list[PoolState]:
         """Each machine now: nodes by state, the policy it runs and the order in force."""
-        out = []
-        for m, conf in zip(self.engine.machines, self.site.machine, strict=True):
-            by_state = dict.fromkeys(NODE_STATES, 0)
-            holders = self.nodes.holders(self.engine, m.index)
-            for i in range(conf.nodes):
-                state = self.nodes.states.get((m.index, i))
-                if state is not None:
-                    by_state[state[0]] += 1
-                elif i in holders:
-                    by_state["allocated" if isinstance(holders[i], Job) else "reserved"] += 1
-                else:
-                    by_state["idle"] += 1
-            out.append(
-                PoolState(
-                    name=conf.name,
-                    nodes=conf.nodes,
-                    by_state=by_state,
-                    cores_per_node=conf.cores_per_node,
-                    policy=self.scheduler.choices[m.index].name,
-                    order=m.policy.order(),
-                )
-            )
-        return out
+        return pool_states(self.engine, self.site, self.nodes, self.scheduler)
 
     def refresh_plan_gauges(self) -> None:
         """Recompute the planned-schedule gauges (the scheduling loop calls this)."""
