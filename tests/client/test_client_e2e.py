@@ -295,7 +295,7 @@ def test_qsub_stdin_exec_time_from_the_daemons_clock(stub, capsys, monkeypatch):
     assert stub.calls() == [("GET", "/server"), ("POST", "/jobs")]
     assert stub.requests[1]["body"] == {
         "name": "STDIN",
-        "nodes": 2,
+        "select": [{"count": 2}],
         "priority": 7,
         "hold": True,
         "depend": "afterok:12:13",
@@ -309,14 +309,21 @@ def test_qsub_stdin_exec_time_from_the_daemons_clock(stub, capsys, monkeypatch):
     [
         (["-l", "nodes=0"], "qsub: -l nodes=0: the number of nodes must be a positive integer\n"),
         (["-l", "nodes=-1"], "qsub: -l nodes=-1: the number of nodes must be a positive integer\n"),
-        (["-l", "nodes=x"], "qsub: -l nodes=x: the number of nodes must be a positive integer\n"),
+        (["-l", "nodes=x+"], "qsub: -l nodes=x+: the number of nodes must be a positive integer\n"),
         (
-            ["-l", "nodes=2:ppn=4"],
-            "qsub: -l ppn=4: batchd nodes have one slot each; ask for nodes=N\n",
+            ["-l", "nodes=2:ppn=-4"],
+            "qsub: -l nodes=2:ppn=-4: ppn=-4: ppn takes a positive integer\n",
         ),
         (
+            ["-l", "select=1:mem=4x"],
+            "qsub: -l select=1:mem=4x: '4x' is not a size: an integer with an optional unit "
+            "b, kb, mb, gb, tb, pb (or w, kw, ... for 8-byte words), e.g. 4gb\n",
+        ),
+        (["-l", "place=pack"], 'qsub: -l place=pack: Cannot have "place" without "select"\n'),
+        (
             ["-l", "nodes=2", "-l", "select=2"],
-            "qsub: -l nodes= and select=: Jobs cannot use both new and old syntax\n",
+            "qsub: -l nodes= and select=: Cannot be used with select or place: nodes (jobs "
+            "cannot use both new and old syntax)\n",
         ),
         (
             ["-l", "walltime=1:99:00"],
