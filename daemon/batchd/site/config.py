@@ -66,7 +66,7 @@ class MachineConfig(BaseModel):
     mem_per_node: int | None = Field(None, gt=0)
     # Several chunks of a job packed on a node by default (place=free), instead of one
     # chunk per node (scatter); the scheduler still gives each job whole nodes.
-    shared: bool = False
+    shared: bool = Field(False, strict=True)
     # The values of the site's per-node [[resource]]s on every node of this machine.
     resources: dict[str, int | str | bool] = Field(default_factory=dict)
 
