@@ -42,7 +42,6 @@ from batchd.server.resource_schemas import (
 )
 
 HoldType = Literal["u", "o", "s"]
-NodeAction = Literal["offline", "online", "down"]
 
 
 def _text(value: Any) -> Any:
@@ -408,36 +407,6 @@ class JobBriefList(BaseModel):
     now: int
     jobs: list[JobBrief]
     next: int | None
-
-
-# -- nodes ---------------------------------------------------------------------
-
-
-class NodeOut(BaseModel):
-    name: str
-    index: int
-    machine: str
-    state: str = Field(description="free | job-exclusive | resv-exclusive | offline | down, ...")
-    jobs: list[str]
-    reservation: str | None
-    comment: str | None
-    sharing: str = Field("default_excl", description="default_excl, or default_shared")
-    resources_available: dict[str, str] = Field(default_factory=dict)
-    resources_assigned: dict[str, str] = Field(default_factory=dict)
-
-
-class NodeList(BaseModel):
-    server: str
-    now: int
-    nodes: list[NodeOut]
-    grid: str | None = Field(
-        None, description="the grid structure over the machines (qnodes groups by machine)"
-    )
-
-
-class NodeChange(Strict):
-    state: NodeAction
-    comment: Text | None = Field(None, max_length=1000)
 
 
 # -- queues --------------------------------------------------------------------
