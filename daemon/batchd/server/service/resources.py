@@ -251,6 +251,28 @@ class ResourceRules:
         """The same request on another machine (qalter -q to a queue of another machine)."""
         return self._placed(res.chunks, res.place, res.job, res.nodes_spec, machine)
 
+    def _check_count(self, chunks: tuple[Chunk, ...], arrangement: str, machine: int) -> None:
+        """More chunks than the nodes' cores (of every machine, under a grid) can never
+        run: refused before they are placed one by one."""
+        total = sum(c.count for c in chunks)
+        machines = (
+            self.site.machine if self.site.grid_table is not None else [self.site.machine[machine]]
+        )
+        if total <= sum(m.nodes * m.ncpus for m in machines):
+            return
+        if self.site.grid_table is not None:
+            nodes = sum(m.nodes for m in machines)
+            raise bad_request(f"nodes: {total} chunks requested; the grid has {nodes} nodes")
+        conf = machines[0]
+        if arrangement in ("scatter", "vscatter"):
+            raise bad_request(
+                f"nodes: {total} nodes requested; machine {conf.name} has {conf.nodes}"
+            )
+        raise bad_request(
+            f"select: {total} chunks requested; machine {conf.name} has {conf.nodes} nodes "
+            f"of {conf.ncpus} cores"
+        )
+
     def _placed(
         self,
         chunks: tuple[Chunk, ...],
@@ -263,6 +285,7 @@ class ResourceRules:
         arrangement = place.arrangement or ("free" if conf.shared else "scatter")
         assert arrangement in ARRANGEMENTS
         sizes = self.site.size_resources()
+        self._check_count(chunks, arrangement, machine)
         try:
             groups = pack_chunks(chunks, arrangement, self.site.node_shape(machine), sizes)
         except ChunkError as exc:
