@@ -165,7 +165,7 @@ async def test_the_scheduler_counts_the_nodes_the_chunks_fill(excl: Api) -> None
         ({"nodes_spec": "99999999999999999999"},
          "nodes: 99999999999999999999 nodes requested; machine mini has 8"),
         ({"select": [chunk(1_000_000, ncpus=0)], "place": "free"},
-         "select: 1000000 chunks requested; machine mini has 8 nodes of 4 cores"),
+         "select: 1000000 chunks requested; the site's nodes have 32 cores in all"),
         ({"select": [chunk(1, custom={"gpu": 1})]}, "Unknown resource: gpu (this site has"),
         ({"resources": {"vmem": "1gb"}}, "Unknown resource: vmem"),
         ({"select": [chunk(1, custom={"licenses": 1})]},

@@ -252,26 +252,26 @@ class ResourceRules:
         return self._placed(res.chunks, res.place, res.job, res.nodes_spec, machine)
 
     def _check_count(self, chunks: tuple[Chunk, ...], arrangement: str, machine: int) -> None:
-        """More chunks than the nodes' cores (of every machine, under a grid) can never
-        run: refused before they are placed one by one."""
+        """Chunks that no machine of the site could ever hold are refused before they are
+        placed one by one (fewer are left to the machine's and queue's limits, which name
+        the queues that would take the job)."""
         total = sum(c.count for c in chunks)
-        machines = (
-            self.site.machine if self.site.grid_table is not None else [self.site.machine[machine]]
-        )
-        if total <= sum(m.nodes * m.ncpus for m in machines):
-            return
-        if self.site.grid_table is not None:
-            nodes = sum(m.nodes for m in machines)
-            raise bad_request(f"nodes: {total} chunks requested; the grid has {nodes} nodes")
-        conf = machines[0]
-        if arrangement in ("scatter", "vscatter"):
+        machines = self.site.machine
+        nodes = sum(m.nodes for m in machines)
+        if arrangement in ("scatter", "vscatter") and total > nodes:
+            if self.site.grid_table is not None:
+                raise bad_request(
+                    f"nodes: {total} nodes requested; the grid's machines have {nodes} in all"
+                )
+            conf = self.site.machine[machine]
             raise bad_request(
                 f"nodes: {total} nodes requested; machine {conf.name} has {conf.nodes}"
             )
-        raise bad_request(
-            f"select: {total} chunks requested; machine {conf.name} has {conf.nodes} nodes "
-            f"of {conf.ncpus} cores"
-        )
+        cores = sum(m.nodes * m.ncpus for m in machines)
+        if total > cores:
+            raise bad_request(
+                f"select: {total} chunks requested; the site's nodes have {cores} cores in all"
+            )
 
     def _placed(
         self,
