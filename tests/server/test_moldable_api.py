@@ -185,8 +185,9 @@ def write_trace(path: Path, jobs: list[tuple[int, int, int, int, int, str]]) -> 
     path.write_text("\n".join(lines) + "\n")
 
 
+@pytest.mark.parametrize("policy", ["moldable-greedy", "moldable-iterative"])
 async def test_the_daemon_chooses_the_widths_and_times_the_replay_chooses(
-    greedy: Api, tmp_path: Path
+    policy: str, tmp_path: Path
 ) -> None:
     rng = random.Random(4)
     jobs, t = [], 0
@@ -200,21 +201,22 @@ async def test_the_daemon_chooses_the_widths_and_times_the_replay_chooses(
         jobs.append((t, run, est, low, high, model))
     trace = tmp_path / "m.swf"
     write_trace(trace, jobs)
-    replay = run_replay(ReplayOptions(trace=str(trace), policy="moldable-greedy", nodes=NODES))
+    replay = run_replay(ReplayOptions(trace=str(trace), policy=policy, nodes=NODES))
     expected = {
         j.id: (j.start, j.end, j.width, j.outcome or "ok")
         for j in sorted(replay.jobs, key=lambda j: j.id)
     }
-    for t, run, est, low, high, model in jobs:
-        greedy.at(t)
-        await greedy.submit(nodes=low, nodes_max=high, speedup=model, walltime=est, runtime=run)
-    greedy.at(t + 100_000)
-    live = {
-        j["seq"]: (j["stime"] - T0, j["end_time"] - T0, j["nodes"], j["outcome"])
-        for j in await greedy.jobs()
-    }
+    async with serve(tmp_path, site_config(policy=policy)) as api:
+        for t, run, est, low, high, model in jobs:
+            api.at(t)
+            await api.submit(nodes=low, nodes_max=high, speedup=model, walltime=est, runtime=run)
+        api.at(t + 100_000)
+        live = {
+            j["seq"]: (j["stime"] - T0, j["end_time"] - T0, j["nodes"], j["outcome"])
+            for j in await api.jobs()
+        }
     assert live == expected
-    # Greedy did choose: some jobs run wider than they asked for.
+    # The policy did choose: some jobs run on another width than they asked for.
     widths = [w for _, _, w, _ in live.values()]
     assert any(w != job[3] for w, job in zip(widths, jobs, strict=True))
 
@@ -233,3 +235,21 @@ async def test_the_metrics_count_chosen_widths(greedy: Api) -> None:
     assert sample("batchd_moldable_width_nodes_count") == 2
     assert sample("batchd_moldable_width_nodes_sum") == 9
     assert sample("batchd_moldable_width_ratio_sum") == 8 / 2 + 1
+
+
+async def test_moldable_iterative_plans_a_waiting_job_on_its_width_in_jobs_and_plan(
+    tmp_path: Path,
+) -> None:
+    async with serve(tmp_path, site_config(policy="moldable-iterative")) as api:
+        await api.submit(nodes=NODES, walltime=1000)
+        # Linear to 8 nodes: 800 s on one node is 100 s on all 8, once the rigid job ends.
+        job = await api.submit(nodes=1, nodes_max=8, speedup="downey:8:0", walltime=800)
+        assert (job["state"], job["planned_nodes"], job["nodes"]) == ("Q", 8, 1)
+        body = await api.call("alice", "GET", "/plan")
+        row = next(
+            dict(zip(body["fields"], r, strict=True)) for r in body["jobs"] if r[0] == job["seq"]
+        )
+        assert (row["nodes"], row["walltime"], row["start"]) == (8, 100, T0 + 1000)
+        api.at(1000)
+        started = await api.job(job["seq"])
+        assert (started["state"], started["nodes"], started["walltime"]) == ("R", 8, 100)

@@ -243,6 +243,12 @@ def _moldable_greedy(_params: Any, _ctx: BuildContext) -> Policy:
     return MoldableGreedy()
 
 
+def _moldable_iterative(_params: Any, _ctx: BuildContext) -> Policy:
+    from batchd.sched.moldable_iterative import MoldableIterative
+
+    return MoldableIterative()
+
+
 def _ga(params: Any, ctx: BuildContext) -> Policy:
     from batchd.sched.ga.policy import GeneticPolicy
 
@@ -344,6 +350,15 @@ def _builtin() -> None:
             "that ends it soonest on the conservative plan (Cirne), then FCFS conservative "
             "backfilling",
             _moldable_greedy,
+        )
+    )
+    register(
+        PolicySpec(
+            "moldable-iterative",
+            "moldable jobs (seed 004, Fig. 6): at every step each waiting job from its "
+            "minimum width, one node at a time to the job gaining most while the FCFS "
+            "conservative plan's average turnaround improves",
+            _moldable_iterative,
         )
     )
 

@@ -373,7 +373,8 @@ class JobOut(BaseModel):
     planned_nodes: int | None = Field(
         None,
         description="a waiting moldable job: the width the policy plans to start it with "
-        "(moldable-greedy's choice; the requested width under other policies)",
+        "(moldable-greedy's choice, moldable-iterative's in its last plan; the requested "
+        "width under other policies)",
     )
 
 
