@@ -260,6 +260,7 @@ class JobSubmit(Strict):
     utility: UtilityPoints | None = Field(None, description=UTILITY_DOC)
     nodes_max: int | None = Field(None, ge=1, description=NODES_MAX_DOC)
     speedup: SpeedupText | None = Field(None, description=SPEEDUP_DOC)
+    rerunable: bool = Field(True, description="-r y|n: whether qrerun may requeue the job")
 
     @field_validator("walltime", mode="before")
     @classmethod
@@ -478,6 +479,7 @@ class ReservationOut(BaseModel):
     nodes: int
     machine: str = Field(description="the machine whose nodes it holds")
     node_list: list[str]
+    queue: str = Field(description="the queue of its jobs: R<seq>")
 
 
 class ReservationList(BaseModel):
