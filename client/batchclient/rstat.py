@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .cli import EXIT_REFUSED, Parser, add_json_flag, print_json, run, say, wants_json
+from .cli import EXIT_REFUSED, Parser, print_json, run, say
 from .rdel import check_resv_ids
 from .text import escape
 from .timefmt import hms
@@ -31,12 +31,13 @@ HEADER = [
 
 
 def build_parser() -> Parser:
-    p = Parser(PROG, usage="pbs_rstat [-B] [-f | -F] [-S] [reservation_id...]",
+    p = Parser(PROG, usage="pbs_rstat [-B] [-f | -F] [-S] [--json] [reservation_id...]",
                description="Show advance reservations.")  # fmt: skip
     p.add_argument("-B", dest="brief", action="store_true", help="reservation ids only")
     p.add_argument("-f", "-F", dest="full", action="store_true", help="every attribute")
     p.add_argument("-S", dest="short", action="store_true", help="one line each (default)")
-    add_json_flag(p)
+    # -F is PBS's full format here, so JSON is --json only.
+    p.add_argument("--json", dest="as_json", action="store_true", help="the API's JSON")
     p.add_argument("ids", nargs="*", metavar="reservation_id")
     return p
 
@@ -105,7 +106,7 @@ def render(resvs: Sequence[Obj], server: str, now: int, brief: bool, full: bool)
 
 def _main(argv: list[str]) -> int:
     ns = build_parser().parse_args(argv)
-    as_json = wants_json(ns.format)
+    as_json = ns.as_json
     client = Client()
     data: dict[str, Any] = client.get("/reservations")
     code = 0
