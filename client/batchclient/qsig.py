@@ -28,7 +28,8 @@ def build_parser() -> Parser:
 def _main(argv: list[str]) -> int:
     ns = build_parser().parse_intermixed_args(argv)
     ids = check_ids(ns.ids)
-    body = {"signal": ns.signal}
+    special = ("suspend", "resume", "admin-suspend", "admin-resume")
+    body = {"signal": ns.signal if ns.signal in special else ns.signal.upper()}
     return for_each_job(PROG, ids, lambda client, jid: client.post(job_path(jid, "/signal"), body))
 
 

@@ -30,10 +30,10 @@ async def test_queues_are_created_set_and_deleted_and_survive_a_restart(tmp_path
         before = await api.state()
         await api.error("boss", "POST", "/queues", {"name": "big"}, status=409,
                         code="queue_exists", says="Queue already exists")  # fmt: skip
-        await api.error("boss", "POST", "/queues", {"name": "R7"}, status=400,
-                        code="bad_value", says="belong to advance reservations")  # fmt: skip
+        await api.error("boss", "POST", "/queues", {"name": "R7"}, status=409,
+                        code="queue_exists", says="belong to advance reservations")  # fmt: skip
         await api.error("boss", "POST", "/queues", {"name": "x" * 16}, status=400,
-                        code="bad_value", says="Queue name too long")  # fmt: skip
+                        code="bad_request", says="at most 15 characters")  # fmt: skip
         await api.error("boss", "PATCH", "/queues/nosuch", {"enabled": True}, status=404,
                         code="unknown_queue", says="Unknown queue nosuch")  # fmt: skip
         await api.error("boss", "PATCH", "/queues/big", {"machine": "other"}, status=400,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
 from batchd.server.schemas import Duration, Strict, Text, api_duration
+from batchd.server.signals import SIGNAL_PATTERN
 
 
 class MoveRequest(Strict):
@@ -18,7 +20,17 @@ class MoveRequest(Strict):
 class SignalRequest(Strict):
     """``qsig``: a signal name (SIGKILL or KILL) or number; KILL and TERM end the job."""
 
-    signal: Text = Field("TERM", min_length=1, max_length=32)
+    signal: str = Field("TERM", json_schema_extra={"pattern": SIGNAL_PATTERN})
+
+    @field_validator("signal")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if not re.fullmatch(SIGNAL_PATTERN, value):
+            raise ValueError(
+                f"Unknown/illegal signal name {value!r}: give a name (SIGKILL or KILL, upper "
+                "case) or a number 0-31"
+            )
+        return value
 
 
 class JobEvent(BaseModel):
@@ -60,4 +72,4 @@ class QueueChange(Strict):
 class QueueCreate(QueueChange):
     """``qmgr create queue``: a new execution queue, disabled and stopped unless given."""
 
-    name: Text = Field(min_length=1, max_length=64)
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=15)

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from batchd.server import listing, views
 from batchd.server.cmd_schemas import MoveRequest, QueueChange, QueueCreate, SignalRequest
-from batchd.server.errors import bad_request
+from batchd.server.errors import ApiError, bad_request
 from batchd.server.keys import CALLER, PLAN_FEED, REGISTRY, SERVICE
 from batchd.server.openapi import (
     SiteNames,
@@ -37,6 +37,7 @@ from batchd.server.schemas import (
     ServerChange,
 )
 from batchd.server.service import Caller, commands
+from batchd.server.service.queue_admin import unknown_queue
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -361,7 +362,10 @@ async def change_queue(request: web.Request) -> web.Response:
 async def delete_queue(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     name = request.match_info["name"]
-    gone = views.queue_named(svc, name)
+    try:
+        gone = views.queue_named(svc, name)
+    except ApiError:
+        raise unknown_queue(name) from None
     commands.delete_queue(svc, _caller(request), name)
     return _json(gone)
 

@@ -156,7 +156,7 @@ def queue_named(svc: BatchService, name: str) -> dict[str, Any]:
     for q in queues:
         if q["name"] == name:
             return q
-    raise ApiError(404, "unknown_queue", f"Unknown queue {name}")
+    raise ApiError(404, "not_found", f"Unknown queue {name!r}")
 
 
 def reservation_out(svc: BatchService, resv: Reservation) -> dict[str, Any]:

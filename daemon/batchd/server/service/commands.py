@@ -57,14 +57,14 @@ def _busy(svc: BatchService, name: str) -> bool:
 def create_queue(svc: BatchService, caller: Caller, body: QueueCreate) -> None:
     with svc.change():
         require(caller, "manager", "create queues")
-        fields = body.model_dump(exclude_unset=True, exclude={"name"})
+        fields = body.model_dump(exclude_none=True, exclude={"name"})
         svc.queue_admin.create(svc.site, body.name, fields)
         _changed(svc)
     log.info("queue_created", queue=body.name, by=caller.user)
 
 
 def change_queue(svc: BatchService, caller: Caller, name: str, body: QueueChange) -> None:
-    fields: dict[str, Any] = body.model_dump(exclude_unset=True)
+    fields: dict[str, Any] = body.model_dump(exclude_none=True)
     with svc.change():
         require(caller, "manager", "set queue attributes")
         svc.queue_admin.change(svc.site, name, fields, _busy(svc, name))

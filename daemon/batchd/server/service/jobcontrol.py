@@ -20,31 +20,21 @@ from batchd.server.errors import ApiError, bad_request, conflict
 from batchd.server.records import JobRecord
 from batchd.server.service.access import Caller, may_act_on
 from batchd.server.service.lifecycle import Lifecycle
+from batchd.server.signals import BY_NUMBER, ENDING, SIGNALS, SUSPENDING
 
-# Signal numbers as Linux numbers them (the emulated job runs nowhere: this is the table
-# PBS's qsig would use on a Linux server).
-SIGNALS = {
-    "NULL": 0, "HUP": 1, "INT": 2, "QUIT": 3, "ILL": 4, "TRAP": 5, "ABRT": 6, "BUS": 7,
-    "FPE": 8, "KILL": 9, "USR1": 10, "SEGV": 11, "USR2": 12, "PIPE": 13, "ALRM": 14,
-    "TERM": 15, "STKFLT": 16, "CHLD": 17, "CONT": 18, "STOP": 19, "TSTP": 20, "TTIN": 21,
-    "TTOU": 22, "URG": 23, "XCPU": 24, "XFSZ": 25, "VTALRM": 26, "PROF": 27, "WINCH": 28,
-    "IO": 29, "PWR": 30, "SYS": 31,
-}  # fmt: skip
-BY_NUMBER = {n: name for name, n in SIGNALS.items()}
-ENDING = ("KILL", "TERM")  # what ends an emulated job
-SUSPENDING = ("suspend", "resume", "admin-suspend", "admin-resume")
 BAD_STATE = "Request invalid for state of job"
 
 
 def parse_signal(text: str) -> tuple[str, int]:
-    """``SIGKILL``, ``KILL`` or ``9`` -> ("KILL", 9); PBS's message for anything else."""
+    """``SIGKILL``, ``KILL`` or ``9`` -> ("KILL", 9); PBS's message for anything else
+    (names are upper case, as PBS takes them; qsig upper-cases what it is given)."""
     word = text.strip()
     if word.isdigit():
         number = int(word)
         if number in BY_NUMBER:
             return BY_NUMBER[number], number
     else:
-        name = word.upper().removeprefix("SIG")
+        name = word.removeprefix("SIG")
         if name in SIGNALS:
             return name, SIGNALS[name]
     raise bad_request(

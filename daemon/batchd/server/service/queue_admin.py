@@ -94,10 +94,10 @@ class QueueAdmin:
             raise bad_value(f"machine: unknown machine {q.machine!r}; machines: {names}")
 
     def create(self, site: SiteConfig, name: str, fields: dict[str, Any]) -> QueueConfig:
-        if len(name) > 15:
-            raise ApiError(400, "bad_value", f"Queue name too long: {name!r} (at most 15)")
         if RESV_QUEUE.fullmatch(name):
-            raise bad_value(f"{name}: queue names R<number> belong to advance reservations")
+            raise ApiError(
+                409, "queue_exists", f"{name}: queue names R<number> belong to advance reservations"
+            )
         if any(q.name == name for q in site.queues()):
             raise ApiError(409, "queue_exists", f"Queue already exists: {name}")
         q = _validated({"enabled": False, "started": False, **fields, "name": name})
