@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import jobtable
+from . import jobtable, widetable
 from .attrs import server_of
 
 Job = dict[str, Any]
@@ -32,6 +32,8 @@ class JobSink:
         est: bool = False,
         nodes: bool = False,
         comments: bool = False,
+        wide: bool = False,
+        one_line: bool = False,
     ) -> None:
         self.json_out = json_out
         self.alt = alt
@@ -39,6 +41,8 @@ class JobSink:
         self.est = est
         self.nodes = nodes
         self.comments = comments
+        self.wide = wide  # -w
+        self.one_line = one_line  # -1
         self.server: str | None = None
         self.now: int | None = None
         self.count = 0
@@ -62,14 +66,35 @@ class JobSink:
             self._keep_sorted(jobs)
         elif self.alt:
             server = self._server_name(jobs[0])
-            head = jobtable.alt_header(server) if first else []
-            rows = jobtable.alt_rows(jobs, self.now or 0, nodes=self.nodes, comments=self.comments)
-            _lines(head + rows)
+            head = self._alt_header(server) if first else []
+            _lines(head + self._rows(jobs, est=False))
         elif self.full:
-            _lines(jobtable.full_jobs(jobs))
+            _lines(widetable.full_wide(jobs) if self.wide else jobtable.full_jobs(jobs))
+        elif self.wide:
+            head = widetable.WIDE_DEFAULT_HEADER if first else []
+            _lines(head + [widetable.wide_default_row(j) for j in jobs])
         else:
             head = jobtable.DEFAULT_HEADER if first else []
             _lines(head + [jobtable.default_row(j) for j in jobs])
+
+    def _alt_header(self, server: str, est: bool = False) -> list[str]:
+        if self.wide:
+            return widetable.wide_alt_header(server, est)
+        return jobtable.alt_header(server, est)
+
+    def _rows(self, jobs: Sequence[Job], est: bool) -> list[str]:
+        now = self.now or 0
+        if not (self.wide or self.one_line):
+            return jobtable.alt_rows(jobs, now, est, self.nodes, self.comments)
+        return widetable.rows(
+            jobs,
+            now,
+            est=est,
+            nodes=self.nodes,
+            comments=self.comments,
+            wide=self.wide,
+            one_line=self.one_line,
+        )
 
     def _keep_sorted(self, jobs: Sequence[Job]) -> None:
         """-T: each job's sort key and lines, made once ``now`` is known."""
@@ -78,7 +103,7 @@ class JobSink:
             return
         for job in jobs:
             key = jobtable.est_sort_key(job, self.now)
-            rows = jobtable.alt_rows([job], self.now, True, self.nodes, self.comments)
+            rows = self._rows([job], est=True)
             self._sorted.append((key, len(self._sorted), rows))
 
     def _server_name(self, job: Job) -> str:
@@ -98,7 +123,7 @@ class JobSink:
         self._keep_sorted(waiting)
         if self._sorted:
             self._sorted.sort(key=lambda item: item[:2])
-            head = jobtable.alt_header(self.server or "", est=True)
+            head = self._alt_header(self.server or "", est=True)
             _lines(head + [line for _, _, rows in self._sorted for line in rows])
 
 

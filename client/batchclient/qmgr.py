@@ -1,12 +1,14 @@
 """qmgr: list and print the server, scheduler, queues and nodes; set the scheduling
 policy and its parameters (PATCH /scheduler), the server's job_history_duration
-(PATCH /server) and node states (PATCH /nodes/{name}).
+(PATCH /server) and node states (PATCH /nodes/{name}); create, set and delete
+queues (POST /queues, PATCH and DELETE /queues/{name}).
 
 Commands come from ``-c 'CMD'`` or, one per line, from stdin.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -24,9 +26,12 @@ from .cli import (
     wants_json,
 )
 from .qmgr_parse import Command, QmgrSyntaxError, parse
+from .qmgr_queue import PBS_ERRNO, QmgrServerError, queue_fields
+from .text import escape
 from .transport import ApiError, Client, quote
 
 PROG = "qmgr"
+RESV_QUEUE = re.compile(r"R[0-9]+")  # a reservation's queue: pbs_rsub makes it, not qmgr
 POLICY_ATTRS = ("scheduler_policy", "policy")
 SERVER_ATTRS = ("job_history_duration",)  # set through PATCH /server
 GRID_PARAM = "grid_param."  # grid_param.KEY = VALUE, as [grid.params] KEY (PATCH /scheduler)
@@ -42,6 +47,11 @@ HELP = """batchd qmgr commands (abbreviations s, l, p):
   set sched scheduler_policy = POLICY[, PARAM = VALUE...]
   set sched PARAM = VALUE[, PARAM = VALUE...]     (PARAM may carry the policy prefix: dynp_decider)
   set node NAME state = offline|online|down[, comment = TEXT]
+  create queue NAME [ATTR = VALUE[, ...]]        (new queues are disabled and stopped)
+  set queue NAME ATTR = VALUE[, ...]              (enabled, started, resources_max.nodect,
+                                                   resources_max.walltime,
+                                                   resources_default.walltime, window, machine)
+  delete queue NAME                               (a queue without unfinished jobs)
   quit"""
 
 
@@ -79,9 +89,12 @@ class Session:
         handler = getattr(self, f"_{cmd.verb}_{cmd.obj}", None)
         if handler is None:
             if cmd.verb in ("create", "delete", "unset", "active"):
-                raise UsageError(f"{cmd.verb}: not supported by batchd (use set, list or print)")
+                raise UsageError(
+                    f"{cmd.verb} {cmd.obj}: not supported by batchd (it creates and deletes "
+                    "queues only)"
+                )
             raise UsageError(f"{cmd.verb} {cmd.obj}: not supported by batchd (see qmgr -c help)")
-        if cmd.verb != "set" and cmd.attrs:
+        if cmd.verb not in ("set", "create") and cmd.attrs:
             raise UsageError(f"{cmd.verb} {cmd.obj}: takes no attribute values")
         for attr, op, _ in cmd.attrs:
             if op != "=":
@@ -139,7 +152,8 @@ class Session:
     def _print_server(self, cmd: Command) -> None:
         server = self._check_server_name(cmd.name)
         queues = self.client.get("/queues")
-        self.emit({"server": server, "queues": queues}, fmt.print_server(server, queues["queues"]))
+        made = [q for q in queues["queues"] if not RESV_QUEUE.fullmatch(q["name"])]
+        self.emit({"server": server, "queues": queues}, fmt.print_server(server, made))
 
     def _print_queue(self, cmd: Command) -> None:
         if cmd.name:
@@ -147,13 +161,44 @@ class Session:
             self.emit(queue, fmt.print_queue(queue))
         else:
             data = self.client.get("/queues")
-            self.emit(data, [line for q in data["queues"] for line in fmt.print_queue(q)])
+            made = [q for q in data["queues"] if not RESV_QUEUE.fullmatch(q["name"])]
+            self.emit(data, [line for q in made for line in fmt.print_queue(q)])
 
     def _print_sched(self, cmd: Command) -> None:
         if cmd.name is not None:
             self._check_server_name(cmd.name, ("default",))
         sched = self.client.get("/scheduler")
         self.emit(sched, fmt.print_sched(sched))
+
+    # -- queues: create, set, delete ------------------------------------------------
+
+    def _queue_request(self, name: str, send: Any) -> None:
+        try:
+            send()
+        except ApiError as exc:
+            errno = PBS_ERRNO.get(exc.error, 15014)
+            raise QmgrServerError(name, exc.message, errno) from None
+
+    def _queue_name(self, cmd: Command) -> str:
+        if not cmd.name:
+            raise UsageError(f"{cmd.verb} queue: name the queue")
+        return cmd.name
+
+    def _create_queue(self, cmd: Command) -> None:
+        name = self._queue_name(cmd)
+        body = {"name": name, **queue_fields(name, cmd.attrs)}
+        self._queue_request(name, lambda: self.client.post("/queues", body))
+
+    def _set_queue(self, cmd: Command) -> None:
+        name = self._queue_name(cmd)
+        if not cmd.attrs:
+            raise UsageError("set queue: give ATTR = VALUE")
+        body = queue_fields(name, cmd.attrs)
+        self._queue_request(name, lambda: self.client.patch(f"/queues/{quote(name)}", body))
+
+    def _delete_queue(self, cmd: Command) -> None:
+        name = self._queue_name(cmd)
+        self._queue_request(name, lambda: self.client.delete(f"/queues/{quote(name)}"))
 
     # -- set ------------------------------------------------------------------------
 
@@ -287,6 +332,9 @@ def execute_line(session: Session, line: str) -> int:
     except (QmgrSyntaxError, UsageError) as exc:
         say(PROG, str(exc))
         return EXIT_USAGE
+    except QmgrServerError as exc:
+        sys.stderr.write("".join(escape(line) + "\n" for line in exc.lines()))
+        return EXIT_REFUSED
     except ApiError as exc:
         say(PROG, exc.message)
         return EXIT_REFUSED

@@ -101,7 +101,9 @@ def parse(text: str) -> Command:
     kind, word = tokens[0]
     verb = VERBS.get(word.lower()) if kind == "word" else None
     if verb is None:
-        raise QmgrSyntaxError(f"unknown command {word!r}; batchd's qmgr knows set, list and print")
+        raise QmgrSyntaxError(
+            f"unknown command {word!r}; batchd's qmgr knows create, delete, set, list and print"
+        )
     if verb in ("help", "quit"):
         return Command(verb)
     if len(tokens) < 2 or tokens[1][0] != "word":

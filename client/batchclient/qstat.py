@@ -26,8 +26,9 @@ from .transport import ApiError, Client, quote
 
 PROG = "qstat"
 USAGE = """
-  qstat [-f] [-x] [-F json | --json] [job_id... | queue...]
-  qstat [-a|-i|-r|-H] [-T] [-u user[,user...]] [-n] [-s] [-x] [-F json] [job_id... | queue...]
+  qstat [-f] [-w] [-x] [-t] [-F json | --json] [job_id... | queue...]
+  qstat [-a|-i|-r|-H] [-T] [-u user[,user...]] [-n] [-s] [-1] [-w] [-x] [-t] [-F json]
+        [job_id... | queue...]
   qstat -Q [-f] [-F json] [queue...]
   qstat -B [-f] [-F json]"""
 HISTORY_MSG = "Job has finished, use -x or -H to obtain historical job information"
@@ -47,6 +48,10 @@ def build_parser() -> Parser:
     flag("-u", dest="users", metavar="USER[,USER...]", help="only jobs of these users")
     flag("-x", dest="history", action="store_true", help="include finished jobs")
     flag("-f", dest="full", action="store_true", help="full display: all attributes")
+    flag("-w", dest="wide", action="store_true", help="wide columns; -f: lines never broken")
+    flag("-1", dest="one_line", action="store_true", help="with -n or -s: on the job's line")
+    flag("-t", dest="subjobs", action="store_true",
+         help="with subjobs of arrays (no effect: batchd has no job arrays yet)")  # fmt: skip
     flag("-Q", dest="queues", action="store_true", help="queue summary")
     flag("-B", dest="server", action="store_true", help="server summary")
     add_json_flag(p)
@@ -69,6 +74,10 @@ class Options:
             raise UsageError("-B takes no operands (batchd has one server)")
         if ns.full and alt_only:
             raise UsageError("conflicting options: -f and the alternate format")
+        if ns.one_line and not (ns.nodes or ns.comments):
+            raise UsageError("conflicting options: -1 goes with -n or -s")
+        if ns.wide and ns.format is not None:
+            raise UsageError("option w cannot be used with -F")
         self.alt = bool(alt_only or (ns.users and not ns.full))
         self.json = wants_json(ns.format)
         # -f -F json: PBS Pro's document (--json: the API's, as for every listing).
@@ -165,6 +174,8 @@ def _jobs(client: Client, opts: Options) -> int:
         est=ns.est,
         nodes=ns.nodes,
         comments=ns.comments,
+        wide=ns.wide,
+        one_line=ns.one_line,
     )
     if opts.pbs_json:
         sink = PbsJsonSink()

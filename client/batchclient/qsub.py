@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import jobattrs
+from .blocking import split_block, wait_for
 from .cli import Parser, UsageError, run
 from .directives import DirectiveError, directives, where
 from .resources import ResourceError, Resources, parse_resources
@@ -19,11 +20,11 @@ PROG = "qsub"
 USAGE = (
     "qsub [-l RES[,RES...]]... [-q QUEUE] [-N NAME] [-p PRIO] "
     "[-a [[[[CC]YY]MM]DD]hhmm[.SS]] [-h] [-W depend=TYPE:ID[:ID...]] [-W utility=T:V,T:V...] "
-    "[-W speedup=downey:A:SIGMA|fixed] "
+    "[-W speedup=downey:A:SIGMA|fixed] [-W block=true] [-r y|n] "
     "[-v VAR=VAL[,VAR=VAL...]] [script]"
 )
 # Accepted for compatibility with PBS scripts and ignored: output files, mail, shell...
-IGNORED_WITH_VALUE = ("-o", "-e", "-j", "-m", "-M", "-r", "-S", "-A", "-P", "-k", "-c")
+IGNORED_WITH_VALUE = ("-o", "-e", "-j", "-m", "-M", "-S", "-A", "-P", "-k", "-c")
 
 
 def build_parser(directive: bool = False) -> Parser:
@@ -44,6 +45,7 @@ def build_parser(directive: bool = False) -> Parser:
         help="depend=TYPE:ID[:ID...] (afterok, afternotok, afterany); "
         "utility=T:V,T:V,... the result's value by time since submission; "
         "speedup=downey:A:SIGMA or fixed, a moldable job's runtime by width")  # fmt: skip
+    add("-r", dest="rerun", metavar="y|n", help="whether qrerun may requeue the job (default y)")
     add("-v", dest="variables", action="append", metavar="VAR=VAL[,...]",
         help="job variables; BATCHD_RUNTIME=SECONDS sets the emulated runtime")  # fmt: skip
     for opt in IGNORED_WITH_VALUE:
@@ -148,7 +150,15 @@ def _body(opts: argparse.Namespace, res: Resources, default_name: str) -> dict[s
         body["priority"] = jobattrs.parse_priority(opts.priority)
     if opts.hold:
         body["hold"] = True
-    body.update(jobattrs.parse_w_attrs(opts.attrs or []))
+    attrs, block = split_block(opts.attrs or [])
+    body.update(jobattrs.parse_w_attrs(attrs))
+    if block:
+        body["block"] = True  # the client's own: taken out before the body is sent
+    if opts.rerun is not None:
+        if opts.rerun not in ("y", "n"):
+            raise ValueError(f"-r {opts.rerun}: give y or n")
+        if opts.rerun == "n":
+            body["rerunable"] = False
     variables = jobattrs.parse_variables(opts.variables or [])
     if variables:
         body["variables"] = variables
@@ -162,8 +172,12 @@ def _main(argv: list[str]) -> int:
         server = client.get("/server")
         now = int(server["now"])
         body["exec_time"] = parse_exec_time(exec_spec, now)
+    block = body.pop("block", False)
     job = client.post("/jobs", body)
     sys.stdout.write(f"{escape(job['id'])}\n")
+    if block:
+        sys.stdout.flush()
+        return wait_for(client, job["id"])
     return 0
 
 

@@ -862,7 +862,10 @@ def test_qmgr_commands_from_stdin(stub, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO(text))
     assert qmgr.main([]) == 2
     out, err = out_err(capsys)
-    assert err == "qmgr: unknown command 'frobnicate'; batchd's qmgr knows set, list and print\n"
+    assert err == (
+        "qmgr: unknown command 'frobnicate'; batchd's qmgr knows create, delete, set, list "
+        "and print\n"
+    )
     assert out.count("Server hpcline\n") == 1
     assert stub.calls() == [("PATCH", "/scheduler"), ("GET", "/server")]
 
@@ -871,8 +874,10 @@ def test_qmgr_commands_from_stdin(stub, capsys, monkeypatch):
     "command,code,message",
     [
         ("set server default_queue = night", 2, "qmgr: set server default_queue: batchd sets only"),
-        ("set queue workq enabled = False", 2, "qmgr: set queue: not supported by batchd"),
-        ("create queue night", 2, "qmgr: create: not supported by batchd (use set, list or print)"),
+        ("set queue workq", 2, "qmgr: set queue: give ATTR = VALUE"),
+        ("create queue", 2, "qmgr: create queue: name the queue"),
+        ("create node n9", 2, "qmgr: create node: not supported by batchd (it creates and"),
+        ("delete sched", 2, "qmgr: delete sched: not supported by batchd"),
         ("set node node001 state = busy", 2, "qmgr: state = busy: batchd nodes can be"),
         (
             "set server scheduler_policy += x",
@@ -1095,7 +1100,7 @@ def test_a_submission_is_never_sent_twice(monkeypatch, capsys):
 def test_help_is_exit_0(capsys):
     assert qstat.main(["--help"]) == 0
     out, err = out_err(capsys)
-    assert out.startswith("usage: \n  qstat [-f] [-x] [-F json | --json]") and err == ""
+    assert out.startswith("usage: \n  qstat [-f] [-w] [-x] [-t] [-F json | --json]") and err == ""
     assert qsub.main(["--help"]) == 0
     assert "BATCHD_RUNTIME=SECONDS" in out_err(capsys)[0]
 

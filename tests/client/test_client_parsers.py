@@ -630,7 +630,7 @@ def test_qmgr_parse(text, command):
     [
         (
             "frobnicate server",
-            "unknown command 'frobnicate'; batchd's qmgr knows set, list and print",
+            "unknown command 'frobnicate'; batchd's qmgr knows create, delete, set, list and print",
         ),
         ("list", "list: name an object: server, sched, queue or node"),
         (

@@ -21,9 +21,10 @@ from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
 
 from batchd.engine.machine import MachineState, Timer
+from batchd.engine.reservations import ReservationRunner, ResvRun
 from batchd.model.job import UNSET, Job
 from batchd.model.machine import Grid
-from batchd.model.reservation import Reservation, ResvState
+from batchd.model.reservation import Reservation
 from batchd.model.states import JobState, change_state
 from batchd.sched.policy import Placement, Policy
 
@@ -116,6 +117,7 @@ class Engine:
         self.on_end: list[JobHook] = []
         self.on_requeue: list[JobHook] = []  # requeued by a policy at a wake-up
         self._wakeups: list[Timer | None] = [None] * len(self.machines)
+        self.reserved = ReservationRunner(self)  # advance reservations and their jobs
 
     # -- input ------------------------------------------------------------------
     def load(self, jobs: Iterable[Job]) -> None:
@@ -235,6 +237,8 @@ class Engine:
                         start(m, placement)
                 if policy.wakes:
                     self._arm_wakeup(m)
+            if self.reserved.runs:
+                self.reserved.schedule()
             # -------------------------------------------------------------------------
             rounds += 1
             if rounds & 1023 == 0:
@@ -319,6 +323,8 @@ class Engine:
                     start(m, placement)
             if policy.wakes:
                 self._arm_wakeup(m)
+        if self.reserved.runs:
+            self.reserved.schedule()
 
     def _arm_wakeup(self, m: MachineState) -> None:
         """Keep one timer per machine at the time its policy asked to be woken."""
@@ -346,7 +352,11 @@ class Engine:
         m = self.machines[job.machine]
         self.submitted += 1
         self._progress_at = self.now
-        m.policy.job_submitted(m, job)
+        run = self.reserved.run_of(job)
+        if run is not None:
+            run.queue.add(job)
+        else:
+            m.policy.job_submitted(m, job)
         for hook in self.on_submit:
             hook(job)
 
@@ -384,6 +394,10 @@ class Engine:
         for hook in self.on_start:
             hook(job)
 
+    def push_end(self, job: Job) -> None:
+        """The end event of a job that starts now, or started before a restart."""
+        self._push_end(job)
+
     def _push_end(self, job: Job) -> None:
         runtime, estimate = job.runtime, job.estimate
         if self.kill and runtime > estimate:
@@ -394,20 +408,26 @@ class Engine:
         self._seq += 1
         heapq.heappush(self._ends, (end, self._seq, job))
 
-    def _finish(self, job: Job, outcome: str = "") -> None:
+    def _finish(self, job: Job, outcome: str = "", run: ResvRun | None = None) -> None:
         m = self.machines[job.machine]
         job.end = self._progress_at = self.now
         job.outcome = outcome or ("walltime" if job.killed else "ok")
         if job.state is not _RUNNING:  # change_state(job, FINISHED), once per job
             change_state(job, _FINISHED)
         job.state = _FINISHED
-        m.pool.release(job.nodes)
-        estimate = job.estimate
-        m.remove_running(job.start + (estimate if estimate > 0 else 1), job)  # Job.duration
+        if run is None and self.reserved.runs:
+            run = self.reserved.run_of(job)
+        if run is not None:  # a job of a reservation: its nodes go back to the reservation
+            run.give_back(job)
+        else:
+            m.pool.release(job.nodes)
+            estimate = job.estimate
+            m.remove_running(job.start + (estimate if estimate > 0 else 1), job)  # duration
         self.ended += 1  # _ended, inline: once per job
         if self.keep_finished:
             self.finished.append(job)
-        m.policy.job_ended(m, job)
+        if run is None:
+            m.policy.job_ended(m, job)
         for hook in self.on_end:
             hook(job)
 
@@ -422,22 +442,31 @@ class Engine:
         return timer
 
     def enqueue(self, job: Job) -> None:
-        """Put a job into its machine's queue now: released, altered or restored jobs."""
+        """Put a job into its queue now: released, altered or restored jobs."""
         self._check([job])
+        run = self.reserved.run_of(job)
+        if run is not None:
+            run.queue.add(job)
+            return
         m = self.machines[job.machine]
         m.policy.job_submitted(m, job)
 
     def withdraw(self, job: Job) -> None:
-        """Take a waiting job out of its machine's queue (held, deleted, altered)."""
+        """Take a waiting job out of its queue (held, deleted, altered, moved)."""
+        run = self.reserved.run_of(job)
+        if run is not None:
+            run.queue.remove(job)
+            return
         m = self.machines[job.machine]
         m.policy.withdraw(m, job)
 
-    def terminate(self, job: Job, outcome: str) -> None:
-        """End a running job now (deleted, or its node failed)."""
+    def terminate(self, job: Job, outcome: str, run: ResvRun | None = None) -> None:
+        """End a running job now (deleted, signalled, its node failed, its reservation
+        ended: ``run`` is that reservation's)."""
         if job.state is not JobState.RUNNING:
             raise ValueError(f"job {job.id} is not running")
         self._cancel_end(job)
-        self._finish(job, outcome)
+        self._finish(job, outcome, run)
 
     def _cancel_end(self, job: Job) -> None:
         """Forget a running job's end event (a rare path: the heap is searched)."""
@@ -452,6 +481,11 @@ class Engine:
             raise ValueError(f"job {job.id} is not running")
         m = self.machines[job.machine]
         self._cancel_end(job)
+        run = self.reserved.run_of(job)
+        if run is not None:
+            self.reserved.requeue(run, job)
+            self._reset_run(job)
+            return
         m.pool.release(job.nodes)
         m.remove_running(job.start + job.duration, job)
         change_state(job, JobState.QUEUED)
@@ -473,6 +507,10 @@ class Engine:
         m = self.machines[job.machine]
         if job.state is not JobState.RUNNING:
             raise ValueError(f"job {job.id} is not running")
+        run = self.reserved.run_of(job)
+        if run is not None:
+            self.reserved.restore_running(run, job)
+            return
         m.pool.take(job.nodes)
         m.add_running(job.start + job.duration, job)
         self._push_end(job)
@@ -557,50 +595,11 @@ class Engine:
     # -- reservations ---------------------------------------------------------------
     def add_reservation(self, resv: Reservation) -> None:
         """Hold ``resv.width`` nodes from ``resv.start`` to ``resv.end``; the caller checked the fit."""
-        m = self.machines[resv.machine]
-        if resv.end <= max(resv.start, self.now) or (
-            resv.state is ResvState.CONFIRMED and resv.start < self.now
-        ):
-            raise ValueError(f"reservation {resv.id}: bad window {resv.start}..{resv.end}")
-        if resv.state is ResvState.RUNNING:
-            # Restored after a restart: it holds its nodes already.
-            m.pool.take(resv.nodes)
-            m.add_running(resv.end, resv)
-        else:
-            m.add_future(resv)
-            self.call_at(resv.start, lambda: self._open(resv))
-        self.call_at(resv.end, lambda: self._close(resv))
-        m.policy.invalidate()
+        self.reserved.add(resv)
 
     def remove_reservation(self, resv: Reservation) -> None:
-        """Delete a reservation now; its nodes go back at once."""
-        if resv.state is ResvState.FINISHED:
-            return
-        self._close(resv)
-
-    def _open(self, resv: Reservation) -> None:
-        if resv.state is not ResvState.CONFIRMED:
-            return
-        m = self.machines[resv.machine]
-        m.drop_future(resv)
-        # Planners kept these nodes free; only a job past its estimate (no kill)
-        # or nodes out of service can leave it short.
-        resv.nodes = m.pool.allocate(min(resv.width, m.pool.free))
-        resv.state = ResvState.RUNNING
-        m.add_running(resv.end, resv)
-        m.policy.invalidate()
-
-    def _close(self, resv: Reservation) -> None:
-        m = self.machines[resv.machine]
-        if resv.state is ResvState.CONFIRMED:
-            m.drop_future(resv)
-        elif resv.state is ResvState.RUNNING:
-            m.pool.release(resv.nodes)
-            m.remove_running(resv.end, resv)
-        else:
-            return
-        resv.state = ResvState.FINISHED
-        m.policy.invalidate()
+        """Delete a reservation now; its jobs end and its nodes go back at once."""
+        self.reserved.remove(resv)
 
     def waiting(self) -> list[Job]:
         return [j for m in self.machines for j in m.policy.waiting()]

@@ -43,7 +43,16 @@ SLOWDOWN_BOUND = 60  # seconds: short jobs do not blow up the slowdown (as SLDwW
 
 JOB_STATES = ("queued", "held", "waiting", "running")
 NODE_STATES = ("idle", "allocated", "reserved", "offline", "down")
-OUTCOMES = ("ok", "walltime", "cancelled", "overflow", "node_fail", "dependency")
+OUTCOMES = (
+    "ok",
+    "walltime",
+    "cancelled",
+    "overflow",
+    "node_fail",
+    "dependency",
+    "signal",
+    "resv_end",
+)
 PERIODS = ("prime", "nonprime")
 
 METRICS: tuple[MetricDef, ...] = (

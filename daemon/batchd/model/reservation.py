@@ -25,6 +25,8 @@ class Reservation:
     name: str = ""
     state: ResvState = ResvState.CONFIRMED
     nodes: list[int] = field(default_factory=list)
+    # The queue its jobs are submitted to (PBS's R<seq>); empty: a reservation without jobs.
+    queue: str = ""
 
     @property
     def duration(self) -> int:

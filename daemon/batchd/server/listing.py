@@ -80,7 +80,8 @@ def parse(svc: BatchService, q: Mapping[str, str]) -> tuple[JobQuery, int, int |
         if bad:
             raise bad_request(f"state: unknown letters {''.join(sorted(bad))}; use Q H W R E F")
     queue = q.get("queue")
-    names = svc.queue_names()
+    # Reservation queues too, those of finished reservations included (their jobs' history).
+    names = svc.queue_names() + [r.queue for r in svc.reservations.items.values() if r.queue]
     if queue is not None and queue not in names:
         raise not_found(f"Unknown queue {queue!r}; queues: {', '.join(names)}")
     user = q.get("user")

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from batchd import __version__
+from batchd.server import cmd_schemas as c
 from batchd.server import node_schemas as n
 from batchd.server import schemas as s
 from batchd.server.plan_schemas import PlanOut
@@ -124,6 +125,32 @@ ROUTES: tuple[Route, ...] = (
         errors=WITH_CONFLICT,
     ),
     Route(
+        "POST",
+        "/jobs/{id}/rerun",
+        "requeue a running job to run again from the start (qrerun); refused for qsub -r n",
+        answer=s.JobOut,
+        errors=WITH_CONFLICT,
+        body_required=False,
+    ),
+    Route(
+        "POST",
+        "/jobs/{id}/move",
+        "move a queued, held or waiting job to another queue (qmove)",
+        c.MoveRequest,
+        s.JobOut,
+        errors=WITH_CONFLICT,
+    ),
+    Route(
+        "POST",
+        "/jobs/{id}/signal",
+        "signal a running job (qsig): recorded; KILL and TERM end it; without a body, TERM",
+        c.SignalRequest,
+        s.JobOut,
+        errors=WITH_CONFLICT,
+        body_required=False,
+    ),
+    Route("GET", "/jobs/{id}/events", "a job's history (tracejob)", answer=c.JobEvents),
+    Route(
         "GET",
         "/plan",
         "the plan the web page draws (docs/ui.md), whole or what changed since a version",
@@ -146,6 +173,30 @@ ROUTES: tuple[Route, ...] = (
     Route("PATCH", "/nodes/{name}", "offline, online or down", n.NodeChange, n.NodeOut),
     Route("GET", "/queues", "list queues (qstat -Q)", answer=s.QueueList),
     Route("GET", "/queues/{name}", "one queue", answer=s.QueueOut),
+    Route(
+        "POST",
+        "/queues",
+        "create a queue (qmgr create queue; managers); saved across restarts",
+        c.QueueCreate,
+        s.QueueOut,
+        201,
+        errors=(400, 401, 403, 405, 409, 413),
+    ),
+    Route(
+        "PATCH",
+        "/queues/{name}",
+        "set queue attributes (qmgr set queue; managers)",
+        c.QueueChange,
+        s.QueueOut,
+        errors=WITH_CONFLICT,
+    ),
+    Route(
+        "DELETE",
+        "/queues/{name}",
+        "delete a queue without unfinished jobs (qmgr delete queue; managers)",
+        answer=s.QueueOut,
+        errors=WITH_CONFLICT,
+    ),
     Route("GET", "/reservations", "list reservations", answer=s.ReservationList),
     Route(
         "POST",

@@ -19,7 +19,16 @@ HOLD_ORDER = "uos"
 # Exit statuses as PBS reports them: 0 for success, negative for what the
 # server did (JOB_EXEC_KILL_WALLTIME is -29), 256 + signal for a kill.
 # Killed by the server (qdel, or its window closed): 256 + SIGTERM, as PBS reports it.
-EXIT_STATUS = {"ok": 0, "walltime": -29, "cancelled": 271, "node_fail": -2, "overflow": 271}
+# A job killed when its reservation ended: 271 too, the server deletes it. A job ended
+# by qsig gets 256 + the signal's number (265 for SIGKILL), set where it is signalled.
+EXIT_STATUS = {
+    "ok": 0,
+    "walltime": -29,
+    "cancelled": 271,
+    "node_fail": -2,
+    "overflow": 271,
+    "resv_end": 271,
+}
 
 # At most 18 digits: every job number fits the state database's 64-bit integers.
 SEQ_DIGITS = 18
@@ -91,6 +100,7 @@ class JobRecord:
     # The PBS resources admitted (chunks on nodes); None: one CPU on each of its nodes
     # (a moldable job, a trace job, a job saved before resources).
     resources: JobResources | None = None
+    rerunable: bool = True  # qsub -r y|n: whether qrerun (and a node failure) may requeue it
 
     @property
     def seq(self) -> int:
@@ -134,6 +144,7 @@ class JobRecord:
             "comment": self.comment,
             "exit_status": self.exit_status,
             "grid_machine": self.assigned,
+            **({} if self.rerunable else {"rerunable": False}),
             **(self._parts_row() if self.parts else {}),
             **({"utility": [list(p) for p in j.utility.points]} if j.utility else {}),
             **({"priority_class": j.priority_class} if j.priority_class else {}),
@@ -218,6 +229,7 @@ class JobRecord:
             exit_status=row["exit_status"],
             assigned=row.get("grid_machine"),  # rows saved before grids have none
             resources=JobResources.from_row(row["resources"]) if row.get("resources") else None,
+            rerunable=bool(row.get("rerunable", True)),
         )
 
 
@@ -258,6 +270,7 @@ def resv_to_row(resv: Reservation) -> dict[str, Any]:
         "name": resv.name,
         "state": resv.state.value,
         "node_ids": resv.nodes,
+        "queue": resv.queue,
     }
 
 
@@ -272,4 +285,6 @@ def resv_from_row(row: dict[str, Any]) -> Reservation:
         name=row["name"],
         state=ResvState(row["state"]),
         nodes=list(row["node_ids"]),
+        # Rows saved before reservations had queues: each gets the queue PBS would name.
+        queue=str(row.get("queue", f"R{row['seq']}")),
     )

@@ -16,6 +16,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, ValidationError
 
 from batchd.server import listing, views
+from batchd.server.cmd_schemas import MoveRequest, QueueChange, QueueCreate, SignalRequest
 from batchd.server.errors import ApiError, bad_request
 from batchd.server.keys import CALLER, PLAN_FEED, REGISTRY, SERVICE
 from batchd.server.node_schemas import NodeChange
@@ -35,7 +36,8 @@ from batchd.server.schemas import (
     SchedulerChange,
     ServerChange,
 )
-from batchd.server.service import Caller
+from batchd.server.service import Caller, commands
+from batchd.server.service.queue_admin import unknown_queue
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -254,6 +256,43 @@ async def alter_job(request: web.Request) -> web.Response:
     return _json(views.job_out(svc, rec, svc.planned_starts()))
 
 
+@routes.post("/jobs/{id}/rerun")
+async def rerun_job(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    rec = commands.rerun(svc, _caller(request), _job_ref(request))
+    return _json(views.job_out(svc, rec, svc.planned_starts()))
+
+
+@routes.post("/jobs/{id}/move")
+async def move_job(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    body = await _body(request, MoveRequest)
+    rec = commands.move(svc, _caller(request), _job_ref(request), body.queue)
+    return _json(views.job_out(svc, rec, svc.planned_starts()))
+
+
+@routes.post("/jobs/{id}/signal")
+async def signal_job(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    body = await _body(request, SignalRequest, required=False)
+    rec = commands.signal(svc, _caller(request), _job_ref(request), body.signal)
+    return _json(views.job_out(svc, rec, svc.planned_starts()))
+
+
+@routes.get("/jobs/{id}/events")
+async def job_events(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    rec, events = commands.job_events(svc, _job_ref(request))
+    return _json(
+        {
+            "id": svc.job_id(rec.seq),
+            "server": svc.server,
+            "now": svc.now,
+            "events": [{"time": t, "source": src, "message": msg} for t, src, msg in events],
+        }
+    )
+
+
 @routes.get("/plan")
 async def plan(request: web.Request) -> web.Response:
     """The web page's plan: 304 when the caller has the current version, else the whole
@@ -299,11 +338,36 @@ async def list_queues(request: web.Request) -> web.Response:
 @routes.get("/queues/{name}")
 async def show_queue(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
+    return _json(views.queue_named(svc, request.match_info["name"]))
+
+
+@routes.post("/queues")
+async def create_queue(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    body = await _body(request, QueueCreate)
+    commands.create_queue(svc, _caller(request), body)
+    return _json(views.queue_named(svc, body.name), 201)
+
+
+@routes.patch("/queues/{name}")
+async def change_queue(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    body = await _body(request, QueueChange)
     name = request.match_info["name"]
-    for q in views.queue_list(svc)["queues"]:
-        if q["name"] == name:
-            return _json(q)
-    raise ApiError(404, "not_found", f"Unknown queue {name!r}")
+    commands.change_queue(svc, _caller(request), name, body)
+    return _json(views.queue_named(svc, name))
+
+
+@routes.delete("/queues/{name}")
+async def delete_queue(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    name = request.match_info["name"]
+    try:
+        gone = views.queue_named(svc, name)
+    except ApiError:
+        raise unknown_queue(name) from None
+    commands.delete_queue(svc, _caller(request), name)
+    return _json(gone)
 
 
 @routes.get("/reservations")

@@ -271,6 +271,7 @@ class JobSubmit(Strict):
     place: Text | None = Field(None, max_length=200, description=PLACE_DOC)
     nodes_spec: Text | None = Field(None, max_length=1000, description=NODES_SPEC_DOC)
     resources: ResourceMap = Field(default_factory=dict, description=RESOURCES_DOC)
+    rerunable: bool = Field(True, description="-r y|n: whether qrerun may requeue the job")
 
     @field_validator("walltime", mode="before")
     @classmethod
@@ -471,6 +472,7 @@ class ReservationOut(BaseModel):
     nodes: int
     machine: str = Field(description="the machine whose nodes it holds")
     node_list: list[str]
+    queue: str = Field(description="the queue of its jobs: R<seq>")
 
 
 class ReservationList(BaseModel):

@@ -1,5 +1,8 @@
 """The daemon's state in SQLite (WAL): jobs, reservations, node states and settings.
 
+Each job's events (what ``tracejob`` prints) are kept in ``job_events``
+until the job leaves the history.
+
 Writes are gathered and committed in one transaction; the daemon commits
 before it answers a request that changed something, so an acknowledged
 submission survives ``kill -9``. Rows hold JSON documents, reloaded at start,
@@ -39,6 +42,10 @@ CREATE TABLE IF NOT EXISTS nodes (
     PRIMARY KEY (machine, node)
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS job_events (
+    seq INTEGER NOT NULL, time INTEGER NOT NULL, source TEXT NOT NULL, message TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS job_events_seq ON job_events (seq);
 """
 INDEXES = "CREATE INDEX IF NOT EXISTS jobs_ended ON jobs (end_time) WHERE state = 'F';"
 # Version 1 kept only (seq, state, data) per job; version 2 adds the history's columns.
@@ -100,6 +107,7 @@ class Store:
         self._resvs: dict[int, str] = {}
         self._nodes: dict[tuple[int, int], tuple[str, str | None] | None] = {}
         self._meta: dict[str, str] = {}
+        self._events: list[tuple[int, int, str, str]] = []
         in_memory = str(path) == ":memory:"
         try:
             if not in_memory:
@@ -194,12 +202,25 @@ class Store:
         return self.db.execute(sql + " ORDER BY seq LIMIT ?", args).fetchall()
 
     def purge_finished(self, before: int) -> int:
-        """Delete the finished jobs that ended before ``before``; how many there were."""
+        """Delete the finished jobs that ended before ``before``, with their events; how
+        many jobs there were."""
         try:
+            self.db.execute(
+                "DELETE FROM job_events WHERE seq IN "
+                "(SELECT seq FROM jobs WHERE state = 'F' AND end_time < ?)",
+                (before,),
+            )
             cur = self.db.execute("DELETE FROM jobs WHERE state = 'F' AND end_time < ?", (before,))
         except sqlite3.Error as exc:
             raise SaveError(str(exc)) from exc
         return cur.rowcount
+
+    def events_of(self, seq: int) -> list[tuple[int, str, str]]:
+        """A job's events, (time, source, message), in the order they happened."""
+        rows = self.db.execute(
+            "SELECT time, source, message FROM job_events WHERE seq = ? ORDER BY rowid", (seq,)
+        )
+        return [(int(t), str(src), str(msg)) for t, src, msg in rows]
 
     def unviewed(self, limit: int) -> list[dict[str, Any]]:
         """Up to ``limit`` finished jobs saved without views (by a batchd before the history)."""
@@ -243,9 +264,13 @@ class Store:
     def put_meta(self, key: str, value: Any) -> None:
         self._meta[key] = json.dumps(value, separators=(",", ":"))
 
+    def put_event(self, seq: int, time: int, source: str, message: str) -> None:
+        """One line of a job's history (``tracejob``): a log source letter and a message."""
+        self._events.append((seq, time, source, message))
+
     @property
     def pending(self) -> bool:
-        return bool(self._jobs or self._resvs or self._nodes or self._meta)
+        return bool(self._jobs or self._resvs or self._nodes or self._meta or self._events)
 
     def discard(self) -> None:
         """Forget the gathered writes (a change that is undone instead of saved)."""
@@ -253,6 +278,7 @@ class Store:
         self._resvs.clear()
         self._nodes.clear()
         self._meta.clear()
+        self._events.clear()
 
     def commit(self) -> bool:
         """Write what was gathered in one transaction; False if there was nothing to write."""
@@ -283,6 +309,8 @@ class Store:
                     "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
                     list(self._meta.items()),
                 )
+            if self._events:
+                db.executemany("INSERT INTO job_events VALUES (?, ?, ?, ?)", self._events)
             db.execute("COMMIT")
         except BaseException as exc:
             # SQLite rolls back by itself after a full disk or an I/O error; a ROLLBACK

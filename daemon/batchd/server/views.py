@@ -14,6 +14,7 @@ from batchd.model.job import Job
 from batchd.model.reservation import Reservation
 from batchd.model.sizes import format_size
 from batchd.model.states import JobState
+from batchd.server.errors import ApiError
 from batchd.server.jobview import brief_of, job_view
 from batchd.server.records import JobRecord
 from batchd.server.service import BatchService
@@ -190,12 +191,21 @@ def queue_out(svc: BatchService, q: QueueConfig, counts: dict[str, int]) -> dict
 
 
 def queue_list(svc: BatchService) -> dict[str, Any]:
+    """The site's queues, then those of the advance reservations that take jobs."""
     counts = svc.counts_by_queue()
-    return {
-        "server": svc.server,
-        "now": svc.now,
-        "queues": [queue_out(svc, q, counts[q.name]) for q in svc.site.queues()],
-    }
+    out = [queue_out(svc, q, counts[q.name]) for q in svc.site.queues()]
+    tally = svc.metrics.tally
+    for q in svc.reservations.queue_configs(svc.nodes.machine_names):
+        out.append(queue_out(svc, q, {s: tally.count(q.name, s) for s in "QRHWE"}))
+    return {"server": svc.server, "now": svc.now, "queues": out}
+
+
+def queue_named(svc: BatchService, name: str) -> dict[str, Any]:
+    queues: list[dict[str, Any]] = queue_list(svc)["queues"]
+    for q in queues:
+        if q["name"] == name:
+            return q
+    raise ApiError(404, "not_found", f"Unknown queue {name!r}")
 
 
 def reservation_out(svc: BatchService, resv: Reservation) -> dict[str, Any]:
@@ -210,6 +220,7 @@ def reservation_out(svc: BatchService, resv: Reservation) -> dict[str, Any]:
         "nodes": resv.width,
         "machine": svc.nodes.machine_names[resv.machine],
         "node_list": [svc.nodes.name(resv.machine, n) for n in resv.nodes],
+        "queue": resv.queue,
     }
 
 

@@ -22,11 +22,16 @@ class Admission:
         # Under a grid: why a job of so many nodes can never run on it (the layer in
         # force says: the widest machine, or under multisite what can be split), or None.
         self.grid_width: Callable[[int], str | None] = lambda nodes: None
+        # The queue of an advance reservation that takes jobs now, or None.
+        self.reserved: Callable[[str], QueueConfig | None] = lambda name: None
 
     def queue(self, name: str) -> QueueConfig:
         for q in self.site.queues():
             if q.name == name:
                 return q
+        resv_queue = self.reserved(name)
+        if resv_queue is not None:
+            return resv_queue
         names = ", ".join(q.name for q in self.site.queues())
         raise bad_request(f"unknown queue {name!r}; queues: {names}")
 
@@ -40,7 +45,7 @@ class Admission:
                 f"queue {qname} is not enabled: it takes no new jobs (enabled = true in the "
                 "site config, then SIGHUP the daemon)"
             )
-        if self.site.grid_table is not None:
+        if self.site.grid_table is not None and self.reserved(qname) is None:
             refused = self.grid_width(nodes)
             if refused is not None:
                 raise bad_request(f"nodes: {nodes} nodes requested; {refused}")

@@ -46,15 +46,18 @@ from batchd.server.schemas import (
 from batchd.server.service.access import Access, Caller, require
 from batchd.server.service.admission import Admission
 from batchd.server.service.dependencies import Dependencies
+from batchd.server.service.events import JobEvents
 from batchd.server.service.history import History
+from batchd.server.service.jobcontrol import JobControl
 from batchd.server.service.journal import Journal
 from batchd.server.service.lifecycle import Lifecycle
 from batchd.server.service.nodes import Nodes
 from batchd.server.service.observers import DecisionLog, PoolObserver
 from batchd.server.service.pool_states import pool_states
+from batchd.server.service.queue_admin import QueueAdmin, effective_site
 from batchd.server.service.reservations import Reservations
 from batchd.server.service.saving import SaveStatus
-from batchd.server.service.scheduler import Scheduler, grid_refusal
+from batchd.server.service.scheduler import Scheduler
 from batchd.server.service.searches import SearchWorker
 from batchd.server.store import Saved, SaveError, Store, StoreError
 from batchd.site.config import SiteConfig
@@ -79,6 +82,7 @@ class BatchService:
         speed: float = 1.0,
         realtime: bool = True,
     ) -> None:
+        self.file_site = site  # as the site file says; ``site`` adds what qmgr changed
         self.site = site
         self.clock = clock
         # Without a state file the history still needs a database: one in memory.
@@ -137,6 +141,12 @@ class BatchService:
         self.admission = Admission(site, self.scheduler.windows)
         self.admission.grid_width = self.scheduler.grid_width
         self.dependencies = Dependencies(self.records, self.server, self.history.outcome)
+        self.reservations = Reservations(self.server, self.journal)
+        machine_names = [m.name for m in site.machine]
+        self.admission.reserved = lambda q: self.reservations.queue_config(q, machine_names)
+        self.events = JobEvents(
+            self.journal, self.server, [m.node_names() for m in site.machine], lambda: self.now
+        )
         self.lifecycle = Lifecycle(
             site,
             self.engine,
@@ -146,9 +156,12 @@ class BatchService:
             self.admission,
             self.dependencies,
             self.calendar.tz,
+            self.events,
         )
+        self.control = JobControl(self.lifecycle)
+        self.engine.reserved.on_close.append(self.control.reservation_closed)
         self.nodes = Nodes(site, self.journal)
-        self.reservations = Reservations(self.server, self.journal)
+        self.queue_admin = QueueAdmin()
 
     def _order_of(self, machine: int) -> Callable[[], str]:
         return lambda: self.engine.machines[machine].policy.order()
@@ -510,33 +523,24 @@ class BatchService:
 
         A reload saves nothing of its own (the config file is its record): what its
         scheduling pass changes is saved, or kept for a retry, as the loop's records are."""
+        from batchd.server.service.reload import check_reload
+
         self.sync()
         self.save()
-        if self.machine_identity(site) != self.machine_identity():
-            raise ValueError(
-                "the machine and the server name cannot change while the daemon runs; restart it"
-            )
-        for q in site.queues():
-            old = next((o for o in self.site.queues() if o.name == q.name), None)
-            if old is not None and site.machine_index(q.machine) != self.site.machine_index(
-                old.machine
-            ):
-                raise ValueError(
-                    f"queue {q.name}: its machine cannot change while the daemon runs "
-                    "(its jobs wait there); add a queue for the other machine"
-                )
-        if (site.grid_table is None) != (self.site.grid_table is None):
-            raise ValueError(
-                "the [grid] table cannot be added or removed while the daemon runs; restart it"
-            )
-        if site.grid_table is not None:
-            refused = grid_refusal(
-                site, self.scheduler.grid.structure if self.scheduler.grid else None
-            )
-            if refused is not None:
-                raise ValueError(refused)
-        if site.server.max_body != self.site.server.max_body:
-            log.warning("max_body_needs_restart", max_body=site.server.max_body)
+        effective = effective_site(site, self.queue_admin.changes)
+        check_reload(self, effective)
+        self.file_site, site = site, effective
+        self.use_site(site)
+        self._pass()
+        self.save()
+        log.info(
+            "config_reloaded",
+            queues=[q.name for q in site.queues()],
+            windows={name: w.text for name, w in self.scheduler.windows.items()},
+        )
+
+    def use_site(self, site: SiteConfig) -> None:
+        """Queues, roles and limits from now on (the machines stay)."""
         self.site = site
         self.calendar = site.calendar()
         self.history.duration = self.history_duration(site)
@@ -548,13 +552,6 @@ class BatchService:
         self.admission.windows = self.scheduler.windows
         for q in site.queues():
             self.metrics.add_queue(q.name)
-        self._pass()
-        self.save()
-        log.info(
-            "config_reloaded",
-            queues=[q.name for q in site.queues()],
-            windows={name: w.text for name, w in self.scheduler.windows.items()},
-        )
 
     # -- figures (the exporter's MetricsSource) ---------------------------------------
     def queue_names(self) -> list[str]:

@@ -73,6 +73,11 @@ class Journal:
         if self.store is not None:
             self.store.put_node(machine, node, state, comment)
 
+    def event(self, seq: int, time: int, source: str, message: str) -> None:
+        """A line of job ``seq``'s history, saved with the next commit (``tracejob``)."""
+        if self.store is not None:
+            self.store.put_event(seq, time, source, message)
+
     def put_reservation(self, row: dict[str, Any]) -> None:
         if self.store is not None:
             self.store.put_reservation(row)

@@ -30,6 +30,7 @@ from batchd.server.schemas import JobAlter, JobSubmit
 from batchd.server.service.access import Caller, may_act_on, may_hold
 from batchd.server.service.admission import Admission
 from batchd.server.service.dependencies import Dependencies
+from batchd.server.service.events import JobEvents
 from batchd.server.service.journal import Journal
 from batchd.server.service.molding import altered_mold, submitted_mold
 from batchd.server.service.resources import ResourceRules
@@ -43,6 +44,7 @@ ENDINGS = {
     "walltime": "Job killed at its walltime",
     "cancelled": "Job deleted while running",
     "node_fail": "Job killed: a node it ran on went down",
+    "resv_end": "Job killed: its reservation ended",
 }
 
 
@@ -61,6 +63,7 @@ class Lifecycle:
         admission: Admission,
         dependencies: Dependencies,
         tz: dt.tzinfo,
+        events: JobEvents,
     ) -> None:
         self.site = site
         self.engine = engine
@@ -70,6 +73,8 @@ class Lifecycle:
         self.admission = admission
         self.deps = dependencies
         self.tz = tz  # local time of the queue windows, for comments
+        self.events = events
+        self.signalled: dict[int, int] = {}  # job -> the signal qsig ended it with
         self.server = dependencies.server
         self.machine_names = [m.name for m in site.machine]
         self.seq = 0
@@ -94,10 +99,12 @@ class Lifecycle:
 
     def machine_of(self, queue: str) -> int:
         """The machine a queue's jobs go to; under a grid the first machine's port, which
-        hands every job to the grid layer (it places the job on a machine)."""
-        if self.site.grid_table is not None:
+        hands every job to the grid layer (it places the job on a machine), unless the
+        queue is an advance reservation's: its jobs run on the reservation's machine."""
+        conf = self.admission.queue(queue)
+        if self.site.grid_table is not None and self.admission.reserved(queue) is None:
             return 0
-        return self.site.machine_index(self.site.queue_named(queue).machine)
+        return self.site.machine_index(conf.machine)
 
     # -- new jobs -------------------------------------------------------------------
     def submit(self, caller: Caller, body: JobSubmit) -> JobRecord:
@@ -106,6 +113,7 @@ class Lifecycle:
             raise forbidden(f"{caller.user} may not submit jobs as {owner}")
         rec = self._new_record(body, owner)
         self._accept(rec)
+        self.events.queued(rec, caller.user)
         return rec
 
     def _new_record(self, body: JobSubmit, owner: str) -> JobRecord:
@@ -160,6 +168,7 @@ class Lifecycle:
             script=body.script,
             runtime_given=runtime_given,
             resources=resources,
+            rerunable=body.rerunable,
         )
         if body.hold:
             rec.hold_types = "u"
@@ -213,6 +222,7 @@ class Lifecycle:
             job=new, owner=owner, ctime=now, qtime=now, etime=now, runtime_given=job.runtime
         )
         self._register(rec)
+        self.events.queued(rec, owner)
         self.metrics.job_submitted(new.queue, owner)
         self.engine.submit(new)
         return rec
@@ -259,6 +269,7 @@ class Lifecycle:
         if rec is None:
             return
         rec.comment = f"Job run at {stamp(job.start)} on {job.width} nodes"
+        self.events.run(rec)
         self.journal.touch(rec)
 
     def ended(self, job: Job) -> None:
@@ -273,7 +284,8 @@ class Lifecycle:
 
     def _record_end(self, rec: JobRecord) -> None:
         job = rec.job
-        rec.exit_status = EXIT_STATUS.get(job.outcome)
+        signal = self.signalled.pop(job.id, None)
+        rec.exit_status = 256 + signal if signal is not None else EXIT_STATUS.get(job.outcome)
         if job.outcome == "overflow":
             self.journal.log(
                 "job_overflow", job=self.job_id(job.id), queue=job.queue, action="kill"
@@ -282,8 +294,11 @@ class Lifecycle:
                 f"Job killed: {self.closed_what(job)} at {self.local(job.end)} "
                 "while it ran (overflow)"
             )
+        elif signal is not None:
+            rec.comment = f"Job killed by signal {signal}"
         else:
             rec.comment = ENDINGS.get(job.outcome, f"Job ended: {job.outcome}")
+        self.events.ended(rec)
         self.journal.touch(rec)
         self._settle_dependents(rec)
 
@@ -365,6 +380,7 @@ class Lifecycle:
         if rec is not None:
             rec.comment = f"Requeued: {why}"
             rec.etime = self.engine.now
+            self.events.said(rec, f"Job requeued: {why}")
             self.journal.touch(rec)
 
     def node_failed(self, job: Job) -> None:
@@ -411,6 +427,7 @@ class Lifecycle:
             timer.cancel()
         self.engine.cancel(rec.job, outcome)
         rec.comment = comment
+        self.events.left_unrun(rec, comment)
         self.metrics.job_left_unrun(rec.job.queue, outcome)
         self.journal.touch(rec)
         self._settle_dependents(rec)
@@ -421,6 +438,7 @@ class Lifecycle:
         may_act_on(caller, rec.owner, "delete", self.job_id(rec.seq))
         if rec.state is JobState.FINISHED:
             raise conflict(f"job {self.job_id(rec.seq)} has already finished")
+        self.events.said(rec, f"Job deleted at request of {self.events.who(caller.user)}")
         if rec.state is JobState.RUNNING and rec.parts:
             self._end_parts(rec, "cancelled")
         elif rec.state is JobState.RUNNING:
@@ -440,6 +458,7 @@ class Lifecycle:
         self.engine.hold(rec.job)
         rec.hold_types = merge_holds(rec.hold_types, types)
         rec.comment = f"Job held by {caller.user}"
+        self.events.said(rec, f"Holds {types} set at request of {self.events.who(caller.user)}")
         self.journal.touch(rec)
         return rec
 
@@ -448,6 +467,8 @@ class Lifecycle:
         may_hold(caller, rec.owner, types, "release", self.job_id(rec.seq))
         if rec.state is not JobState.HELD:
             raise conflict(f"job {self.job_id(rec.seq)} is not held")
+        who = self.events.who(caller.user)
+        self.events.said(rec, f"Holds {types} released at request of {who}")
         self._release(rec, types)
         return rec
 
@@ -507,5 +528,6 @@ class Lifecycle:
             job.utility = None
         if queued:
             self.engine.enqueue(job)
+        self.events.said(rec, f"Job Modified at request of {self.events.who(caller.user)}")
         self.journal.touch(rec)
         return rec

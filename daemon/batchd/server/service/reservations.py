@@ -1,4 +1,10 @@
-"""Advance reservations: nodes of one machine held for a fixed window that no policy moves."""
+"""Advance reservations: nodes of one machine held for a fixed window that no policy moves.
+
+Each reservation has a queue, ``R<seq>`` as in PBS, for the jobs that run inside
+it: the queue takes jobs from its creation until the window closes (or the
+reservation is deleted), at most as wide as the reservation; a job without a
+walltime gets the reservation's duration.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ from batchd.server.errors import bad_request, conflict, not_found
 from batchd.server.records import SEQ_DIGITS, resv_from_row, resv_to_row
 from batchd.server.schemas import ReservationCreate
 from batchd.server.service.journal import Journal
+from batchd.site.config import QueueConfig
 
 
 def stamp(t: int) -> str:
@@ -65,6 +72,7 @@ class Reservations:
             machine=machine,
             owner=owner,
             name=body.name,
+            queue=f"R{self.seq}",
         )
         self.items[resv.id] = resv
         self.journal.save_meta(resv_seq=self.seq)
@@ -83,6 +91,35 @@ class Reservations:
         if resv is None:
             raise not_found(f"Unknown reservation {text}")
         return resv
+
+    def of_queue(self, name: str) -> Reservation | None:
+        """The reservation whose queue this is, while it takes jobs (not finished)."""
+        if name[:1] != "R" or not name[1:].isdigit():
+            return None
+        resv = self.items.get(int(name[1:]))
+        if resv is None or resv.queue != name or resv.state is ResvState.FINISHED:
+            return None
+        return resv
+
+    def queue_config(self, name: str, machine_names: list[str]) -> QueueConfig | None:
+        """An open reservation's queue as the admission checks see it."""
+        resv = self.of_queue(name)
+        if resv is None:
+            return None
+        return QueueConfig(
+            name=name,
+            max_nodes=resv.width,
+            default_walltime=resv.duration,
+            machine=machine_names[resv.machine],
+        )
+
+    def queue_configs(self, machine_names: list[str]) -> list[QueueConfig]:
+        out = []
+        for resv in self.items.values():
+            q = self.queue_config(resv.queue, machine_names) if resv.queue else None
+            if q is not None:
+                out.append(q)
+        return out
 
     def delete(self, engine: Engine, resv: Reservation) -> None:
         if resv.state is ResvState.FINISHED:
@@ -110,6 +147,12 @@ class Reservations:
                 resv.state = ResvState.FINISHED  # its window passed while the daemon was down
             elif resv.state is ResvState.RUNNING:
                 engine.add_reservation(resv)
+
+    def closed_queues(self) -> dict[str, int]:
+        """The queues of finished reservations, with when each ended."""
+        return {
+            r.queue: r.end for r in self.items.values() if r.queue and r.state is ResvState.FINISHED
+        }
 
     def restore_confirmed(self, engine: Engine) -> None:
         now = engine.now

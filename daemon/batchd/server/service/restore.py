@@ -16,6 +16,7 @@ import structlog
 from batchd.model.states import JobState
 from batchd.server.errors import ApiError
 from batchd.server.records import JobRecord
+from batchd.server.service.commands import saved_queues
 from batchd.server.service.scheduler import GridChoice
 from batchd.server.store import Saved
 
@@ -79,6 +80,7 @@ def restore(svc: BatchService, saved: Saved) -> None:
     meta = saved.meta
     check_identity(svc, meta)
     svc.journal.meta = dict(meta)
+    saved_queues(svc, meta)
     svc.history.duration = svc.history_duration(svc.site)
     svc.history.render_old()
     svc.lifecycle.seq = int(meta.get("seq", 0))
@@ -104,13 +106,20 @@ def restore(svc: BatchService, saved: Saved) -> None:
     running = [r for r in records if r.state is JobState.RUNNING]
     ended: list[tuple[JobRecord, int, str]] = []
     requeued: list[JobRecord] = []
+    # Open reservations first: the jobs running inside them run on their nodes.
+    svc.reservations.restore(engine, saved.reservations, len(engine.machines))
+    closed = svc.reservations.closed_queues()
     for rec in running:
         job = rec.job
         killed = job.runtime > job.estimate
         end = job.start + (job.estimate if killed else max(job.runtime, 0))
         policy = engine.machines[job.machine].policy
         closes = policy.deadline(job)
-        if closes is not None and closes[0] < end and closes[0] <= now:
+        resv_end = closed.get(job.queue)
+        if resv_end is not None and resv_end < end:
+            ended.append((rec, resv_end, "resv_end"))  # its reservation ended meanwhile
+            svc.journal.touch(rec)
+        elif closes is not None and closes[0] < end and closes[0] <= now:
             at, action = closes  # its window closed while the daemon was down: overflow then
             if action == "kill":
                 ended.append((rec, at, "overflow"))
@@ -127,7 +136,6 @@ def restore(svc: BatchService, saved: Saved) -> None:
                     engine.restore_running(part)
         else:
             engine.restore_running(job)
-    svc.reservations.restore(engine, saved.reservations, len(engine.machines))
     svc.nodes.restore(engine, saved.nodes)
     svc.reservations.restore_confirmed(engine)
     waiting = sorted(
@@ -135,6 +143,8 @@ def restore(svc: BatchService, saved: Saved) -> None:
     )
     layer = svc.scheduler.layer
     for rec in waiting:
+        if rec.job.queue in closed:
+            continue  # deleted below: its reservation ended while the daemon was down
         if layer is not None:
             # Back in the grid layer with the machine it had been given, if any.
             layer.resume(rec.job, rec.assigned)
@@ -147,6 +157,9 @@ def restore(svc: BatchService, saved: Saved) -> None:
         engine.restore_finished(rec.job, at, outcome)
     for rec in requeued:
         svc.metrics.job_requeued(rec.job, "overflow", now)
+    for resv in svc.reservations.items.values():
+        if resv.queue in closed:
+            svc.control.reservation_closed(resv, [])
     engine.instant(now)
     observe = svc.metrics.tally.observe
     for rec in records:

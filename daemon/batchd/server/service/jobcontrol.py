@@ -1,0 +1,140 @@
+"""qrerun, qmove and qsig on emulated jobs, and the end of a reservation's jobs.
+
+- ``rerun``: a running job goes back to its queue to run again from the start; a job
+  submitted with ``qsub -r n`` is refused, as PBS refuses it.
+- ``move``: a queued, held or waiting job goes to another queue, checked against that
+  queue's limits as a submission is; a running job is refused.
+- ``signal``: the signal is recorded in the job's history. The emulated job has no
+  processes: SIGKILL and SIGTERM end it (exit status 256 + the signal's number, as PBS
+  reports a job killed by a signal); every other signal, SIGNULL included, is only
+  recorded. ``suspend``, ``resume``, ``admin-suspend`` and ``admin-resume`` are refused:
+  batchd does not emulate suspended jobs.
+"""
+
+from __future__ import annotations
+
+from batchd.model.job import Job
+from batchd.model.reservation import Reservation
+from batchd.model.states import PENDING_STATES, JobState
+from batchd.server.errors import ApiError, bad_request, conflict
+from batchd.server.records import JobRecord
+from batchd.server.service.access import Caller, may_act_on
+from batchd.server.service.lifecycle import Lifecycle
+from batchd.server.signals import BY_NUMBER, ENDING, SIGNALS, SUSPENDING
+
+BAD_STATE = "Request invalid for state of job"
+
+
+def parse_signal(text: str) -> tuple[str, int]:
+    """``SIGKILL``, ``KILL`` or ``9`` -> ("KILL", 9); PBS's message for anything else
+    (names are upper case, as PBS takes them; qsig upper-cases what it is given)."""
+    word = text.strip()
+    if word.isdigit():
+        number = int(word)
+        if number in BY_NUMBER:
+            return BY_NUMBER[number], number
+    else:
+        name = word.removeprefix("SIG")
+        if name in SIGNALS:
+            return name, SIGNALS[name]
+    raise bad_request(
+        f"Unknown/illegal signal name {text!r}: give a name (SIGKILL or KILL) or a number 0-31"
+    )
+
+
+class JobControl:
+    def __init__(self, lifecycle: Lifecycle) -> None:
+        self.life = lifecycle
+        self.engine = lifecycle.engine
+        self.events = lifecycle.events
+        self.journal = lifecycle.journal
+
+    def _running(self, rec: JobRecord, what: str) -> None:
+        if rec.state is not JobState.RUNNING:
+            state = rec.state.name.lower()
+            raise conflict(f"{BAD_STATE} {self.life.job_id(rec.seq)} (it is {state}; {what})")
+
+    # -- qrerun -----------------------------------------------------------------------
+    def rerun(self, caller: Caller, text: str) -> JobRecord:
+        rec = self.life.find(text)
+        jid = self.life.job_id(rec.seq)
+        may_act_on(caller, rec.owner, "rerun", jid)
+        self._running(rec, "qrerun requeues running jobs")
+        if not rec.rerunable:
+            raise conflict(f"job is not rerunnable {jid} (it was submitted with qsub -r n)")
+        self.events.said(rec, f"Job Rerun at request of {self.events.who(caller.user)}")
+        if rec.parts:
+            self.life._requeue_parts(rec)
+            self.life.requeued(rec.job, "rerun", f"rerun by {caller.user}", counted=True)
+        else:
+            self.engine.requeue(rec.job)
+            self.life.requeued(rec.job, "rerun", f"rerun by {caller.user}")
+        return rec
+
+    # -- qmove ------------------------------------------------------------------------
+    def move(self, caller: Caller, text: str, queue: str) -> JobRecord:
+        rec = self.life.find(text)
+        jid = self.life.job_id(rec.seq)
+        may_act_on(caller, rec.owner, "move", jid)
+        if rec.state not in PENDING_STATES:
+            state = rec.state.name.lower()
+            raise conflict(
+                f"{BAD_STATE} {jid} (it is {state}; qmove moves queued, held or waiting jobs)"
+            )
+        job = rec.job
+        if queue == job.queue:
+            return rec
+        try:
+            self.life.admission.queue(queue)
+        except ApiError:
+            raise ApiError(404, "not_found", f"Unknown queue {queue}") from None
+        width = job.width if job.mold is None else job.mold.high
+        walltime = job.estimate
+        self.life.admission.check(queue, width, walltime, self.engine.now)
+        old = job.queue
+        queued = job.state is JobState.QUEUED
+        if queued:
+            self.engine.withdraw(job)
+        job.queue = queue
+        job.machine = self.life.machine_of(queue)
+        if queued:
+            self.engine.enqueue(job)
+        self.events.said(
+            rec, f"Job moved from {old} to {queue} at request of {self.events.who(caller.user)}"
+        )
+        self.journal.touch(rec)
+        return rec
+
+    # -- qsig -------------------------------------------------------------------------
+    def signal(self, caller: Caller, text: str, signal: str) -> JobRecord:
+        rec = self.life.find(text)
+        jid = self.life.job_id(rec.seq)
+        may_act_on(caller, rec.owner, "signal", jid)
+        if signal in SUSPENDING:
+            raise conflict(
+                f"{signal}: batchd does not emulate suspended jobs (use qhold on a queued job, "
+                "or qrerun to put a running one back in its queue)"
+            )
+        name, number = parse_signal(signal)
+        self._running(rec, "qsig signals running jobs")
+        who = self.events.who(caller.user)
+        self.events.said(rec, f"Job sent signal SIG{name} at request of {who}")
+        if name not in ENDING:
+            self.journal.touch(rec)
+            return rec
+        self.events.add(rec, "M", f"Terminated by signal SIG{name}")
+        self.life.signalled[rec.seq] = number
+        if rec.parts:
+            self.life._end_parts(rec, "signal")
+        else:
+            self.engine.terminate(rec.job, "signal")
+        return rec
+
+    # -- reservations -----------------------------------------------------------------
+    def reservation_closed(self, resv: Reservation, waiting: list[Job]) -> None:
+        """A reservation ended or was deleted: the jobs of its queue that never ran leave
+        (its running ones were killed by the engine already)."""
+        why = f"Job deleted: its reservation R{resv.id} ended"
+        for rec in list(self.life.records.values()):
+            if rec.job.queue == resv.queue and rec.state in PENDING_STATES:
+                self.life._finish_unrun(rec, "resv_end", why)
