@@ -1,0 +1,302 @@
+"""Compiled loops of the fair-share moldable policies (seed 004, sec. 4.1 and Fig. 1).
+
+Every waiting job is a row of two tables (its range, requested width and estimate,
+speedup, square-root weight, and the width decided at its reservation);
+a pass hands the rows of the queue, in order, to ``fairshare_pass``, which computes
+the limits and then walks the queue as EASY does on the availability profile. The
+speedup and the scaling of estimates are those of ``mold_kernels`` (the model's).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+from numba import njit
+
+from batchd.model.times import NEVER
+from batchd.sched.kernels import add, build, earliest_start
+from batchd.sched.mold_kernels import scaled, soonest_width, speedup
+
+# The columns of a row: integers (the ``fixed`` model is FLAT = 1; DECIDED is the
+# width fixed at the job's reservation, 0 until then) ...
+LOW, HIGH, WIDTH, ESTIMATE, FLAT, DECIDED = range(6)
+# ... and floats: Downey's A and sigma, and the square root of the job's weight.
+A, SIGMA, SQRT_WEIGHT = range(3)
+
+# A limit computed as a whole number in exact arithmetic must not lose a node to
+# rounding error before the floor (or gain one before the ceiling).
+_EPS = 1e-9
+
+
+@njit(cache=True, nogil=True)
+def fair_limits(
+    rows: np.ndarray, sqrt_weight: np.ndarray, obf: float, nodes: int, out: np.ndarray
+) -> None:
+    """Sec. 4.1: ``obf`` x sqrt(weight) / sum of sqrt(weight) over ``rows`` x ``nodes``,
+    rounded down, at least 1 node and at most ``nodes``."""
+    total = 0.0
+    for k in range(len(rows)):
+        total += sqrt_weight[rows[k]]
+    for k in range(len(rows)):
+        share = obf * sqrt_weight[rows[k]] / total * nodes
+        if share > nodes:
+            share = nodes
+        limit = int(math.floor(share + _EPS))
+        out[k] = limit if limit > 1 else 1
+
+
+@njit(cache=True, nogil=True)
+def _s(n: int, ints: np.ndarray, floats: np.ndarray, r: int) -> float:
+    """The speedup on ``n`` nodes of the job of row ``r``, flat outside its range."""
+    if n < ints[r, LOW]:
+        n = ints[r, LOW]
+    elif n > ints[r, HIGH]:
+        n = ints[r, HIGH]
+    return speedup(n, ints[r, FLAT] != 0, floats[r, A], floats[r, SIGMA])
+
+
+@njit(cache=True, nogil=True)
+def _drop_stale(
+    heap: list[tuple[float, int, int]], stamp: np.ndarray, way: np.ndarray, barred: int
+) -> None:
+    """Pop entries of jobs that moved since (their stamp changed) or moved the other way."""
+    while heap and (heap[0][2] != stamp[heap[0][1]] or way[heap[0][1]] == barred):
+        heapq.heappop(heap)
+
+
+@njit(cache=True, nogil=True)
+def efficiency_transfer(
+    limits: np.ndarray,
+    movable: np.ndarray,
+    rows: np.ndarray,
+    ints: np.ndarray,
+    floats: np.ndarray,
+    ef: float,
+    nodes: int,
+) -> int:
+    """Fig. 1: move limit nodes, one at a time, from the job whose speedup gains least
+    from its last node to the one that gains most from one more, while that raises the
+    sum of speedups; returns the number of nodes moved.
+
+    Each job's limit stays within max(1, (1 - ef) x its fair share) and
+    min(nodes, (1 + ef) x its fair share), and a job either gains or loses, never both
+    (Fig. 1's closing comment): without that rule two jobs whose slopes cross would
+    hand a node back and forth for ever.
+    """
+    count = len(rows)
+    lo = np.empty(count, dtype=np.int64)
+    hi = np.empty(count, dtype=np.int64)
+    way = np.zeros(count, dtype=np.int64)  # -1 lost, +1 gained
+    stamp = np.zeros(count, dtype=np.int64)
+    losers = [(0.0, 0, 0)]  # (what it loses, queue position, stamp): smallest first
+    gainers = [(0.0, 0, 0)]  # (minus what it gains, queue position, stamp)
+    losers.pop()
+    gainers.pop()
+    for k in range(count):
+        if not movable[k]:
+            continue
+        fair = limits[k]
+        lo[k] = max(1, int(math.ceil((1.0 - ef) * fair - _EPS)))
+        hi[k] = min(nodes, int(math.floor((1.0 + ef) * fair + _EPS)))
+        r = rows[k]
+        here = _s(fair, ints, floats, r)
+        if fair > lo[k]:
+            below = _s(fair - 1, ints, floats, r)
+            heapq.heappush(losers, (here - below, k, 0))
+        if fair < hi[k]:
+            above = _s(fair + 1, ints, floats, r)
+            heapq.heappush(gainers, (here - above, k, 0))
+    moved = 0
+    while True:
+        _drop_stale(losers, stamp, way, 1)
+        _drop_stale(gainers, stamp, way, -1)
+        if not losers or not gainers:
+            break
+        loss, s, _ = losers[0]
+        gain, g, _ = gainers[0]
+        gain = -gain
+        if s == g:
+            # One job is both the cheapest to take from and the best to give to: pair it
+            # with the runner-up on whichever side leaves the larger difference.
+            top_loser = heapq.heappop(losers)
+            top_gainer = heapq.heappop(gainers)
+            _drop_stale(losers, stamp, way, 1)
+            _drop_stale(gainers, stamp, way, -1)
+            best = 0.0
+            pick_s = -1
+            pick_g = -1
+            if losers and gain - losers[0][0] > best:
+                best = gain - losers[0][0]
+                pick_s, pick_g = losers[0][1], s
+            if gainers and -gainers[0][0] - loss > best:
+                best = -gainers[0][0] - loss
+                pick_s, pick_g = s, gainers[0][1]
+            heapq.heappush(losers, top_loser)
+            heapq.heappush(gainers, top_gainer)
+            if pick_s < 0:
+                break
+            s, g = pick_s, pick_g
+        elif gain <= loss:
+            break
+        limits[s] -= 1
+        limits[g] += 1
+        way[s] = -1
+        way[g] = 1
+        stamp[s] += 1
+        stamp[g] += 1
+        moved += 1
+        r = rows[s]
+        if limits[s] > lo[s]:
+            here = _s(limits[s], ints, floats, r)
+            below = _s(limits[s] - 1, ints, floats, r)
+            heapq.heappush(losers, (here - below, s, stamp[s]))
+        r = rows[g]
+        if limits[g] < hi[g]:
+            here = _s(limits[g], ints, floats, r)
+            above = _s(limits[g] + 1, ints, floats, r)
+            heapq.heappush(gainers, (here - above, g, stamp[g]))
+    return moved
+
+
+@njit(cache=True, nogil=True)
+def _duration(w: int, ints: np.ndarray, floats: np.ndarray, r: int) -> int:
+    """The job's estimate on ``w`` nodes, at least one second (Job.duration)."""
+    d = scaled(ints[r, ESTIMATE], w, ints[r, WIDTH], ints[r, FLAT] != 0, floats[r, A],
+               floats[r, SIGMA])  # fmt: skip
+    return d if d > 0 else 1
+
+
+@njit(cache=True, nogil=True)
+def _best_now(
+    t: np.ndarray, f: np.ndarray, n: int, now: int, lo: int, cap: int,
+    ints: np.ndarray, floats: np.ndarray, r: int,
+) -> int:  # fmt: skip
+    """The width of ``lo..cap`` that ends the job soonest if it is to start now (the
+    narrowest of equal ends), or 0 if none fits now; -1 if a width that starts later
+    might end sooner, so a full search must decide.
+
+    The widest width that fits now ends soonest of those that start now (the estimate
+    never grows with the width); a width that starts later starts at the profile's
+    next step ``t[1]`` at the earliest and runs at least the estimate on ``cap``.
+    """
+    top = cap if cap < f[0] else f[0]
+    w = top
+    while w >= lo:
+        d = _duration(w, ints, floats, r)
+        if earliest_start(t, f, n, w, d, now) == now:
+            break
+        w -= 1
+    if w < lo:
+        return 0
+    while w > lo and _duration(w - 1, ints, floats, r) == d:
+        w -= 1
+    if n > 1 and now + d > t[1] + _duration(cap, ints, floats, r):
+        return -1
+    return w
+
+
+@njit(cache=True, nogil=True)
+def fairshare_pass(
+    t: np.ndarray,
+    f: np.ndarray,
+    capacity: int,
+    now: int,
+    ends: np.ndarray,
+    busy: np.ndarray,
+    pending: np.ndarray,
+    depth: int,
+    nodes: int,
+    obf: float,
+    ef: float,
+    rows: np.ndarray,
+    ints: np.ndarray,
+    floats: np.ndarray,
+    out_limit: np.ndarray,
+    out_width: np.ndarray,
+    out_start: np.ndarray,
+    out_started: np.ndarray,
+) -> tuple[int, int]:
+    """One pass over the queue ``rows`` (in order).
+
+    The profile is built in ``t, f`` from the running jobs (``busy[k]`` nodes until
+    ``ends[k]``, ascending) and the advance reservations (``pending``: start, end,
+    width). Limits come first (``fair_limits``, then ``efficiency_transfer`` if ``ef`` >
+    0, over the moldable jobs whose width is not decided yet). Then each job in order
+    takes the width of ``low..min(high, max(low, limit))`` that ends it soonest on the
+    profile (a decided or rigid job its one width); if that width starts now the job
+    starts, else the first ``depth`` such jobs are reserved at it (EASY: 1; a full plan:
+    all), and the others are passed over. Started and reserved jobs are put in the
+    profile, so a job starts now only where it delays no reservation.
+
+    Writes each job's limit, width (0: no width ever fits) and start (NEVER: passed
+    over or never fits), and the queue positions of the jobs that start now into
+    ``out_started``; returns how many start and the position of the first job reserved
+    (-1: none). ``t`` and ``f`` hold room for the running jobs, the reservations and
+    two steps per waiting job.
+    """
+    count = len(rows)
+    n = build(t, f, now, capacity, ends, busy)
+    for k in range(len(pending)):
+        n = add(t, f, n, pending[k, 0], pending[k, 1], -pending[k, 2])
+    low = ints[:, LOW]
+    high = ints[:, HIGH]
+    decided = ints[:, DECIDED]
+    sqrt_weight = floats[:, SQRT_WEIGHT]
+    fair_limits(rows, sqrt_weight, obf, nodes, out_limit)
+    if ef > 0.0:
+        movable = np.zeros(count, dtype=np.bool_)
+        for k in range(count):
+            r = rows[k]
+            movable[k] = decided[r] == 0 and low[r] < high[r]
+        efficiency_transfer(out_limit, movable, rows, ints, floats, ef, nodes)
+    out_start[:count] = NEVER
+    out_width[:count] = 0
+    started = 0
+    first_reserved = -1
+    reserved = 0
+    for k in range(count):
+        r = rows[k]
+        if decided[r] > 0:
+            lo = decided[r]
+            cap = lo
+        else:
+            lo = low[r]
+            cap = out_limit[k]
+            if cap < lo:
+                cap = lo
+            if cap > high[r]:
+                cap = high[r]
+        w = -1
+        if reserved >= depth:
+            # Only a start now is left to find: none if not even the narrowest fits now.
+            if f[0] == 0:
+                break
+            if lo > f[0]:
+                continue
+            w = _best_now(t, f, n, now, lo, cap, ints, floats, r)
+            if w == 0:
+                continue
+        if w < 0:
+            w = soonest_width(
+                t, f, n, now, lo, cap, ints[r, WIDTH], ints[r, ESTIMATE], ints[r, FLAT] != 0,
+                floats[r, A], floats[r, SIGMA],
+            )  # fmt: skip
+            if w == 0:
+                continue  # wider than the nodes in service: it waits without blocking others
+        d = _duration(w, ints, floats, r)
+        s = earliest_start(t, f, n, w, d, now)
+        out_width[k] = w
+        if s == now:
+            out_started[started] = k
+            started += 1
+        elif reserved < depth:
+            if reserved == 0:
+                first_reserved = k
+            reserved += 1
+        else:
+            continue
+        out_start[k] = s
+        n = add(t, f, n, s, s + d, -w)
+    return started, first_reserved
