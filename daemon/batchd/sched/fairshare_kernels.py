@@ -9,7 +9,6 @@ speedup and the scaling of estimates are those of ``mold_kernels`` (the model's)
 
 from __future__ import annotations
 
-import heapq
 import math
 
 import numpy as np
@@ -57,13 +56,91 @@ def _s(n: int, ints: np.ndarray, floats: np.ndarray, r: int) -> float:
     return speedup(n, ints[r, FLAT] != 0, floats[r, A], floats[r, SIGMA])
 
 
+# The transfer keeps two heaps of queue positions, the losers by what a job loses with
+# its last node (smallest first) and the gainers by minus what it gains with one more,
+# ties by position: arrays of keys and positions, and where each position sits (-1: not
+# in the heap), so a key changes in place.
+
+
 @njit(cache=True, nogil=True)
-def _drop_stale(
-    heap: list[tuple[float, int, int]], stamp: np.ndarray, way: np.ndarray, barred: int
-) -> None:
-    """Pop entries of jobs that moved since (their stamp changed) or moved the other way."""
-    while heap and (heap[0][2] != stamp[heap[0][1]] or way[heap[0][1]] == barred):
-        heapq.heappop(heap)
+def _before(hk: np.ndarray, hid: np.ndarray, i: int, j: int) -> bool:
+    return hk[i] < hk[j] or (hk[i] == hk[j] and hid[i] < hid[j])
+
+
+@njit(cache=True, nogil=True)
+def _swap(hk: np.ndarray, hid: np.ndarray, pos: np.ndarray, i: int, j: int) -> None:
+    hk[i], hk[j] = hk[j], hk[i]
+    hid[i], hid[j] = hid[j], hid[i]
+    pos[hid[i]] = i
+    pos[hid[j]] = j
+
+
+@njit(cache=True, nogil=True)
+def _sift(hk: np.ndarray, hid: np.ndarray, pos: np.ndarray, size: int, i: int) -> None:
+    """Restore the heap order around slot ``i``, up or down."""
+    while i > 0 and _before(hk, hid, i, (i - 1) >> 1):
+        _swap(hk, hid, pos, i, (i - 1) >> 1)
+        i = (i - 1) >> 1
+    while True:
+        first = i
+        for child in (2 * i + 1, 2 * i + 2):
+            if child < size and _before(hk, hid, child, first):
+                first = child
+        if first == i:
+            return
+        _swap(hk, hid, pos, i, first)
+        i = first
+
+
+@njit(cache=True, nogil=True)
+def _push(hk: np.ndarray, hid: np.ndarray, pos: np.ndarray, size: int, k: int, key: float) -> int:
+    hk[size] = key
+    hid[size] = k
+    pos[k] = size
+    _sift(hk, hid, pos, size + 1, size)
+    return size + 1
+
+
+@njit(cache=True, nogil=True)
+def _drop(hk: np.ndarray, hid: np.ndarray, pos: np.ndarray, size: int, k: int) -> int:
+    i = pos[k]
+    if i < 0:
+        return size
+    size -= 1
+    if i != size:
+        _swap(hk, hid, pos, i, size)
+        pos[k] = -1
+        _sift(hk, hid, pos, size, i)
+    else:
+        pos[k] = -1
+    return size
+
+
+@njit(cache=True, nogil=True)
+def _rekey(hk: np.ndarray, hid: np.ndarray, pos: np.ndarray, size: int, k: int, key: float) -> None:
+    i = pos[k]
+    hk[i] = key
+    _sift(hk, hid, pos, size, i)
+
+
+@njit(cache=True, nogil=True)
+def _runner_up(hk: np.ndarray, hid: np.ndarray, size: int) -> int:
+    """The slot of the second in order (a child of the top), or -1."""
+    if size < 2:
+        return -1
+    if size > 2 and _before(hk, hid, 2, 1):
+        return 2
+    return 1
+
+
+@njit(cache=True, nogil=True)
+def _loss(limit: int, ints: np.ndarray, floats: np.ndarray, r: int) -> float:
+    return _s(limit, ints, floats, r) - _s(limit - 1, ints, floats, r)
+
+
+@njit(cache=True, nogil=True)
+def _gain(limit: int, ints: np.ndarray, floats: np.ndarray, r: int) -> float:
+    return _s(limit + 1, ints, floats, r) - _s(limit, ints, floats, r)
 
 
 @njit(cache=True, nogil=True)
@@ -82,81 +159,76 @@ def efficiency_transfer(
 
     Each job's limit stays within max(1, (1 - ef) x its fair share) and
     min(nodes, (1 + ef) x its fair share), and a job either gains or loses, never both
-    (Fig. 1's closing comment): without that rule two jobs whose slopes cross would
-    hand a node back and forth for ever.
+    (Fig. 1's closing comment). When one job is both the cheapest to take from and the
+    best to give to, it is paired with the runner-up on whichever side leaves the
+    larger difference. Equal keys go to the job first in the queue.
+
+    A node moves between the two jobs on top of the heaps; their keys change in place,
+    and while both stay on top the next node moves without a search.
     """
     count = len(rows)
     lo = np.empty(count, dtype=np.int64)
     hi = np.empty(count, dtype=np.int64)
     way = np.zeros(count, dtype=np.int64)  # -1 lost, +1 gained
-    stamp = np.zeros(count, dtype=np.int64)
-    losers = [(0.0, 0, 0)]  # (what it loses, queue position, stamp): smallest first
-    gainers = [(0.0, 0, 0)]  # (minus what it gains, queue position, stamp)
-    losers.pop()
-    gainers.pop()
+    lk = np.empty(count, dtype=np.float64)
+    lid = np.empty(count, dtype=np.int64)
+    lpos = np.full(count, -1, dtype=np.int64)
+    gk = np.empty(count, dtype=np.float64)
+    gid = np.empty(count, dtype=np.int64)
+    gpos = np.full(count, -1, dtype=np.int64)
+    nl = ng = 0
     for k in range(count):
         if not movable[k]:
             continue
         fair = limits[k]
         lo[k] = max(1, int(math.ceil((1.0 - ef) * fair - _EPS)))
         hi[k] = min(nodes, int(math.floor((1.0 + ef) * fair + _EPS)))
-        r = rows[k]
-        here = _s(fair, ints, floats, r)
         if fair > lo[k]:
-            below = _s(fair - 1, ints, floats, r)
-            heapq.heappush(losers, (here - below, k, 0))
+            nl = _push(lk, lid, lpos, nl, k, _loss(fair, ints, floats, rows[k]))
         if fair < hi[k]:
-            above = _s(fair + 1, ints, floats, r)
-            heapq.heappush(gainers, (here - above, k, 0))
+            ng = _push(gk, gid, gpos, ng, k, -_gain(fair, ints, floats, rows[k]))
     moved = 0
-    while True:
-        _drop_stale(losers, stamp, way, 1)
-        _drop_stale(gainers, stamp, way, -1)
-        if not losers or not gainers:
-            break
-        loss, s, _ = losers[0]
-        gain, g, _ = gainers[0]
-        gain = -gain
-        if s == g:
-            # One job is both the cheapest to take from and the best to give to: pair it
-            # with the runner-up on whichever side leaves the larger difference.
-            top_loser = heapq.heappop(losers)
-            top_gainer = heapq.heappop(gainers)
-            _drop_stale(losers, stamp, way, 1)
-            _drop_stale(gainers, stamp, way, -1)
+    while nl > 0 and ng > 0:
+        s = lid[0]
+        g = gid[0]
+        single = s == g
+        if single:
             best = 0.0
-            pick_s = -1
-            pick_g = -1
-            if losers and gain - losers[0][0] > best:
-                best = gain - losers[0][0]
-                pick_s, pick_g = losers[0][1], s
-            if gainers and -gainers[0][0] - loss > best:
-                best = -gainers[0][0] - loss
-                pick_s, pick_g = s, gainers[0][1]
-            heapq.heappush(losers, top_loser)
-            heapq.heappush(gainers, top_gainer)
+            pick_s = pick_g = -1
+            i = _runner_up(lk, lid, nl)
+            if i >= 0 and -gk[0] - lk[i] > best:
+                best = -gk[0] - lk[i]
+                pick_s, pick_g = lid[i], s
+            i = _runner_up(gk, gid, ng)
+            if i >= 0 and -gk[i] - lk[0] > best:
+                pick_s, pick_g = s, gid[i]
             if pick_s < 0:
                 break
             s, g = pick_s, pick_g
-        elif gain <= loss:
+        elif -gk[0] <= lk[0]:
             break
-        limits[s] -= 1
-        limits[g] += 1
-        way[s] = -1
-        way[g] = 1
-        stamp[s] += 1
-        stamp[g] += 1
-        moved += 1
-        r = rows[s]
-        if limits[s] > lo[s]:
-            here = _s(limits[s], ints, floats, r)
-            below = _s(limits[s] - 1, ints, floats, r)
-            heapq.heappush(losers, (here - below, s, stamp[s]))
-        r = rows[g]
-        if limits[g] < hi[g]:
-            here = _s(limits[g], ints, floats, r)
-            above = _s(limits[g] + 1, ints, floats, r)
-            heapq.heappush(gainers, (here - above, g, stamp[g]))
+        if way[s] == 0:
+            way[s] = -1
+            ng = _drop(gk, gid, gpos, ng, s)
+        if way[g] == 0:
+            way[g] = 1
+            nl = _drop(lk, lid, lpos, nl, g)
+        while True:
+            limits[s] -= 1
+            limits[g] += 1
+            moved += 1
+            if limits[s] > lo[s]:
+                _rekey(lk, lid, lpos, nl, s, _loss(limits[s], ints, floats, rows[s]))
+            else:
+                nl = _drop(lk, lid, lpos, nl, s)
+            if limits[g] < hi[g]:
+                _rekey(gk, gid, gpos, ng, g, -_gain(limits[g], ints, floats, rows[g]))
+            else:
+                ng = _drop(gk, gid, gpos, ng, g)
+            if single or nl == 0 or ng == 0 or lid[0] != s or gid[0] != g:
+                break
+            if -gk[0] <= lk[0]:
+                break
     return moved
 
 
@@ -213,7 +285,8 @@ def fairshare_pass(
     rows: np.ndarray,
     ints: np.ndarray,
     floats: np.ndarray,
-    out_limit: np.ndarray,
+    limits: np.ndarray,
+    known: bool,
     out_width: np.ndarray,
     out_start: np.ndarray,
     out_started: np.ndarray,
@@ -222,15 +295,17 @@ def fairshare_pass(
 
     The profile is built in ``t, f`` from the running jobs (``busy[k]`` nodes until
     ``ends[k]``, ascending) and the advance reservations (``pending``: start, end,
-    width). Limits come first (``fair_limits``, then ``efficiency_transfer`` if ``ef`` >
-    0, over the moldable jobs whose width is not decided yet). Then each job in order
+    width). Limits come first, into ``limits`` (``fair_limits``, then
+    ``efficiency_transfer`` if ``ef`` > 0, over the moldable jobs whose width is not
+    decided yet), unless ``known``: they depend on the queue alone, and ``limits`` holds
+    those of this queue from an earlier pass. Then each job in order
     takes the width of ``low..min(high, max(low, limit))`` that ends it soonest on the
     profile (a decided or rigid job its one width); if that width starts now the job
     starts, else the first ``depth`` such jobs are reserved at it (EASY: 1; a full plan:
     all), and the others are passed over. Started and reserved jobs are put in the
     profile, so a job starts now only where it delays no reservation.
 
-    Writes each job's limit, width (0: no width ever fits) and start (NEVER: passed
+    Writes each job's width (0: no width ever fits) and start (NEVER: passed
     over or never fits), and the queue positions of the jobs that start now into
     ``out_started``; returns how many start and the position of the first job reserved
     (-1: none). ``t`` and ``f`` hold room for the running jobs, the reservations and
@@ -244,13 +319,14 @@ def fairshare_pass(
     high = ints[:, HIGH]
     decided = ints[:, DECIDED]
     sqrt_weight = floats[:, SQRT_WEIGHT]
-    fair_limits(rows, sqrt_weight, obf, nodes, out_limit)
-    if ef > 0.0:
-        movable = np.zeros(count, dtype=np.bool_)
-        for k in range(count):
-            r = rows[k]
-            movable[k] = decided[r] == 0 and low[r] < high[r]
-        efficiency_transfer(out_limit, movable, rows, ints, floats, ef, nodes)
+    if not known:
+        fair_limits(rows, sqrt_weight, obf, nodes, limits)
+        if ef > 0.0:
+            movable = np.zeros(count, dtype=np.bool_)
+            for k in range(count):
+                r = rows[k]
+                movable[k] = decided[r] == 0 and low[r] < high[r]
+            efficiency_transfer(limits, movable, rows, ints, floats, ef, nodes)
     out_start[:count] = NEVER
     out_width[:count] = 0
     started = 0
@@ -263,7 +339,7 @@ def fairshare_pass(
             cap = lo
         else:
             lo = low[r]
-            cap = out_limit[k]
+            cap = limits[k]
             if cap < lo:
                 cap = lo
             if cap > high[r]:

@@ -95,6 +95,10 @@ class MoldableFairshare(Policy):
         self.table = MoldRows()
         self.reservation: tuple[Job, int] | None = None  # the last pass's, and its start
         self._planned: dict[Job, int] = {}  # widths of the last plan (qstat)
+        # The limits depend on the queue alone (its jobs, their order and decided widths):
+        # kept from pass to pass while ``_queue_version`` stays where they were computed.
+        self._queue_version = 0
+        self._limits_version = -1
         # Scratch arrays of the compiled pass: the profile, and per job in queue order.
         self._t = self._f = np.empty(0, dtype=_INT)
         self._limit = self._width = self._start = self._started = np.empty(0, dtype=_INT)
@@ -103,6 +107,7 @@ class MoldableFairshare(Policy):
     def job_submitted(self, view: MachineView, job: Job) -> None:
         key = fcfs_key(job)
         row = self.table.add(job)
+        self._queue_version += 1
         if not self.keys or self.keys[-1] < key:
             self.keys.append(key)
             self.jobs.append(job)
@@ -120,6 +125,7 @@ class MoldableFairshare(Policy):
         self.table.free(self.rows[i])
         del self.keys[i], self.jobs[i], self.rows[i]
         self._planned.pop(job, None)
+        self._queue_version += 1
 
     def waiting(self) -> list[Job]:
         return list(self.jobs)
@@ -145,14 +151,17 @@ class MoldableFairshare(Policy):
             self._limit, self._width, self._start, self._started = (
                 np.empty(size, dtype=_INT) for _ in range(4)
             )
+            self._limits_version = -1
+        known = self._limits_version == self._queue_version
         started, reserved = fairshare_pass(
             self._t, self._f, view.capacity, view.now,
             np.asarray(ends, dtype=_INT), np.asarray(view.running_widths(), dtype=_INT),
             np.array(pending, dtype=_INT).reshape(len(pending), 3) if pending else _NONE,
             depth, self.nodes, self.obf, self.ef, np.array(self.rows, dtype=_INT),
             self.table.ints, self.table.floats,
-            self._limit, self._width, self._start, self._started,
+            self._limit, known, self._width, self._start, self._started,
         )  # fmt: skip
+        self._limits_version = self._queue_version
         return int(started), int(reserved)
 
     def schedule(self, view: MachineView) -> list[Placement]:
@@ -162,8 +171,9 @@ class MoldableFairshare(Policy):
             return []
         started, reserved = self._run(view, 1)
         self.reservation = None
-        if reserved >= 0:
+        if reserved >= 0 and not self.table.decided(self.rows[reserved]):
             self.table.decide(self.rows[reserved], int(self._width[reserved]))
+            self._queue_version += 1
             self.reservation = (self.jobs[reserved], int(self._start[reserved]))
         if not started:
             return []
@@ -174,6 +184,7 @@ class MoldableFairshare(Policy):
         for k in reversed(at):
             self.table.free(self.rows[k])
             del self.keys[k], self.jobs[k], self.rows[k]
+        self._queue_version += 1
         return out
 
     # -- what it tells ----------------------------------------------------------------
