@@ -241,32 +241,64 @@ def _duration(w: int, ints: np.ndarray, floats: np.ndarray, r: int) -> int:
 
 
 @njit(cache=True, nogil=True)
+def _least_free(f: np.ndarray, n: int, out: np.ndarray) -> None:
+    """``out[i]``: the fewest free nodes over steps 0..i of the profile."""
+    least = f[0]
+    for i in range(n):
+        if f[i] < least:
+            least = f[i]
+        out[i] = least
+
+
+@njit(cache=True, nogil=True)
 def _best_now(
-    t: np.ndarray, f: np.ndarray, n: int, now: int, lo: int, cap: int,
+    t: np.ndarray, n: int, now: int, least: np.ndarray, lo: int, cap: int,
     ints: np.ndarray, floats: np.ndarray, r: int,
 ) -> int:  # fmt: skip
-    """The width of ``lo..cap`` that ends the job soonest if it is to start now (the
-    narrowest of equal ends), or 0 if none fits now; -1 if a width that starts later
-    might end sooner, so a full search must decide.
+    """The width of ``lo..cap`` that ends the job soonest of those that start now (the
+    narrowest of equal ends), or 0 if none fits now.
 
-    The widest width that fits now ends soonest of those that start now (the estimate
-    never grows with the width); a width that starts later starts at the profile's
-    next step ``t[1]`` at the earliest and runs at least the estimate on ``cap``.
+    A width fits now if the fewest free nodes until its estimated end (``least``, over
+    the profile's steps) are as many. The widest that fits ends soonest (the estimate
+    never grows with the width), and a narrower one of the same estimate as soon.
     """
-    top = cap if cap < f[0] else f[0]
-    w = top
+    w = cap if cap < least[0] else least[0]
+    j = 0  # the last step that begins before now + d
+    d = 0
     while w >= lo:
         d = _duration(w, ints, floats, r)
-        if earliest_start(t, f, n, w, d, now) == now:
+        while j + 1 < n and t[j + 1] < now + d:
+            j += 1
+        if least[j] >= w:
             break
         w -= 1
     if w < lo:
         return 0
     while w > lo and _duration(w - 1, ints, floats, r) == d:
         w -= 1
-    if n > 1 and now + d > t[1] + _duration(cap, ints, floats, r):
-        return -1
     return w
+
+
+@njit(cache=True, nogil=True)
+def _sooner_later(
+    t: np.ndarray, f: np.ndarray, n: int, now: int, above: int, cap: int, end: int,
+    ints: np.ndarray, floats: np.ndarray, r: int,
+) -> bool:  # fmt: skip
+    """Whether a width of ``above + 1..cap`` (none of which fits now) ends before ``end``.
+
+    Width ``w`` cannot start before the first step with ``w`` nodes free; only a width
+    whose estimate from there ends before ``end`` needs its earliest start found.
+    """
+    i = 0
+    for w in range(above + 1, cap + 1):
+        while i < n and f[i] < w:
+            i += 1
+        if i == n:
+            return False  # no wider width ever fits
+        d = _duration(w, ints, floats, r)
+        if t[i] + d < end and earliest_start(t, f, n, w, d, now) + d < end:
+            return True
+    return False
 
 
 @njit(cache=True, nogil=True)
@@ -332,6 +364,8 @@ def fairshare_pass(
     started = 0
     first_reserved = -1
     reserved = 0
+    least = np.empty(len(f), dtype=np.int64)
+    least_stale = True
     for k in range(count):
         r = rows[k]
         if decided[r] > 0:
@@ -351,8 +385,19 @@ def fairshare_pass(
                 break
             if lo > f[0]:
                 continue
-            w = _best_now(t, f, n, now, lo, cap, ints, floats, r)
+            if least_stale:
+                _least_free(f, n, least)
+                least_stale = False
+            w = _best_now(t, n, now, least, lo, cap, ints, floats, r)
             if w == 0:
+                continue
+            # It starts on that width unless a wider one that starts later ends sooner.
+            end = now + _duration(w, ints, floats, r)
+            if (
+                n > 1
+                and end > t[1] + _duration(cap, ints, floats, r)
+                and _sooner_later(t, f, n, now, w, cap, end, ints, floats, r)
+            ):
                 continue
         if w < 0:
             w = soonest_width(
@@ -375,4 +420,5 @@ def fairshare_pass(
             continue
         out_start[k] = s
         n = add(t, f, n, s, s + d, -w)
+        least_stale = True
     return started, first_reserved
