@@ -171,9 +171,10 @@ class MoldableFairshare(Policy):
             return []
         started, reserved = self._run(view, 1)
         self.reservation = None
-        if reserved >= 0 and not self.table.decided(self.rows[reserved]):
-            self.table.decide(self.rows[reserved], int(self._width[reserved]))
-            self._queue_version += 1
+        if reserved >= 0:
+            if not self.table.decided(self.rows[reserved]):
+                self.table.decide(self.rows[reserved], int(self._width[reserved]))
+                self._queue_version += 1  # a decided job's limit no longer moves
             self.reservation = (self.jobs[reserved], int(self._start[reserved]))
         if not started:
             return []
