@@ -66,7 +66,7 @@ def _s(n: int, low: int, high: int, flat: bool, a: float, sigma: float) -> float
 def _before(hk: np.ndarray, hid: np.ndarray, i: int, key: float, k: int) -> bool:
     """Slot ``i`` comes before the entry (key, k): a smaller key, or the same and an
     earlier queue position."""
-    return hk[i] < key or (hk[i] == key and hid[i] < k)
+    return bool(hk[i] < key or (hk[i] == key and hid[i] < k))
 
 
 @njit(cache=True, nogil=True)
