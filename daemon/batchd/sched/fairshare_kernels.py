@@ -373,10 +373,13 @@ def fairshare_pass(
         fair_limits(rows, sqrt_weight, obf, nodes, limits)
         if ef > 0.0:
             movable = np.zeros(count, dtype=np.bool_)
+            movers = 0
             for k in range(count):
                 r = rows[k]
                 movable[k] = decided[r] == 0 and low[r] < high[r]
-            efficiency_transfer(limits, movable, rows, ints, floats, ef, nodes)
+                movers += movable[k]
+            if movers > 1:  # nodes move between two jobs at least
+                efficiency_transfer(limits, movable, rows, ints, floats, ef, nodes)
     out_start[:count] = NEVER
     out_width[:count] = 0
     started = 0
