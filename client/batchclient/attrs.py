@@ -48,17 +48,14 @@ def job_attrs(job: Mapping[str, Any]) -> Attrs:
     ]
     if server:
         out.append(("server", server))
-    nodes = str(job["nodes"])
-    out += [
-        ("Resource_List.ncpus", nodes),
-        ("Resource_List.nodect", nodes),
-        ("Resource_List.select", nodes),
-        ("Resource_List.walltime", hms(job["walltime"])),
-    ]
+    out += resource_list(job)
     out += _mold_attrs(job)
     if job.get("elapsed") is not None:
         out.append(("resources_used.walltime", hms(job["elapsed"])))
-    if job.get("exec_host"):
+    if job.get("exec_vnode"):
+        out.append(("exec_host", exec_host(job["exec_vnode"])))
+        out.append(("exec_vnode", job["exec_vnode"]))
+    elif job.get("exec_host"):
         # A grid site's hosts are MACHINE/NODE already (no CPU index then).
         hosts = (h if "/" in h else f"{h}/0" for h in job["exec_host"])
         out.append(("exec_host", "+".join(hosts)))
@@ -88,6 +85,34 @@ def job_attrs(job: Mapping[str, Any]) -> Attrs:
     if job.get("variables"):
         out.append(("Variable_List", ",".join(f"{k}={v}" for k, v in job["variables"].items())))
     return out
+
+
+def resource_list(job: Mapping[str, Any]) -> Attrs:
+    """``Resource_List.*`` in name order, as qstat -f shows them."""
+    given = job.get("resource_list")
+    if given:
+        items = {**given, "walltime": hms(job["walltime"])}
+    else:  # a daemon before resources: whole nodes of one CPU
+        nodes = str(job["nodes"])
+        items = {"ncpus": nodes, "nodect": nodes, "select": nodes, "walltime": hms(job["walltime"])}
+    return [(f"Resource_List.{k}", str(items[k])) for k in sorted(items)]
+
+
+def exec_host(exec_vnode: str) -> str:
+    """``exec_host`` from ``exec_vnode``: ``host/N*C`` for each chunk, N counting the
+    job's chunks on the host from 0 and C its CPUs (left out when 1)."""
+    hosts: list[str] = []
+    index: dict[str, int] = {}
+    for part in exec_vnode.split("+"):
+        host, *res = part.strip("()").split(":")
+        ncpus = next((r.partition("=")[2] for r in res if r.startswith("ncpus=")), "1")
+        if "/" in host:  # a grid site's MACHINE/NODE: no CPU index
+            hosts.append(host)
+            continue
+        n = index.get(host, 0)
+        index[host] = n + 1
+        hosts.append(f"{host}/{n}" + (f"*{ncpus}" if ncpus != "1" else ""))
+    return "+".join(hosts)
 
 
 def _mold_attrs(job: Mapping[str, Any]) -> Attrs:
@@ -129,24 +154,23 @@ def queue_attrs(queue: Mapping[str, Any]) -> Attrs:
 def node_attrs(node: Mapping[str, Any]) -> Attrs:
     name = node["name"]
     jobs = node.get("jobs") or []
+    available = node.get("resources_available") or {"host": name, "ncpus": "1"}
+    assigned = node.get("resources_assigned") or {"ncpus": "1" if jobs else "0"}
     out: Attrs = [
         ("Mom", name),
         ("ntype", "PBS"),
         ("state", node["state"]),
-        ("pcpus", "1"),
+        ("pcpus", str(available.get("ncpus", "1"))),
     ]
     if jobs:
         out.append(("jobs", ", ".join(f"{j}/0" for j in jobs)))
     if node.get("reservation"):
         out.append(("resv", node["reservation"]))
-    out += [
-        ("resources_available.host", name),
-        ("resources_available.ncpus", "1"),
-        ("resources_assigned.ncpus", "1" if jobs else "0"),
-    ]
+    out += [(f"resources_available.{k}", str(v)) for k, v in sorted(available.items())]
+    out += [(f"resources_assigned.{k}", str(v)) for k, v in sorted(assigned.items())]
     if node.get("comment"):
         out.append(("comment", node["comment"]))
-    out += [("resv_enable", "True"), ("sharing", "default_excl")]
+    out += [("resv_enable", "True"), ("sharing", node.get("sharing") or "default_excl")]
     return out
 
 

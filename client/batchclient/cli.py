@@ -41,13 +41,15 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
     """``-F json`` / ``--json``: print the API's JSON instead of a table."""
     parser.add_argument("-F", dest="format", metavar="json", help="output format: json")
     parser.add_argument(
-        "--json", dest="format", action="store_const", const="json", help="same as -F json"
+        "--json", dest="format", action="store_const", const="api", help="the API's JSON"
     )
 
 
 def wants_json(fmt: str | None) -> bool:
     if fmt is None:
         return False
+    if fmt == "api":  # --json
+        return True
     if fmt.lower() != "json":
         raise UsageError(f"-F {fmt}: unknown format; batchd knows -F json")
     return True

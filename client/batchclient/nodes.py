@@ -45,11 +45,39 @@ JOB_SUMMARY_HEADER = [
 ]
 
 
+_UNITS = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40, "p": 50}
+
+
+def size_bytes(text: str) -> int:
+    """``512mb`` -> bytes (the daemon's sizes: an integer and a unit in b kb ... pb)."""
+    digits = text.rstrip("bkmgtpBKMGTP")
+    unit = text[len(digits) :].lower().removesuffix("b")
+    return int(digits or 0) << _UNITS.get(unit, 0)
+
+
+def size_text(value: int) -> str:
+    """Bytes as pbsnodes shows them: the largest unit that holds them exactly."""
+    for unit, shift in (("pb", 50), ("tb", 40), ("gb", 30), ("mb", 20), ("kb", 10)):
+        if value and value % (1 << shift) == 0:
+            return f"{value >> shift}{unit}"
+    return "0kb" if value == 0 else f"{value}b"
+
+
+def _available(node: Obj) -> Obj:
+    return node.get("resources_available") or {"ncpus": "1"}
+
+
+def _assigned(node: Obj) -> Obj:
+    return node.get("resources_assigned") or {"ncpus": "1" if node.get("jobs") else "0"}
+
+
 def summary_row(node: Obj) -> str:
     name = node["name"]
+    avail = _available(node)
     return (
         f"{_cut(name, 15)} {_cut(node['state'], 15)} {'--':<8} {'--':<8} "
-        f"{_cut(name, 15)} {'--':<10} {'0kb':>8} {'1':>7} {'0':>7} {'0':>7} "
+        f"{_cut(name, 15)} {'--':<10} {cut(escape(avail.get('mem', '0kb')), 8):>8} "
+        f"{avail.get('ncpus', '1'):>7} {'0':>7} {'0':>7} "
         f"{escape(node.get('comment') or '--')}"
     )
 
@@ -61,11 +89,17 @@ def _short_job(job_id: str, server: str) -> str:
 
 def job_summary_row(node: Obj, server: str) -> str:
     jobs = node.get("jobs") or []
-    free = max(0, 1 - len(jobs))
+    avail, used = _available(node), _assigned(node)
+    cpus = int(avail.get("ncpus", 1))
+    free = max(0, cpus - int(used.get("ncpus", 0)))
+    mem = size_bytes(str(avail.get("mem", "0kb")))
+    mem_free = max(0, mem - size_bytes(str(used.get("mem", "0kb"))))
+    mem_ft = f"{size_text(mem_free)}/{size_text(mem)}"
     names = escape(",".join(_short_job(j, server) for j in jobs) or "--")
     return (
         f"{_cut(node['name'], 15)} {_cut(node['state'], 15)} {len(jobs):>6} "
-        f"{len(jobs):>5} {0:>6} {'0kb/0kb':>12} {f'{free}/1':>7} {'0/0':>7} {'0/0':>7} {names}"
+        f"{len(jobs):>5} {0:>6} {mem_ft:>12} {f'{free}/{cpus}':>7} {'0/0':>7} {'0/0':>7} "
+        f"{names}"
     )
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from . import jobattrs
 from .cli import Parser, UsageError, run
 from .jobops import check_ids, for_each_job, job_path
-from .resources import ResourceError, parse_resources
+from .resources import ResourceError, Resources, parse_resources
 
 PROG = "qalter"
 USAGE = (
@@ -46,6 +46,8 @@ def build_alter(ns: argparse.Namespace) -> dict[str, Any]:
             body["walltime"] = res.walltime
         if ns.priority is not None:
             body["priority"] = jobattrs.parse_priority(ns.priority)
+        if res.nodes is not None or res.wide or res.place is not None:
+            _whole_nodes_only(res)
         if res.nodes is not None:
             body["nodes"] = res.nodes
         if res.nodes_max is not None:
@@ -56,6 +58,19 @@ def build_alter(ns: argparse.Namespace) -> dict[str, Any]:
     if not body:
         raise UsageError("nothing to change: give -l, -p, -N, -q, -W utility= or -W speedup=")
     return body
+
+
+def _whole_nodes_only(res: Resources) -> None:
+    """qalter changes a job's width in whole nodes (one CPU each), as ``nodes=N`` or
+    ``select=N`` ask; chunks with more resources are for qsub."""
+    plain = res.nodes_spec is None or res.nodes_spec.isdigit()
+    if res.select is not None:
+        plain = all(set(c) <= {"count", "ncpus"} and c.get("ncpus", 1) == 1 for c in res.select)
+    if not plain or res.place is not None or res.wide:
+        raise ValueError(
+            "-l: qalter changes the width as nodes=N, nodes=MIN-MAX or select=N; "
+            "to ask for other resources, qdel the job and qsub it again"
+        )
 
 
 def _main(argv: list[str]) -> int:

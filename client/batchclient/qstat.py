@@ -21,11 +21,12 @@ from .cli import (
 )
 from .jobattrs import is_job_id
 from .jobsink import JobSink
+from .pbsjson import PbsJsonSink
 from .transport import ApiError, Client, quote
 
 PROG = "qstat"
 USAGE = """
-  qstat [-f] [-x] [-F json] [job_id... | queue...]
+  qstat [-f] [-x] [-F json | --json] [job_id... | queue...]
   qstat [-a|-i|-r|-H] [-T] [-u user[,user...]] [-n] [-s] [-x] [-F json] [job_id... | queue...]
   qstat -Q [-f] [-F json] [queue...]
   qstat -B [-f] [-F json]"""
@@ -70,6 +71,9 @@ class Options:
             raise UsageError("conflicting options: -f and the alternate format")
         self.alt = bool(alt_only or (ns.users and not ns.full))
         self.json = wants_json(ns.format)
+        # -f -F json: PBS Pro's document (--json: the API's, as for every listing).
+        self.pbs_json = self.json and ns.full and ns.format != "api"
+        self.pbs_json = self.pbs_json and not (ns.queues or ns.server)
         self.users = [u.partition("@")[0] for u in (ns.users or "").split(",") if u.strip()]
         self.history = ns.history or ns.finished
 
@@ -162,6 +166,8 @@ def _jobs(client: Client, opts: Options) -> int:
         nodes=ns.nodes,
         comments=ns.comments,
     )
+    if opts.pbs_json:
+        sink = PbsJsonSink()
     res = Result(sink, dedupe=len(ns.operands) > 1)
     if not ns.operands:
         _list(client, opts, res, None)

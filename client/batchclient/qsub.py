@@ -30,8 +30,10 @@ def build_parser(directive: bool = False) -> Parser:
     p = Parser(PROG, usage=USAGE, description="Submit a job to batchd.")
     add = p.add_argument
     add("-l", dest="resources", action="append", metavar="RES[,RES...]",
-        help="nodes=N, nodes=MIN-MAX (moldable: the scheduler chooses the width; the "
-        "walltime is for MIN nodes), select=N, walltime=[[HH:]MM:]SS (repeatable)")  # fmt: skip
+        help="select=N:ncpus=C:mem=M[:mpiprocs=P][+...], place=free|pack|scatter[:excl], "
+        "nodes=N[:ppn=P], nodes=MIN-MAX (moldable: the scheduler chooses the width; the "
+        "walltime is for MIN nodes), ncpus=C, mem=M, walltime=[[HH:]MM:]SS, and the "
+        "site's resources (repeatable)")  # fmt: skip
     add("-q", dest="queue", metavar="QUEUE", help="destination queue")
     add("-N", dest="name", metavar="NAME", help="job name (default: the script's name or STDIN)")
     add("-p", dest="priority", metavar="PRIO", help="priority, -1024..1023")
@@ -116,6 +118,7 @@ def build_request(
 
     try:
         res = parse_resources(dir_resources).overridden_by(parse_resources(cli.resources or []))
+        res.check_complete()
         body = _body(opts, res, default_name)
     except ValueError as exc:
         raise UsageError(_option_error(exc)) from None
@@ -138,10 +141,7 @@ def _body(opts: argparse.Namespace, res: Resources, default_name: str) -> dict[s
     body["name"] = default_name if opts.name is None else jobattrs.check_name(opts.name)
     if opts.queue:
         body["queue"] = opts.queue
-    if res.nodes is not None:
-        body["nodes"] = res.nodes
-    if res.nodes_max is not None:
-        body["nodes_max"] = res.nodes_max
+    body.update(res.body())
     if res.walltime is not None:
         body["walltime"] = res.walltime
     if opts.priority is not None:

@@ -258,7 +258,9 @@ def test_moldable_jobs_from_qsub_to_qstat_through_kill_9(daemon: Daemon, tmp_pat
     assert waiting["planned_nodect"] == "2"
     assert waiting["Resource_List.speedup"] == "downey:3:1.5"
     assert mold_attrs(d, held)["Resource_List.speedup"] == "fixed"
-    assert "Resource_List.nodes" not in mold_attrs(d, rigid)
+    # A rigid job's nodes are shown as asked (PBS's old syntax), without a model.
+    assert mold_attrs(d, rigid)["Resource_List.nodes"] == "2"
+    assert "Resource_List.speedup" not in mold_attrs(d, rigid)
     # A bad range changes nothing.
     bad = run(d, "qsub", "-l", "nodes=2-5", stdin="true\n")
     assert bad.returncode == 1 and "5 nodes requested; machine tiny has 4" in bad.stderr

@@ -295,7 +295,7 @@ def test_qsub_stdin_exec_time_from_the_daemons_clock(stub, capsys, monkeypatch):
     assert stub.calls() == [("GET", "/server"), ("POST", "/jobs")]
     assert stub.requests[1]["body"] == {
         "name": "STDIN",
-        "nodes": 2,
+        "select": [{"count": 2}],
         "priority": 7,
         "hold": True,
         "depend": "afterok:12:13",
@@ -309,14 +309,21 @@ def test_qsub_stdin_exec_time_from_the_daemons_clock(stub, capsys, monkeypatch):
     [
         (["-l", "nodes=0"], "qsub: -l nodes=0: the number of nodes must be a positive integer\n"),
         (["-l", "nodes=-1"], "qsub: -l nodes=-1: the number of nodes must be a positive integer\n"),
-        (["-l", "nodes=x"], "qsub: -l nodes=x: the number of nodes must be a positive integer\n"),
+        (["-l", "nodes=x+"], "qsub: -l nodes=x+: the number of nodes must be a positive integer\n"),
         (
-            ["-l", "nodes=2:ppn=4"],
-            "qsub: -l ppn=4: batchd nodes have one slot each; ask for nodes=N\n",
+            ["-l", "nodes=2:ppn=-4"],
+            "qsub: -l nodes=2:ppn=-4: ppn=-4: ppn takes a positive integer\n",
         ),
         (
+            ["-l", "select=1:mem=4x"],
+            "qsub: -l select=1:mem=4x: '4x' is not a size: an integer with an optional unit "
+            "b, kb, mb, gb, tb, pb (or w, kw, ... for 8-byte words), e.g. 4gb\n",
+        ),
+        (["-l", "place=pack"], 'qsub: -l place=pack: Cannot have "place" without "select"\n'),
+        (
             ["-l", "nodes=2", "-l", "select=2"],
-            "qsub: -l nodes= and select=: Jobs cannot use both new and old syntax\n",
+            "qsub: -l nodes= and select=: Cannot be used with select or place: nodes (jobs "
+            "cannot use both new and old syntax)\n",
         ),
         (
             ["-l", "walltime=1:99:00"],
@@ -483,8 +490,33 @@ def test_qstat_json(stub, capsys):
 def test_qstat_json_by_id_has_the_job_list_shape(stub, capsys):
     stub.on("GET", "/jobs/12", J12)
     stub.on("GET", "/server", SERVER)
-    assert qstat.main(["-f", "-F", "json", "12"]) == 0
+    assert qstat.main(["-f", "--json", "12"]) == 0
     assert json.loads(out_err(capsys)[0]) == job_list(J12)
+
+
+def test_qstat_f_json_is_pbs_pros_document(stub, capsys):
+    running = dict(
+        J12,
+        resource_list={"ncpus": "4", "nodect": "2", "place": "scatter", "select": "2:ncpus=2"},
+        exec_vnode="(node001:ncpus=2)+(node002:ncpus=2)",
+    )
+    stub.on("GET", "/jobs/12", running)
+    stub.on("GET", "/server", SERVER)
+    assert qstat.main(["-f", "-F", "json", "12"]) == 0
+    doc = json.loads(out_err(capsys)[0])
+    assert (doc["pbs_server"], doc["timestamp"]) == (SERVER["name"], SERVER["now"])
+    job = doc["Jobs"]["12.hpcline"]
+    assert job["job_state"] == running["state"] and job["queue"] == running["queue"]
+    assert job["Resource_List"] == {
+        "ncpus": 4,
+        "nodect": 2,
+        "place": "scatter",
+        "select": "2:ncpus=2",
+        "walltime": "01:00:00",
+    }
+    assert job["exec_host"] == "node001/0*2+node002/0*2"
+    assert job["exec_vnode"] == running["exec_vnode"]
+    assert job["Priority"] == running["priority"]
 
 
 def paged(*pages):
@@ -1063,7 +1095,7 @@ def test_a_submission_is_never_sent_twice(monkeypatch, capsys):
 def test_help_is_exit_0(capsys):
     assert qstat.main(["--help"]) == 0
     out, err = out_err(capsys)
-    assert out.startswith("usage: \n  qstat [-f] [-x] [-F json]") and err == ""
+    assert out.startswith("usage: \n  qstat [-f] [-x] [-F json | --json]") and err == ""
     assert qsub.main(["--help"]) == 0
     assert "BATCHD_RUNTIME=SECONDS" in out_err(capsys)[0]
 

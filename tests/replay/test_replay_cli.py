@@ -42,7 +42,8 @@ EXPECTED_KEYS = {
     "nodes",
     "wall_seconds",
 }
-NON_DYNP = [p for p in policy_names() if not p.startswith("dynp") and p not in ("primetime", "ga")]
+REPORTING = ("primetime", "ga", "moldable-iterative")  # add an object of their own
+NON_DYNP = [p for p in policy_names() if not p.startswith("dynp") and p not in REPORTING]
 
 
 def batchd_command() -> list[str]:
@@ -312,6 +313,17 @@ def test_summary_json_keys_ga(tmp_path: Path) -> None:
         "searches", "generations", "budget_stops", "improved_share", "avg_jobs",
         "search_seconds_mean", "search_seconds_max",
     }  # fmt: skip
+
+
+def test_summary_json_keys_moldable_iterative(tmp_path: Path) -> None:
+    summary = summary_of(
+        tmp_path, str(METRICS_SWF), "--policy", "moldable-iterative", "--nodes", "4"
+    )
+    assert set(summary) == EXPECTED_KEYS | {"moldable_iterative"}
+    assert set(summary["moldable_iterative"]) == {
+        "steps", "avg_queue", "trials", "accepted", "step_seconds_mean", "step_seconds_max",
+    }  # fmt: skip
+    assert summary["moldable_iterative"]["steps"] > 0
 
 
 def test_summary_json_keys_primetime(tmp_path: Path) -> None:

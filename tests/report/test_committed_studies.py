@@ -122,7 +122,8 @@ def test_dynp_report_is_identical_but_for_the_invocation(
 def test_grid_report_is_byte_identical(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The grid study's tables, claims and figures come again from its results.json."""
+    """The grid study's tables, claims and figures come again from its results.json, and
+    its command, run again, replays none of its runs."""
     out = copy_study(tmp_path, "grid-study", monkeypatch)
     (out.parent.parent / "conf").symlink_to(ROOT / "conf")
     committed = (ROOT / "docs" / "grid-study" / "report.md").read_text()
@@ -132,7 +133,13 @@ def test_grid_report_is_byte_identical(
     argv += ["--trace", "CTC-prob=../shared/traces/CTC-SP2-1996-3.1-cln.swf.gz"]
     argv += ["--trace", "Par-prob=../shared/traces/SDSC-Par-1996-3.1-cln.swf.gz"]
     argv += ["--jobs-per-node", "8", "--seed", "1", "--workers", "2"]
-    argv += ["--out", "docs/grid-study", "--report-only"]
+    argv += ["--out", "docs/grid-study"]
+    # The committed command itself replays nothing and leaves results.json as it is.
+    results = (out / "results.json").read_bytes()
+    assert main(argv) == 0
+    assert "456 runs (0 new, 456 reused, 0 failed), 3 figures" in capsys.readouterr().out
+    assert (out / "results.json").read_bytes() == results and not (out / "runs").exists()
+    argv.append("--report-only")
     assert main(argv) == 0
     assert "456 runs (0 new, 456 reused, 0 failed), 3 figures" in capsys.readouterr().out
     assert (out / "report.md").read_text() == committed

@@ -18,6 +18,7 @@ from batchd.report.dynp.runs import entry_identity as dynp_identity
 from batchd.report.dynp.runs import make_entry as dynp_entry
 from batchd.report.dynp.runs import results_file as dynp_results
 from batchd.report.framework import StudyError
+from batchd.report.framework.cli import Scope
 from batchd.report.framework.results import ResultsFile, run_key
 from batchd.report.framework.runs import run_missing
 from batchd.report.framework.traces import read_trace
@@ -136,7 +137,7 @@ def test_resume_reuses_exactly_the_matching_entries(tmp_path: Path) -> None:
     other = dynp_entry(dataclasses.replace(tasks[4], trace="CTC_syn"), {"made_for": "CTC"}, 1.0)
     results.save([*kept, stale, other])
 
-    runs = run_missing(tasks, fake_replay, results, reuse=True, workers=1, desc="test")
+    runs = run_missing(tasks, fake_replay, results, workers=1, desc="test")
     assert (runs.new, runs.reused, runs.failures) == (3, 3, [])
     assert runs.results[:3] == kept
     assert [e["summary"]["made_for"] for e in runs.results[3:]] == [t.label() for t in tasks[3:]]
@@ -144,18 +145,9 @@ def test_resume_reuses_exactly_the_matching_entries(tmp_path: Path) -> None:
     assert len(saved) == 8  # entries of other options stay in the file
     assert stale in saved and other in saved
 
-    again = run_missing(tasks, fake_replay, results, reuse=True, workers=1, desc="test")
+    again = run_missing(tasks, fake_replay, results, workers=1, desc="test")
     assert (again.new, again.reused) == (0, 6)
     assert again.results == runs.results
-
-
-def test_without_resume_the_file_starts_empty(tmp_path: Path) -> None:
-    tasks = _tasks()
-    results = _results(tmp_path)
-    results.save([dynp_entry(t, {"made_for": "before"}, 1.0) for t in tasks])
-    runs = run_missing(tasks, fake_replay, results, reuse=False, workers=1, desc="test")
-    assert (runs.new, runs.reused) == (6, 0)
-    assert all(e["summary"]["made_for"] != "before" for e in json.loads(results.path.read_text()))
 
 
 def test_report_only_replays_nothing_and_names_what_is_missing(tmp_path: Path) -> None:
@@ -164,9 +156,9 @@ def test_report_only_replays_nothing_and_names_what_is_missing(tmp_path: Path) -
     results.save([dynp_entry(t, {}, 1.0) for t in tasks[:4]])
     before = results.path.read_text()
     with pytest.raises(StudyError, match=r"lacks 2 of the 6 runs \(e\.g\. KTH_syn"):
-        run_missing(tasks, fake_replay, results, reuse=False, report_only=True, desc="test")
+        run_missing(tasks, fake_replay, results, scope=Scope(report_only=True), desc="test")
     assert results.path.read_text() == before
-    runs = run_missing(tasks[:4], fake_replay, results, reuse=False, report_only=True, desc="x")
+    runs = run_missing(tasks[:4], fake_replay, results, scope=Scope(report_only=True), desc="x")
     assert (runs.new, runs.reused, len(runs.results)) == (0, 4, 4)
     assert results.path.read_text() == before
 
@@ -201,7 +193,7 @@ def test_a_dynp_results_file_of_the_old_code_is_reused(tmp_path: Path) -> None:
     }
     results = _results(tmp_path)
     results.path.write_text(json.dumps([old], indent=1) + "\n")
-    runs = run_missing([TASK], fake_replay, results, reuse=True, workers=1, desc="test")
+    runs = run_missing([TASK], fake_replay, results, workers=1, desc="test")
     assert (runs.new, runs.reused, runs.results) == (0, 1, [old])
 
 
@@ -265,11 +257,9 @@ def test_a_study_runs_on_dask_with_the_same_entries(tmp_path: Path) -> None:
     tasks = _tasks()
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    local = run_missing(
-        tasks, fake_replay, _results(tmp_path / "a"), reuse=False, workers=1, desc="t"
-    )
+    local = run_missing(tasks, fake_replay, _results(tmp_path / "a"), workers=1, desc="t")
     on_dask = run_missing(
-        tasks, fake_replay, _results(tmp_path / "b"), reuse=False, workers=1, dask="local", desc="t"
+        tasks, fake_replay, _results(tmp_path / "b"), workers=1, dask="local", desc="t"
     )
     assert (on_dask.new, on_dask.failures) == (6, [])
     assert on_dask.results == local.results

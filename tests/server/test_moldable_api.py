@@ -190,6 +190,7 @@ def write_trace(path: Path, jobs: list[tuple[int, int, int, int, int, str | None
 # Each moldable policy, with parameters that make its choices differ from the defaults'.
 MOLDABLE_POLICIES = [
     ("moldable-greedy", {}),
+    ("moldable-iterative", {}),
     ("moldable-fairshare", {}),
     ("moldable-fairshare", {"obf": "2"}),
     ("moldable-efficiency", {"obf": "4", "ef": "1"}),
@@ -240,7 +241,7 @@ async def test_the_daemon_chooses_the_widths_and_times_the_replay_chooses(
     assert any(job[5] is None for job in jobs)  # and rigid jobs ran beside them
 
 
-@pytest.mark.parametrize(("policy", "params"), MOLDABLE_POLICIES[1:])
+@pytest.mark.parametrize(("policy", "params"), MOLDABLE_POLICIES[2:])
 async def test_switching_to_and_from_a_fair_share_policy_live(
     api: Api, policy: str, params: dict[str, str]
 ) -> None:
@@ -295,3 +296,21 @@ async def _count_widths(greedy: Api) -> None:
     assert sample("batchd_moldable_width_nodes_count") == 2
     assert sample("batchd_moldable_width_nodes_sum") == 9
     assert sample("batchd_moldable_width_ratio_sum") == 8 / 2 + 1
+
+
+async def test_moldable_iterative_plans_a_waiting_job_on_its_width_in_jobs_and_plan(
+    tmp_path: Path,
+) -> None:
+    async with serve(tmp_path, site_config(policy="moldable-iterative")) as api:
+        await api.submit(nodes=NODES, walltime=1000)
+        # Linear to 8 nodes: 800 s on one node is 100 s on all 8, once the rigid job ends.
+        job = await api.submit(nodes=1, nodes_max=8, speedup="downey:8:0", walltime=800)
+        assert (job["state"], job["planned_nodes"], job["nodes"]) == ("Q", 8, 1)
+        body = await api.call("alice", "GET", "/plan")
+        row = next(
+            dict(zip(body["fields"], r, strict=True)) for r in body["jobs"] if r[0] == job["seq"]
+        )
+        assert (row["nodes"], row["walltime"], row["start"]) == (8, 100, T0 + 1000)
+        api.at(1000)
+        started = await api.job(job["seq"])
+        assert (started["state"], started["nodes"], started["walltime"]) == ("R", 8, 100)

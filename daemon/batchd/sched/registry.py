@@ -267,6 +267,12 @@ def _efficiency_params() -> type[BaseModel]:
     return EfficiencyParams
 
 
+def _moldable_iterative(_params: Any, _ctx: BuildContext) -> Policy:
+    from batchd.sched.moldable_iterative import MoldableIterative
+
+    return MoldableIterative()
+
+
 def _ga(params: Any, ctx: BuildContext) -> Policy:
     from batchd.sched.ga.policy import GeneticPolicy
 
@@ -388,6 +394,15 @@ def _builtin() -> None:
             "(obf=1, ef=0.5)",
             _moldable_efficiency,
             _efficiency_params,
+        )
+    )
+    register(
+        PolicySpec(
+            "moldable-iterative",
+            "moldable jobs (seed 004, Fig. 6): at every step each waiting job from its "
+            "minimum width, one node at a time to the job gaining most while the FCFS "
+            "conservative plan's average turnaround improves",
+            _moldable_iterative,
         )
     )
 

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from batchd.model.states import JobState
+from batchd.server.jobresources import whole_nodes
 from batchd.server.records import JobRecord
 
 # The fields of JobBrief: what qstat's tables show, without hosts, comments or variables.
@@ -48,6 +49,9 @@ def job_view(
         end = job.end
     else:
         elapsed = end = None
+    if exec_host is None:
+        exec_host = [prefix + hosts[n] for n in job.nodes]
+    res = rec.resources or whole_nodes(job.width)
     return {
         "id": f"{job.id}.{server}",
         "seq": job.id,
@@ -70,7 +74,9 @@ def job_view(
         "est_start": est,
         "elapsed": elapsed,
         "machine": machine,
-        "exec_host": exec_host if exec_host is not None else [prefix + hosts[n] for n in job.nodes],
+        "exec_host": exec_host,
+        "exec_vnode": res.exec_vnode(exec_host) if exec_host else None,
+        "resource_list": res.resource_list(),
         "exit_status": rec.exit_status,
         "outcome": job.outcome or None,
         "comment": comment,

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from batchd import __version__
+from batchd.server import node_schemas as n
 from batchd.server import schemas as s
 from batchd.server.plan_schemas import PlanOut
 from batchd.server.planfeed import VERSION_PATTERN
@@ -140,9 +141,9 @@ ROUTES: tuple[Route, ...] = (
         "while nothing changed. Every role reads every job, as GET /jobs shows them.",
         not_modified=True,
     ),
-    Route("GET", "/nodes", "list nodes (qnodes)", answer=s.NodeList),
-    Route("GET", "/nodes/{name}", "one node", answer=s.NodeOut),
-    Route("PATCH", "/nodes/{name}", "offline, online or down", s.NodeChange, s.NodeOut),
+    Route("GET", "/nodes", "list nodes (qnodes)", answer=n.NodeList),
+    Route("GET", "/nodes/{name}", "one node", answer=n.NodeOut),
+    Route("PATCH", "/nodes/{name}", "offline, online or down", n.NodeChange, n.NodeOut),
     Route("GET", "/queues", "list queues (qstat -Q)", answer=s.QueueList),
     Route("GET", "/queues/{name}", "one queue", answer=s.QueueOut),
     Route("GET", "/reservations", "list reservations", answer=s.ReservationList),

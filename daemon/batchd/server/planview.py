@@ -72,8 +72,10 @@ def plan_state(svc: BatchService) -> PlanState:
             if rec is None or seq in rows:
                 continue
             est = None if start == NEVER else start
-            reason = waiting_comment(policies[job.machine].explain(job, now), rec.comment, est)
-            rows[seq] = (seq, "Q", m.index, job.width, job.estimate, est, None, None, reason)
+            policy = policies[job.machine]
+            reason = waiting_comment(policy.explain(job, now), rec.comment, est)
+            width, walltime = planned_shape(job, policy.planned_width(job))
+            rows[seq] = (seq, "Q", m.index, width, walltime, est, None, None, reason)
             waiting.append(seq)
         order.append(waiting)
     for rec in records.values():
@@ -83,6 +85,14 @@ def plan_state(svc: BatchService) -> PlanState:
         job = rec.job
         info[seq] = (job.name, rec.owner, job.queue)
     return PlanState(rows, info, order, machine_sections(svc), reservation_rows(svc))
+
+
+def planned_shape(job: Job, width: int) -> tuple[int, int]:
+    """A waiting job's width and walltime in its policy's plan (a moldable policy may plan
+    it on another width than it asked for, for the estimate its model gives there)."""
+    if width == job.width or job.mold is None:
+        return job.width, job.estimate
+    return width, job.mold.estimate_on(width)
 
 
 def _other_row(svc: BatchService, rec: JobRecord) -> Row:

@@ -11,6 +11,7 @@ from batchd.model.moldable import Moldable, Speedup
 from batchd.model.reservation import Reservation, ResvState
 from batchd.model.states import JobState
 from batchd.model.utility import Utility
+from batchd.server.jobresources import JobResources
 
 DEPEND_TYPES = ("afterok", "afternotok", "afterany")
 HOLD_ORDER = "uos"
@@ -87,6 +88,9 @@ class JobRecord:
     # runtime and walltime; ``original`` the (runtime, walltime) it was submitted with.
     parts: list[Job] = field(default_factory=list)
     original: tuple[int, int] | None = None
+    # The PBS resources admitted (chunks on nodes); None: one CPU on each of its nodes
+    # (a moldable job, a trace job, a job saved before resources).
+    resources: JobResources | None = None
 
     @property
     def seq(self) -> int:
@@ -134,6 +138,7 @@ class JobRecord:
             **({"utility": [list(p) for p in j.utility.points]} if j.utility else {}),
             **({"priority_class": j.priority_class} if j.priority_class else {}),
             **({"mold": mold_row(j.mold)} if j.mold is not None else {}),
+            **({"resources": self.resources.to_row()} if self.resources is not None else {}),
         }
 
     def _parts_row(self) -> dict[str, Any]:
@@ -212,6 +217,7 @@ class JobRecord:
             comment=row["comment"],
             exit_status=row["exit_status"],
             assigned=row.get("grid_machine"),  # rows saved before grids have none
+            resources=JobResources.from_row(row["resources"]) if row.get("resources") else None,
         )
 
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from batchd.server import listing, views
 from batchd.server.errors import ApiError, bad_request
 from batchd.server.keys import CALLER, PLAN_FEED, REGISTRY, SERVICE
+from batchd.server.node_schemas import NodeChange
 from batchd.server.openapi import (
     SiteNames,
     job_id_pattern,
@@ -30,7 +31,6 @@ from batchd.server.schemas import (
     HoldRequest,
     JobAlter,
     JobSubmit,
-    NodeChange,
     ReservationCreate,
     SchedulerChange,
     ServerChange,

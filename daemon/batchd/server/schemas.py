@@ -32,9 +32,16 @@ from batchd.model.moldable import MoldError, Speedup
 from batchd.model.text import REFUSED_CLASS, TEXT_PATTERN, check_text
 from batchd.model.times import MAX_DURATION, TIME_MAX, TIME_MIN, plausible_time, positive_duration
 from batchd.model.utility import Utility, UtilityError
+from batchd.server.resource_schemas import (
+    NODES_SPEC_DOC,
+    PLACE_DOC,
+    RESOURCES_DOC,
+    SELECT_DOC,
+    ChunkIn,
+    ResourceMap,
+)
 
 HoldType = Literal["u", "o", "s"]
-NodeAction = Literal["offline", "online", "down"]
 
 
 def _text(value: Any) -> Any:
@@ -260,6 +267,10 @@ class JobSubmit(Strict):
     utility: UtilityPoints | None = Field(None, description=UTILITY_DOC)
     nodes_max: int | None = Field(None, ge=1, description=NODES_MAX_DOC)
     speedup: SpeedupText | None = Field(None, description=SPEEDUP_DOC)
+    select: list[ChunkIn] | None = Field(None, min_length=1, max_length=64, description=SELECT_DOC)
+    place: Text | None = Field(None, max_length=200, description=PLACE_DOC)
+    nodes_spec: Text | None = Field(None, max_length=1000, description=NODES_SPEC_DOC)
+    resources: ResourceMap = Field(default_factory=dict, description=RESOURCES_DOC)
 
     @field_validator("walltime", mode="before")
     @classmethod
@@ -328,6 +339,14 @@ class JobOut(BaseModel):
     exec_host: list[str] = Field(
         description="node names it runs (or ran) on; on a grid site MACHINE/NODE"
     )
+    exec_vnode: str | None = Field(
+        None, description="its chunks on its nodes, as PBS shows them: (NODE:ncpus=C:mem=M)+..."
+    )
+    resource_list: dict[str, str] = Field(
+        default_factory=dict,
+        description="Resource_List as PBS shows it but walltime: select, place, ncpus, nodect, "
+        "mem, mpiprocs, nodes (old syntax), the site's per-job resources",
+    )
     exit_status: int | None
     outcome: str | None = Field(
         description="ok | walltime | cancelled | node_fail | overflow (killed at its queue "
@@ -354,7 +373,8 @@ class JobOut(BaseModel):
     planned_nodes: int | None = Field(
         None,
         description="a waiting moldable job: the width the policy plans to start it with "
-        "(moldable-greedy's choice; the requested width under other policies)",
+        "(moldable-greedy's choice, moldable-iterative's in its last plan; the requested "
+        "width under other policies)",
     )
 
 
@@ -388,33 +408,6 @@ class JobBriefList(BaseModel):
     now: int
     jobs: list[JobBrief]
     next: int | None
-
-
-# -- nodes ---------------------------------------------------------------------
-
-
-class NodeOut(BaseModel):
-    name: str
-    index: int
-    machine: str
-    state: str = Field(description="free | job-exclusive | resv-exclusive | offline | down, ...")
-    jobs: list[str]
-    reservation: str | None
-    comment: str | None
-
-
-class NodeList(BaseModel):
-    server: str
-    now: int
-    nodes: list[NodeOut]
-    grid: str | None = Field(
-        None, description="the grid structure over the machines (qnodes groups by machine)"
-    )
-
-
-class NodeChange(Strict):
-    state: NodeAction
-    comment: Text | None = Field(None, max_length=1000)
 
 
 # -- queues --------------------------------------------------------------------

@@ -9,13 +9,16 @@ from __future__ import annotations
 from typing import Any
 
 from batchd import __version__
+from batchd.model.chunks import NodeShape, Value, show_value
 from batchd.model.job import Job
 from batchd.model.reservation import Reservation
+from batchd.model.sizes import format_size
 from batchd.model.states import JobState
 from batchd.server.jobview import brief_of, job_view
 from batchd.server.records import JobRecord
 from batchd.server.service import BatchService
 from batchd.site.config import QueueConfig
+from batchd.site.resources import show
 
 
 def job_out(
@@ -73,7 +76,11 @@ def waiting_comment(why: str | None, comment: str | None, est: int | None) -> st
 
 
 def node_out(
-    svc: BatchService, machine: int, index: int, holders: dict[int, Job | Reservation]
+    svc: BatchService,
+    machine: int,
+    index: int,
+    holders: dict[int, Job | Reservation],
+    shape: NodeShape | None = None,
 ) -> dict[str, Any]:
     states: list[str] = []
     jobs: list[str] = []
@@ -92,22 +99,64 @@ def node_out(
         resv = svc.resv_id(holder.id)
     if not states:
         states.append("free")
+    name = svc.nodes.name(machine, index)
+    shape = shape or svc.site.node_shape(machine)
+    used = _assigned(svc, holder, index) if isinstance(holder, Job) else {}
     return {
-        "name": svc.nodes.name(machine, index),
+        "name": name,
         "index": index,
         "machine": svc.nodes.machine_names[machine],
         "state": ",".join(states),
         "jobs": jobs,
         "reservation": resv,
         "comment": comment,
+        "sharing": "default_shared" if svc.site.machine[machine].shared else "default_excl",
+        "resources_available": _available(svc, name, shape),
+        "resources_assigned": _shown(svc, shape, used),
     }
+
+
+def _assigned(svc: BatchService, holder: Job, index: int) -> dict[str, int]:
+    """What the chunks of the job on a node take of it."""
+    rec = svc.records.get(holder.id)
+    res = rec.resources if rec is not None and not rec.parts else None
+    if res is None:
+        return {"ncpus": 1}
+    return res.on_node(holder.nodes.index(index))
+
+
+def _available(svc: BatchService, name: str, shape: NodeShape) -> dict[str, str]:
+    out = {"host": name, "ncpus": str(shape.ncpus), "vnode": name}
+    if shape.mem is not None:
+        out["mem"] = format_size(shape.mem)
+    for res_name, amount in shape.amounts.items():
+        out[res_name] = _show(svc, res_name, amount)
+    for res_name, value in shape.values.items():
+        out[res_name] = _show(svc, res_name, value)
+    return dict(sorted(out.items()))
+
+
+def _shown(svc: BatchService, shape: NodeShape, used: dict[str, int]) -> dict[str, str]:
+    """resources_assigned: the consumables of the node, zero when unused (as pbsnodes)."""
+    out = {"ncpus": str(used.get("ncpus", 0))}
+    if shape.mem is not None:
+        out["mem"] = format_size(used.get("mem", 0)) if used.get("mem") else "0kb"
+    for res_name in shape.amounts:
+        out[res_name] = _show(svc, res_name, used.get(res_name, 0))
+    return dict(sorted(out.items()))
+
+
+def _show(svc: BatchService, name: str, value: Value) -> str:
+    res = svc.site.resource_named(name)
+    return show(res, value) if res is not None else show_value(value)
 
 
 def node_list(svc: BatchService) -> dict[str, Any]:
     nodes = []
     for machine, names in enumerate(svc.nodes.names):
         holders = svc.nodes.holders(svc.engine, machine)
-        nodes += [node_out(svc, machine, i, holders) for i in range(len(names))]
+        shape = svc.site.node_shape(machine)
+        nodes += [node_out(svc, machine, i, holders, shape) for i in range(len(names))]
     grid = svc.scheduler.grid
     out: dict[str, Any] = {"server": svc.server, "now": svc.now, "nodes": nodes}
     if grid is not None:

@@ -29,12 +29,15 @@ from batchd.model.calendar import (
     PrimeCalendar,
     resolve_timezone,
 )
+from batchd.model.chunks import NodeShape
 from batchd.model.holidays import load_holidays
 from batchd.model.machine import Grid, Machine
+from batchd.model.sizes import SizeError, parse_size
 from batchd.model.spans import WindowError, describe, parse_window
 from batchd.model.text import check_text
 from batchd.model.times import positive_duration
 from batchd.sched.queues import QueueSpec
+from batchd.site.resources import ResourceConfig, convert
 
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
@@ -59,6 +62,28 @@ class MachineConfig(BaseModel):
     description: Text = ""
     node_prefix: str = Field("node", pattern=r"^[A-Za-z][A-Za-z0-9_-]*$", max_length=32)
     cores_per_node: int | None = Field(None, gt=0, le=100_000)
+    # Memory of each node in bytes (a PBS size in the file: "512mb"); None: not limited.
+    mem_per_node: int | None = Field(None, gt=0)
+    # Several chunks of a job packed on a node by default (place=free), instead of one
+    # chunk per node (scatter); the scheduler still gives each job whole nodes.
+    shared: bool = Field(False, strict=True)
+    # The values of the site's per-node [[resource]]s on every node of this machine.
+    resources: dict[str, int | str | bool] = Field(default_factory=dict)
+
+    @field_validator("mem_per_node", mode="before")
+    @classmethod
+    def _mem(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                return parse_size(value)
+            except SizeError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    @property
+    def ncpus(self) -> int:
+        """Cores of each node: cores_per_node, 1 when unset."""
+        return self.cores_per_node or 1
 
     def node_names(self) -> list[str]:
         digits = max(3, len(str(self.nodes)))
@@ -228,6 +253,33 @@ class SiteConfig(BaseModel):
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     queue: list[QueueConfig] = Field(default_factory=list)
     grid_table: GridConfig | None = Field(None, alias="grid")  # [grid]; grid() is the machines
+    resource: list[ResourceConfig] = Field(default_factory=list)  # [[resource]]: custom ones
+
+    def resource_named(self, name: str) -> ResourceConfig | None:
+        for r in self.resource:
+            if r.name == name:
+                return r
+        return None
+
+    def size_resources(self) -> frozenset[str]:
+        """The custom resources of type size (shown with a unit)."""
+        return frozenset(r.name for r in self.resource if r.type == "size")
+
+    def node_shape(self, machine: int) -> NodeShape:
+        """What each node of a machine has, for placing chunks."""
+        m = self.machine[machine]
+        amounts: dict[str, int] = {}
+        values: dict[str, int | str | bool] = {}
+        for name, value in m.resources.items():
+            res = self.resource_named(name)
+            if res is not None and res.consumable and isinstance(value, int):
+                amounts[name] = value
+            else:
+                values[name] = value
+        for res in self.resource:  # a consumable per-node resource a machine lacks: none
+            if res.per == "node" and res.consumable and res.name not in m.resources:
+                amounts[res.name] = 0
+        return NodeShape(m.ncpus, m.mem_per_node, amounts, values)
 
     @property
     def server_name(self) -> str:
@@ -306,6 +358,29 @@ def _where(loc: tuple[int | str, ...]) -> str:
     return out or "(top level)"
 
 
+def _check_resources(path: Path, site: SiteConfig) -> None:
+    """Resource names unique; each machine's values of declared per-node ones, typed."""
+    seen: set[str] = set()
+    for i, defined in enumerate(site.resource):
+        if defined.name in seen:
+            raise ConfigError(f"{path}: resource[{i}].name: {defined.name!r} is defined twice")
+        seen.add(defined.name)
+    for i, m in enumerate(site.machine):
+        for name, value in m.resources.items():
+            key = f"machine[{i}].resources.{name}"
+            res = site.resource_named(name)
+            if res is None or res.per != "node":
+                declared = [r.name for r in site.resource if r.per == "node"]
+                raise ConfigError(
+                    f"{path}: {key}: not a per-node [[resource]] of this site (declared: "
+                    f"{', '.join(declared) or 'none'})"
+                )
+            try:
+                m.resources[name] = convert(res, value)
+            except ValueError as exc:
+                raise ConfigError(f"{path}: {key}: {exc}") from None
+
+
 def load_site(path: str | Path) -> SiteConfig:
     path = Path(path)
     try:
@@ -324,6 +399,7 @@ def load_site(path: str | Path) -> SiteConfig:
     names = [m.name for m in site.machine]
     if len(set(names)) != len(names):
         raise ConfigError(f"{path}: machine names must be unique, got {names}")
+    _check_resources(path, site)
     if len(site.machine) > 1:
         seen: dict[str, str] = {}
         for i, m in enumerate(site.machine):

@@ -33,6 +33,22 @@ def add_executor_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_shard_options(group: Any) -> None:
+    """``--shard I/N`` and ``--collect`` (an array job without a scheduler), into a
+    mutually exclusive group; ``Shard.parse`` checks ``I/N`` when the command runs."""
+    group.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="run only shard I (from 0) of N, e.g. $SLURM_ARRAY_TASK_ID/10, and write no "
+        "outputs; then --collect",
+    )
+    group.add_argument(
+        "--collect",
+        action="store_true",
+        help="run nothing: write the outputs from the runs the shards stored",
+    )
+
+
 def executor_spec(args: argparse.Namespace) -> ExecutorSpec:
     return ExecutorSpec(workers=args.workers, dask=args.dask)
 
@@ -48,25 +64,15 @@ def add_sweep_command(sub: Any) -> None:
     sw.add_argument("experiment", help="experiment file (TOML with a [sweep] table)")
     sw.add_argument("--out", required=True, metavar="DIR", help="output directory")
     add_executor_options(sw)
-    many = sw.add_mutually_exclusive_group()
-    many.add_argument(
-        "--shard",
-        metavar="I/N",
-        help="run only shard I (from 0) of N, e.g. $SLURM_ARRAY_TASK_ID/10, and write no "
-        "outputs; then --collect",
-    )
-    many.add_argument(
-        "--collect",
-        action="store_true",
-        help="run nothing: write the outputs from the runs the shards stored",
-    )
+    add_shard_options(sw.add_mutually_exclusive_group())
     sw.set_defaults(func=cmd_sweep)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from batchd.sweep.driver import Shard, SweepOptions, run_sweep
+    from batchd.sweep.driver import SweepOptions, run_sweep
+    from batchd.sweep.shard import Shard
 
     opts = SweepOptions(
         experiment=Path(args.experiment),

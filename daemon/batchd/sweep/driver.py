@@ -28,28 +28,11 @@ from batchd.sweep.output import (
 )
 from batchd.sweep.plan import Run, plan_runs
 from batchd.sweep.progress import Progress
+from batchd.sweep.shard import Shard
 from batchd.sweep.spec import ExecutorSpec
-from batchd.sweep.store import RunStore
+from batchd.sweep.store import Record, RunStore
 from batchd.sweep.table import results_table
-from batchd.sweep.work import Record, run_one
-
-
-@dataclass(frozen=True)
-class Shard:
-    """Shard ``index`` (from 0) of ``count``: the runs whose position mod ``count`` is it."""
-
-    index: int
-    count: int
-
-    @classmethod
-    def parse(cls, text: str) -> Shard:
-        head, sep, tail = text.partition("/")
-        if not (sep and head.isdigit() and tail.isdigit()) or not 0 <= int(head) < int(tail):
-            raise SweepError(f"--shard {text!r}: expected I/N with 0 <= I < N, e.g. 0/8")
-        return cls(int(head), int(tail))
-
-    def owns(self, run: Run) -> bool:
-        return run.index % self.count == self.index
+from batchd.sweep.work import run_one
 
 
 @dataclass
@@ -92,7 +75,7 @@ def run_sweep(opts: SweepOptions) -> SweepOutcome:
     store = RunStore(opts.out)
     keys = [run.key() for run in runs]
     stored = store.done(keys)
-    mine = [r for r in runs if opts.shard is None or opts.shard.owns(r)]
+    mine = [r for r in runs if opts.shard is None or opts.shard.owns(r.index)]
     todo = [r for r in mine if keys[r.index] not in stored]
     if opts.collect and todo:
         raise SweepError(

@@ -2,23 +2,28 @@
 
 A record is written to a temporary file in the same directory, flushed to disk
 and renamed over its name, so a crash leaves either the whole record or none
-(never half of one) and never touches the records already there. A sweep that
-starts again reads the records of its keys and runs only the others; records of
-other keys (another experiment in the same directory) are left alone. Each key is
-written once: a run a lost worker's retry finishes twice is recorded once.
+(never half of one) and never touches the records already there. A sweep (or a
+study of ``batchd report``) that starts again reads the records of its keys and
+runs only the others; records of other keys (another experiment in the same
+directory) are left alone. Each key is written once: a run a lost worker's retry
+finishes twice is recorded once. Processes that store different keys in the same
+directory at once (the shards of an array job) never write the same file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from batchd.sweep import SweepError
-from batchd.sweep.work import Record
 
 RUNS_DIR = "runs"
+
+Record = dict[str, Any]  # plain JSON data with the run's "key"
 
 
 class RunStore:
@@ -64,6 +69,19 @@ class RunStore:
         if not isinstance(record, dict) or record.get("key") != key:
             raise SweepError(f"{path}: not the record of run {key}; remove it to rerun the run")
         return record
+
+    def remove(self, keys: Iterable[str]) -> int:
+        """Delete the records of ``keys`` (the folder too, once empty); how many went."""
+        removed = 0
+        for key in keys:
+            try:
+                self.path(key).unlink()
+            except FileNotFoundError:
+                continue
+            removed += 1
+        with contextlib.suppress(OSError):  # other records (or no folder) stay as they are
+            self.folder.rmdir()
+        return removed
 
     def all_keys(self) -> set[str]:
         """Every key with a record."""

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from batchd.sweep.work import Record
+from batchd.sweep.store import Record
 
 TRAILER = ("key", "batchd_version", "trace_sha256")
 

@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from batchd.sweep.plan import Run
+from batchd.sweep.store import Record
 
 # Summary fields that measure this machine's wall clock, not the schedule (matched
 # on the last part of a dotted name): kept in the record's timing, out of the results.
@@ -23,8 +24,6 @@ WALL_CLOCK_FIELDS = frozenset(
         "search_seconds_max",
     }
 )
-
-Record = dict[str, Any]
 
 
 def split_timing(summary: dict[str, Any], prefix: str = "") -> dict[str, Any]:

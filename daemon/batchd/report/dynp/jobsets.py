@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from batchd.report.framework import StudyError
+from batchd.report.framework.files import write_in_place
 from batchd.report.framework.traces import (
     check_unique,
     existing,
@@ -69,7 +71,7 @@ def _synthetic_trace(
     generated = generate_jobs(model, jobs, seed=seed)
     jobset = out / JOBSETS_DIR / f"{base}_syn.swf"
     jobset.parent.mkdir(parents=True, exist_ok=True)
-    write_generated_swf(jobset, generated, model, seed)
+    write_in_place(jobset, partial(write_generated_swf, jobs=generated, model=model, seed=seed))
     name = f"{base}_syn"
     return TraceSpec(
         name=name,

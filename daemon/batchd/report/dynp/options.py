@@ -11,6 +11,7 @@ from pathlib import Path
 from batchd.argtypes import MAX_NODES, SHRINK_RANGE, int_in, seed
 from batchd.report.framework import StudyError
 from batchd.report.framework.cli import (
+    Scope,
     add_out_option,
     add_reuse_options,
     add_trace_option,
@@ -36,8 +37,7 @@ class StudyOptions:
     nodes_for: dict[str, int] = field(default_factory=dict)
     perfect_estimates: bool = False
     configs: str = "default"
-    resume: bool = False
-    report_only: bool = False
+    scope: Scope = field(default_factory=Scope)
     command: str = ""
 
 
@@ -111,7 +111,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "basic: FCFS/SJF/LJF-cons only; as-queued: default + dynP with "
         "fcfs_candidate=as-queued (3 qualities) and as-queued-sjf (ARTwW)",
     )
-    add_reuse_options(parser, resume_default=False)
+    add_reuse_options(parser)
     parser.set_defaults(func=cmd_report_dynp)
 
 
@@ -143,15 +143,18 @@ def options_from_args(args: argparse.Namespace) -> StudyOptions:
         nodes_for=parse_nodes_for(args.nodes_for),
         perfect_estimates=args.perfect_estimates,
         configs=args.configs,
-        resume=args.resume,
-        report_only=args.report_only,
+        scope=Scope.from_args(args),
         command=command_line(args),
     )
 
 
 def cmd_report_dynp(args: argparse.Namespace) -> int:
     from batchd.report.dynp.study import run_study
-    from batchd.report.framework.runs import finish
+    from batchd.report.framework.runs import conclude
 
-    outcome = run_study(options_from_args(args))
-    return finish(outcome, lambda t: f"{t.trace} shrink {t.shrink:.2f} {t.config.name}")
+    opts = options_from_args(args)
+    return conclude(
+        lambda: run_study(opts),
+        opts.out,
+        lambda t: f"{t.trace} shrink {t.shrink:.2f} {t.config.name}",
+    )

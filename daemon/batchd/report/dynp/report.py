@@ -11,10 +11,12 @@ from batchd.report.dynp.configs import CANDIDATE_QUALITIES, dynp_label
 from batchd.report.dynp.jobsets import TraceSpec
 from batchd.report.dynp.runs import Task
 from batchd.report.framework.markdown import (
+    collected_lines,
     discussion_section,
     failures_section,
     figures_section,
     fmt_int,
+    from_results,
     markdown_table,
     provenance_lines,
     runtimes_section,
@@ -35,8 +37,9 @@ def _header(meta: Mapping[str, Any]) -> list[str]:
         "",
         *provenance_lines(meta),
         f"- Runs: {meta['new'] + meta['reused']} ({meta['new']} run now in {meta['workers']} "
-        f"worker processes, {meta['reused']} reused from {RESULTS_FILE}); "
+        f"worker processes, {from_results(meta)} reused from {RESULTS_FILE}); "
         f"study wall time {meta['seconds']:.1f} s",
+        *collected_lines(meta),
         f"- Configurations: `{meta['configs']}`; runtime estimates: {estimates}; "
         f"synthetic sets: {meta['jobs']:,} jobs, seed {meta['seed']}",
         "",

@@ -135,5 +135,4 @@ def results_file(out: Path, traces: Sequence[str], configs: Sequence[str]) -> Re
         out / RESULTS_FILE,
         entry_identity,
         order=lambda entries: order_entries(entries, traces, configs),
-        hint="remove it or drop --resume",
     )

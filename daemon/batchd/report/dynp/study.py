@@ -12,7 +12,10 @@ from batchd.report.framework.runs import StudyOutcome, run_missing
 
 
 def run_study(opts: StudyOptions) -> StudyOutcome[Task]:
-    """Generate the job sets, run (or reuse) every replay, write results.json and report.md."""
+    """Generate the job sets, run (or reuse) every replay, write results.json and report.md.
+
+    A shard (``opts.scope.shard``) stops after its replays and writes neither.
+    """
     began = started()
     configs = config_set(opts.configs)
     check_policies(configs)
@@ -27,14 +30,15 @@ def run_study(opts: StudyOptions) -> StudyOutcome[Task]:
         tasks,
         run_task,
         results_file(opts.out, names, config_names),
-        reuse=opts.resume,
-        report_only=opts.report_only,
+        scope=opts.scope,
         workers=opts.workers,
         dask=opts.dask,
         desc="dynp study",
     )
+    if opts.scope.shard is not None:
+        return StudyOutcome(runs, elapsed(began))
     results = order_entries(runs.results, names, config_names)
-    meta = study_meta(opts.command, runs.workers, runs.new, runs.reused)
+    meta = study_meta(opts.command, runs)
     meta.update(
         jobs=opts.jobs,
         seed=opts.seed,
@@ -43,6 +47,4 @@ def run_study(opts: StudyOptions) -> StudyOutcome[Task]:
         seconds=elapsed(began),
     )
     report, figures = write_report(opts.out, specs, results, meta, runs.failures)
-    return StudyOutcome(
-        report, results, runs.new, runs.reused, runs.failures, meta["seconds"], figures
-    )
+    return StudyOutcome(runs, meta["seconds"], report, figures)

@@ -1,12 +1,18 @@
 """What every study report shares, so that a study writes only its runs, tables and text.
 
 - ``cli``: the options every study has (``--trace``, ``--workers``, ``--dask``,
-  ``--out``, ``--resume``, ``--report-only``) and the command-line echo; standard library
-  only, so building the ``batchd`` parser stays cheap.
+  ``--out``, ``--resume``, ``--report-only``, ``--shard I/N``, ``--collect``: the
+  ``Scope`` of an invocation) and the command-line echo; standard library only, so
+  building the ``batchd`` parser stays cheap.
 - ``traces``: a trace file's short name, digest and header facts.
 - ``results``: OUT/results.json, one entry per run, keyed by the run's content.
-- ``runs``: run what the results file lacks on the sweep's executors (``pool``:
-  local processes or Dask), then report the outcome on the terminal.
+- ``stored``: results.json and OUT/runs/KEY.json (the sweep's store: one record per
+  run, written as it finishes), combined into results.json by a pass that writes the
+  outputs.
+- ``runs``: run what is not stored yet (all of it, or a shard's share) on the sweep's
+  executors (``pool``: local processes or Dask), then report the outcome on the
+  terminal.
+- ``files``: input files a study makes in OUT, written so that parallel shards can.
 - ``meta``: who made the report (command, date, machine), kept in OUT/study.json.
 - ``markdown``: tables, number formats and the sections every report has.
 - ``plots``: matplotlib details both studies' figures share.

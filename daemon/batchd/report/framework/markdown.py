@@ -48,6 +48,22 @@ def provenance_lines(meta: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def from_results(meta: Mapping[str, Any]) -> int:
+    """How many of an invocation's reused runs came from results.json (not from OUT/runs)."""
+    return int(meta["reused"]) - int(meta.get("collected") or 0)
+
+
+def collected_lines(meta: Mapping[str, Any]) -> list[str]:
+    """The header's line on the runs an invocation took from OUT/runs; none if it took none."""
+    count = int(meta.get("collected") or 0)
+    if not count:
+        return []
+    return [
+        f"- {count:,} runs taken from the records in runs/, stored there as they finished by "
+        "the shards of an array job (`--shard I/N`) or by an invocation that was stopped"
+    ]
+
+
 def figures_section(
     figures: Sequence[tuple[str, Path | None]], *, heading: str, missing: str
 ) -> list[str]:

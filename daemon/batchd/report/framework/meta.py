@@ -8,9 +8,12 @@ import platform
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from batchd.report.framework.cli import invoked_command
+
+if TYPE_CHECKING:
+    from batchd.report.framework.runs import Runs
 
 META_FILE = "study.json"  # command, date and wall time of the last invocation that replayed
 
@@ -29,10 +32,12 @@ def elapsed(since: float) -> float:
     return time.perf_counter() - since
 
 
-def study_meta(command: str, workers: int, new: int, reused: int) -> dict[str, Any]:
+def study_meta(command: str, runs: Runs[Any]) -> dict[str, Any]:
     """The facts of this invocation; ``command`` is every option spelled out.
 
-    A study adds its own options and sets ``seconds`` when its runs are done.
+    ``collected``: runs of ``reused`` taken from records in OUT/runs, replayed by shards
+    (``--shard I/N``) or by an invocation that was stopped. A study adds its own options
+    and sets ``seconds`` when its runs are done.
     """
     from batchd import __version__
 
@@ -44,9 +49,10 @@ def study_meta(command: str, workers: int, new: int, reused: int) -> dict[str, A
         "python": platform.python_version(),
         "platform": platform.platform(),
         "batchd": __version__,
-        "workers": workers,
-        "new": new,
-        "reused": reused,
+        "workers": runs.workers,
+        "new": runs.new,
+        "reused": runs.reused,
+        "collected": runs.collected,
     }
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,14 +53,13 @@ class ResultsFile:
     ``identity`` gives an entry's identity (a ``KeyError`` when a field is
     missing), the same dict the run that made it gives; ``order`` sorts entries
     for writing; ``one_per_line`` writes one run a line instead of indented
-    JSON; ``hint`` ends the messages about a file that cannot be read.
+    JSON.
     """
 
     path: Path
     identity: Callable[[Mapping[str, Any]], Identity]
     order: Callable[[Iterable[Entry]], list[Entry]] = list
     one_per_line: bool = False
-    hint: str = "remove it to replay"
 
     def key(self, entry: Mapping[str, Any]) -> str:
         return run_key(self.identity(entry))
@@ -71,9 +71,9 @@ class ResultsFile:
         try:
             data = json.loads(self.path.read_text())
         except json.JSONDecodeError as exc:
-            raise StudyError(f"{self.path}: not valid JSON ({exc}); {self.hint}") from None
+            raise StudyError(f"{self.path}: not valid JSON ({exc}); remove it to replay") from None
         if not isinstance(data, list) or not all(isinstance(e, dict) for e in data):
-            raise StudyError(f"{self.path}: expected a list of results; {self.hint}")
+            raise StudyError(f"{self.path}: expected a list of results; remove it to replay")
         try:
             return {self.key(entry): entry for entry in data}
         except KeyError as exc:
@@ -82,7 +82,8 @@ class ResultsFile:
             ) from None
 
     def save(self, entries: Iterable[Entry]) -> None:
-        """Write atomically, so an interrupted study leaves a readable file."""
+        """Write atomically and flushed to disk: a crash leaves the old file or the new one,
+        and the run records combined into it may be removed once it is written."""
         ordered = self.order(entries)
         if not self.one_per_line:
             text = json.dumps(list(ordered), indent=1) + "\n"
@@ -92,5 +93,8 @@ class ResultsFile:
         else:
             text = "[]\n"
         tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(text)
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
         tmp.replace(self.path)

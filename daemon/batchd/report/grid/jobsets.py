@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from batchd.report.framework.files import write_in_place
 from batchd.report.framework.traces import existing, file_digest
 
 JOBSETS_DIR = "jobsets"
@@ -120,9 +122,15 @@ def make_jobsets(
                     model, count, seed=seed, scale_to_nodes=config.nodes, double=double
                 )
                 file = folder / f"{name}_{config.name}{'_x2' if double else ''}.swf"
-                write_generated_swf(
-                    file, jobs, model, seed, scale_to_nodes=config.nodes, double=double
+                write = partial(
+                    write_generated_swf,
+                    jobs=jobs,
+                    model=model,
+                    seed=seed,
+                    scale_to_nodes=config.nodes,
+                    double=double,
                 )
+                write_in_place(file, write)
                 facts = jobset_facts(jobs, config.nodes, config.widest)
                 sets.append(
                     JobSet(

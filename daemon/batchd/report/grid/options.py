@@ -10,6 +10,7 @@ from pathlib import Path
 from batchd.argtypes import int_in, seed
 from batchd.report.framework import StudyError
 from batchd.report.framework.cli import (
+    Scope,
     add_out_option,
     add_reuse_options,
     add_workers_option,
@@ -36,8 +37,7 @@ class StudyOptions:
     workers: int | None = None
     dask: str | None = None  # --dask: local, or a scheduler's address
     out: Path = Path(DEFAULT_OUT)
-    resume: bool = False
-    report_only: bool = False
+    scope: Scope = field(default_factory=Scope)
     command: str = ""
 
 
@@ -83,7 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--seed", type=seed, default=1, help="seed of the job sets and of every replay")
     add_workers_option(parser)
     add_out_option(parser, DEFAULT_OUT)
-    add_reuse_options(parser, resume_default=False)
+    add_reuse_options(parser)
     parser.set_defaults(func=cmd_report_grid)
 
 
@@ -114,14 +114,14 @@ def options_from_args(args: argparse.Namespace) -> StudyOptions:
         workers=args.workers,
         dask=args.dask,
         out=Path(args.out),
-        resume=args.resume,
-        report_only=args.report_only,
+        scope=Scope.from_args(args),
         command=command_line(args),
     )
 
 
 def cmd_report_grid(args: argparse.Namespace) -> int:
-    from batchd.report.framework.runs import finish
+    from batchd.report.framework.runs import conclude
     from batchd.report.grid.study import run_study
 
-    return finish(run_study(options_from_args(args)), lambda run: run.label())
+    opts = options_from_args(args)
+    return conclude(lambda: run_study(opts), opts.out, lambda run: run.label())

@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from batchd.report.framework.markdown import (
+    collected_lines,
     discussion_section,
     failures_section,
     figures_section,
+    from_results,
     provenance_lines,
     runtimes_section,
 )
@@ -89,9 +91,10 @@ def _header(meta: Mapping[str, Any], models: Mapping[str, Mapping[str, Any]]) ->
         "replay --grid` (docs/grid.md) on the four configurations of Table 1.",
         "",
         *provenance_lines(made),
-        f"- Runs: {meta['new'] + meta['reused']}; {made['new']} replayed ({made['reused']} "
+        f"- Runs: {meta['new'] + meta['reused']}; {made['new']} replayed ({from_results(made)} "
         f"reused from {RESULTS_FILE}) in {made['workers']} worker processes in "
         f"{made['seconds']:.1f} s of wall time in all",
+        *collected_lines(made),
     ]
     if made is not meta:
         lines.append(

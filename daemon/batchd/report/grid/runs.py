@@ -158,5 +158,4 @@ def results_file(out: Path, order: Sequence[str]) -> ResultsFile:
         entry_identity,
         order=lambda entries: order_entries(entries, order),
         one_per_line=True,
-        hint="remove it or drop --resume",
     )

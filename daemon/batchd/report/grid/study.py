@@ -37,21 +37,20 @@ def run_study(opts: StudyOptions) -> StudyOutcome[Run]:
         runs,
         run_task,
         results_file(opts.out, order),
-        reuse=opts.resume,
-        report_only=opts.report_only,
+        scope=opts.scope,
         workers=opts.workers,
         dask=opts.dask,
         desc="grid study",
     )
+    if opts.scope.shard is not None:
+        return StudyOutcome(done, elapsed(began))
     results = order_entries(done.results, order)
-    meta = study_meta(opts.command, done.workers, done.new, done.reused)
+    meta = study_meta(opts.command, done)
     meta.update(jobs_per_node=opts.jobs_per_node, seed=opts.seed, seconds=elapsed(began))
     meta_path = opts.out / META_FILE
-    if done.new:
+    if done.new or done.collected:
         save_meta(meta_path, meta)
     else:
         meta["replayed_by"] = previous_meta(meta_path)
     report, figures = write_report(opts.out, configs, sets, models, results, meta, done.failures)
-    return StudyOutcome(
-        report, results, done.new, done.reused, done.failures, meta["seconds"], figures
-    )
+    return StudyOutcome(done, meta["seconds"], report, figures)

@@ -10,6 +10,7 @@ from pathlib import Path
 from batchd.argtypes import MAX_NODES, positive_int
 from batchd.report.framework import StudyError
 from batchd.report.framework.cli import (
+    Scope,
     add_out_option,
     add_reuse_options,
     add_trace_option,
@@ -34,7 +35,7 @@ class StudyOptions:
     workers: int | None = None
     dask: str | None = None  # --dask: local, or a scheduler's address
     out: Path = Path(DEFAULT_OUT)
-    report_only: bool = False
+    scope: Scope = field(default_factory=Scope)
     must_fit: bool = True
     command: str = ""
 
@@ -143,7 +144,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_workers_option(parser)
     add_out_option(parser, DEFAULT_OUT)
-    add_reuse_options(parser, resume_default=True)
+    add_reuse_options(parser)
     parser.set_defaults(func=cmd_report_primetime)
 
 
@@ -173,14 +174,15 @@ def options_from_args(args: argparse.Namespace) -> StudyOptions:
         workers=args.workers,
         dask=args.dask,
         out=Path(args.out),
-        report_only=args.report_only,
+        scope=Scope.from_args(args),
         must_fit=args.must_fit == "true",
         command=command_line(args),
     )
 
 
 def cmd_report_primetime(args: argparse.Namespace) -> int:
-    from batchd.report.framework.runs import finish
+    from batchd.report.framework.runs import conclude
     from batchd.report.primetime.study import run_study
 
-    return finish(run_study(options_from_args(args)), lambda run: run.label())
+    opts = options_from_args(args)
+    return conclude(lambda: run_study(opts), opts.out, lambda run: run.label())

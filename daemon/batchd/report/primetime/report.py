@@ -8,10 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from batchd.report.framework.markdown import (
+    collected_lines,
     discussion_section,
     failures_section,
     figures_section,
     fmt_float,
+    from_results,
     markdown_table,
     provenance_lines,
     runtimes_section,
@@ -52,14 +54,15 @@ def _header(meta: Mapping[str, Any], opts: StudyOptions) -> list[str]:
         *provenance_lines(made),
         f"- Runs: {meta['new'] + meta['reused']}; {made['new']} replayed in {made['workers']} "
         f"worker processes in {made['seconds']:.1f} s of wall time",
+        *collected_lines(made),
     ]
     if made is not meta:
         lines.append(
             f"- Report written again from {RESULTS_FILE} (no replays) by `{meta['command']}` "
             f"on {meta['date']}"
         )
-    elif meta["reused"]:
-        lines.append(f"- {meta['reused']} of the runs were reused from {RESULTS_FILE}")
+    elif from_results(meta):
+        lines.append(f"- {from_results(meta)} of the runs were reused from {RESULTS_FILE}")
     disciplines = ", ".join(discipline_title(d) for d in opts.disciplines)
     jobs = "all" if opts.first is None else f"the first {opts.first:,} lines"
     lines += [

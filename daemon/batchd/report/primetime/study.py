@@ -35,20 +35,19 @@ def run_study(opts: StudyOptions) -> StudyOutcome[Run]:
         runs,
         run_task,
         results_file(opts.out),
-        reuse=True,
-        report_only=opts.report_only,
+        scope=opts.scope,
         workers=opts.workers,
         dask=opts.dask,
         desc="primetime study",
     )
-    meta = study_meta(opts.command, done.workers, done.new, done.reused)
+    if opts.scope.shard is not None:
+        return StudyOutcome(done, elapsed(began))
+    meta = study_meta(opts.command, done)
     meta["seconds"] = elapsed(began)
     meta_path = opts.out / META_FILE
-    if done.new:
+    if done.new or done.collected:
         save_meta(meta_path, meta)
     else:
         meta["replayed_by"] = previous_meta(meta_path)
     report, figures = write_report(opts, specs, nodes, done.results, meta, done.failures)
-    return StudyOutcome(
-        report, done.results, done.new, done.reused, done.failures, meta["seconds"], figures
-    )
+    return StudyOutcome(done, meta["seconds"], report, figures)

@@ -10,6 +10,7 @@ from pathlib import Path
 from batchd.argtypes import int_in, node_count
 from batchd.report.framework import StudyError
 from batchd.report.framework.cli import (
+    Scope,
     add_out_option,
     add_reuse_options,
     add_workers_option,
@@ -51,7 +52,7 @@ class StudyOptions:
     workers: int | None = None
     dask: str | None = None  # --dask: local, or a scheduler's address
     out: Path = Path(DEFAULT_OUT)
-    report_only: bool = False
+    scope: Scope = field(default_factory=Scope)
     command: str = ""
 
 
@@ -170,7 +171,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--population", type=int_in(4, 10_000), default=20, help="GA population (20)")
     add_workers_option(parser)
     add_out_option(parser, DEFAULT_OUT)
-    add_reuse_options(parser, resume_default=True)
+    add_reuse_options(parser)
     parser.set_defaults(func=cmd_report_utility)
 
 
@@ -217,13 +218,14 @@ def options_from_args(args: argparse.Namespace) -> StudyOptions:
         workers=args.workers,
         dask=args.dask,
         out=Path(args.out),
-        report_only=args.report_only,
+        scope=Scope.from_args(args),
         command=command_line(args),
     )
 
 
 def cmd_report_utility(args: argparse.Namespace) -> int:
-    from batchd.report.framework.runs import finish
+    from batchd.report.framework.runs import conclude
     from batchd.report.utility.study import run_study
 
-    return finish(run_study(options_from_args(args)), lambda run: run.label())
+    opts = options_from_args(args)
+    return conclude(lambda: run_study(opts), opts.out, lambda run: run.label())

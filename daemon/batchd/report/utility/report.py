@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from batchd.report.framework.markdown import (
+    collected_lines,
     discussion_section,
     failures_section,
     figures_section,
     fmt_float,
     fmt_int,
+    from_results,
     markdown_table,
     provenance_lines,
     runtimes_section,
@@ -59,9 +61,10 @@ def _header(meta: Mapping[str, Any]) -> list[str]:
         "([scheduling.md](../scheduling.md#utility-aware-policies-seed-003)).",
         "",
         *provenance_lines(made),
-        f"- Runs: {meta['new'] + meta['reused']}; {made['new']} replayed ({made['reused']} "
+        f"- Runs: {meta['new'] + meta['reused']}; {made['new']} replayed ({from_results(made)} "
         f"reused from {RESULTS_FILE}) in {made['workers']} worker processes in "
         f"{made['seconds']:.1f} s of wall time in all",
+        *collected_lines(made),
     ]
     if made is not meta:
         lines.append(

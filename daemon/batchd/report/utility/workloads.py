@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from batchd.report.framework import StudyError
+from batchd.report.framework.files import write_in_place
 from batchd.report.framework.traces import existing, file_digest
 from batchd.report.utility.plan import Workload
 
@@ -81,7 +83,7 @@ def make_slice(trace_text: str, jobs: tuple[int, int], nodes: int | None, out: P
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"slice-{jobs[0]}-{jobs[1]}.swf"
     try:
-        lines = slice_jobs(trace, path, *jobs)
+        lines = write_in_place(path, partial(slice_jobs, trace, first=jobs[0], last=jobs[1]))
         loaded = load_swf(path, nodes=size)
     except ValueError as exc:
         raise StudyError(str(exc)) from None
@@ -157,7 +159,8 @@ def augment(
                 f"{deadline:g} --value-order {values} (seed 003, sec. 4); queue->priority "
                 f"{pairs}, other queues lowest"
             ]
-            done = augment_trace(piece.path, path, params, qmap, comments)
+            write = partial(augment_trace, piece.path, params=params, qmap=qmap, comments=comments)
+            done = write_in_place(path, write)
             made.append(Workload(seed, deadline, values, str(path), file_digest(path)))
             stats[path.name] = {
                 **workload_facts(path, piece.nodes),

@@ -34,11 +34,11 @@ from batchd.model.states import JobState
 from batchd.sched.grid import widest_job
 from batchd.server.errors import ApiError, bad_request, unavailable
 from batchd.server.jobview import finished_views
+from batchd.server.node_schemas import NodeChange
 from batchd.server.records import JobRecord
 from batchd.server.schemas import (
     JobAlter,
     JobSubmit,
-    NodeChange,
     ReservationCreate,
     SchedulerChange,
     ServerChange,

@@ -32,6 +32,7 @@ from batchd.server.service.admission import Admission
 from batchd.server.service.dependencies import Dependencies
 from batchd.server.service.journal import Journal
 from batchd.server.service.molding import altered_mold, submitted_mold
+from batchd.server.service.resources import ResourceRules
 
 if TYPE_CHECKING:
     from batchd.site.config import SiteConfig
@@ -111,7 +112,10 @@ class Lifecycle:
         """Validate a submission completely before anything changes."""
         now = self.engine.now
         qname = body.queue or self.site.default_queue
-        widest = max(body.nodes, body.nodes_max or 0)  # a moldable job's range is checked whole
+        queue = self.admission.queue(qname)
+        resources = ResourceRules(self.site).request(body, self.machine_of(queue.name))
+        width = body.nodes if resources is None else resources.width
+        widest = max(width, body.nodes_max or 0)  # a moldable job's range is checked whole
         _, walltime = self.admission.check(qname, widest, body.walltime, now)
         runtime_given: int | None = None
         if RUNTIME_VAR in body.variables:
@@ -133,7 +137,7 @@ class Lifecycle:
         job = Job(
             id=self.seq + 1,
             submit=now,
-            width=body.nodes,
+            width=width,
             estimate=walltime,
             runtime=runtime,
             user=owner,
@@ -155,6 +159,7 @@ class Lifecycle:
             variables=dict(body.variables),
             script=body.script,
             runtime_given=runtime_given,
+            resources=resources,
         )
         if body.hold:
             rec.hold_types = "u"
@@ -474,6 +479,13 @@ class Lifecycle:
         walltime = body.walltime if body.walltime is not None else job.estimate
         runtime = rec.runtime_given if rec.runtime_given is not None else walltime
         mold = altered_mold(job, body.nodes, body.nodes_max, body.speedup, walltime, runtime)
+        self.admission.queue(qname)  # an unknown queue is refused before anything else
+        resources = rec.resources
+        if body.nodes is not None or mold is not None:
+            resources = None  # whole nodes of the width asked for (or chosen)
+        elif resources is not None and self.machine_of(qname) != job.machine:
+            resources = ResourceRules(self.site).moved(resources, self.machine_of(qname))
+            nodes = resources.width
         self.admission.check(qname, nodes if mold is None else mold.high, walltime, self.engine.now)
         queued = job.state is JobState.QUEUED
         if queued:
@@ -484,6 +496,7 @@ class Lifecycle:
         job.runtime = runtime
         job.estimate = walltime
         job.mold = mold
+        rec.resources = resources
         if body.priority is not None:
             job.priority = body.priority
         if body.name is not None:
