@@ -201,7 +201,7 @@ MOLDABLE_POLICIES = [
 async def test_the_daemon_chooses_the_widths_and_times_the_replay_chooses(
     tmp_path: Path, policy: str, params: dict[str, str]
 ) -> None:
-    rng = random.Random(4)
+    rng = random.Random(5)  # a trace on which every policy here molds some job
     jobs: list[tuple[int, int, int, int, int, str | None]] = []
     t = 0
     for _ in range(16):
