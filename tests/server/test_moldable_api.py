@@ -176,52 +176,113 @@ async def test_a_restart_keeps_ranges_models_and_chosen_widths(tmp_path: Path) -
     assert ended[held["seq"]]["nodes_max"] == 3
 
 
-def write_trace(path: Path, jobs: list[tuple[int, int, int, int, int, str]]) -> None:
-    """(submit, runtime, estimate, min, max, speedup) per job; field 8 the minimum."""
+def write_trace(path: Path, jobs: list[tuple[int, int, int, int, int, str | None]]) -> None:
+    """(submit, runtime, estimate, min, max, speedup) per job; field 8 the minimum. A job
+    without a speedup is rigid on its minimum and has no tokens."""
     lines = []
     for i, (t, run, est, low, high, model) in enumerate(jobs, 1):
         fields = [i, t, -1, run, low, -1, -1, low, est, -1, 1, 1, -1, 1, 1, -1, -1, -1]
-        lines.append(" ".join(map(str, fields)) + f" nodes={low}-{high} speedup={model}")
+        tokens = "" if model is None else f" nodes={low}-{high} speedup={model}"
+        lines.append(" ".join(map(str, fields)) + tokens)
     path.write_text("\n".join(lines) + "\n")
 
 
-@pytest.mark.parametrize("policy", ["moldable-greedy", "moldable-iterative"])
+# Each moldable policy, with parameters that make its choices differ from the defaults'.
+MOLDABLE_POLICIES = [
+    ("moldable-greedy", {}),
+    ("moldable-iterative", {}),
+    ("moldable-fairshare", {}),
+    ("moldable-fairshare", {"obf": "2"}),
+    ("moldable-efficiency", {"obf": "4", "ef": "1"}),
+]
+
+
+@pytest.mark.parametrize(("policy", "params"), MOLDABLE_POLICIES)
 async def test_the_daemon_chooses_the_widths_and_times_the_replay_chooses(
-    policy: str, tmp_path: Path
+    tmp_path: Path, policy: str, params: dict[str, str]
 ) -> None:
-    rng = random.Random(4)
-    jobs, t = [], 0
-    for _ in range(14):
+    rng = random.Random(5)  # a trace on which every policy here molds some job
+    jobs: list[tuple[int, int, int, int, int, str | None]] = []
+    t = 0
+    for _ in range(16):
         t += rng.randint(1, 400)
         low = rng.randint(1, 4)
         high = rng.randint(low, NODES)
-        model = rng.choice(["fixed", f"downey:{rng.randint(1, 12)}:{rng.choice([0, 0.4, 1, 1.6])}"])
+        model = rng.choice(
+            [None, "fixed", f"downey:{rng.randint(1, 12)}:{rng.choice([0, 0.4, 1, 1.6])}"]
+        )
         est = rng.randint(60, 2000)
         run = rng.randint(30, est + 200)  # some are killed at their walltime
         jobs.append((t, run, est, low, high, model))
     trace = tmp_path / "m.swf"
     write_trace(trace, jobs)
-    replay = run_replay(ReplayOptions(trace=str(trace), policy=policy, nodes=NODES))
+    replay = run_replay(ReplayOptions(trace=str(trace), policy=policy, params=params, nodes=NODES))
     expected = {
         j.id: (j.start, j.end, j.width, j.outcome or "ok")
         for j in sorted(replay.jobs, key=lambda j: j.id)
     }
-    async with serve(tmp_path, site_config(policy=policy)) as api:
+    async with serve(tmp_path, site_config(policy=policy, policy_params=params)) as api:
         for t, run, est, low, high, model in jobs:
             api.at(t)
-            await api.submit(nodes=low, nodes_max=high, speedup=model, walltime=est, runtime=run)
+            if model is None:
+                await api.submit(nodes=low, walltime=est, runtime=run)
+            else:
+                await api.submit(
+                    nodes=low, nodes_max=high, speedup=model, walltime=est, runtime=run
+                )
         api.at(t + 100_000)
         live = {
             j["seq"]: (j["stime"] - T0, j["end_time"] - T0, j["nodes"], j["outcome"])
             for j in await api.jobs()
         }
     assert live == expected
-    # The policy did choose: some jobs run on another width than they asked for.
-    widths = [w for _, _, w, _ in live.values()]
-    assert any(w != job[3] for w, job in zip(widths, jobs, strict=True))
+    # The policy did choose: some moldable jobs run on another width than they asked for.
+    assert any(w != job[3] for (_, _, w, _), job in zip(live.values(), jobs, strict=True) if job[5])
+    assert any(job[5] is None for job in jobs)  # and rigid jobs ran beside them
 
 
-async def test_the_metrics_count_chosen_widths(greedy: Api) -> None:
+@pytest.mark.parametrize(("policy", "params"), MOLDABLE_POLICIES[2:])
+async def test_switching_to_and_from_a_fair_share_policy_live(
+    api: Api, policy: str, params: dict[str, str]
+) -> None:
+    # Under fcfs-easy two moldable jobs wait behind a full machine at their requested width.
+    await api.submit(nodes=8, walltime=1000)
+    first = await api.submit(nodes=1, nodes_max=8, speedup="downey:8:0", walltime=4000)
+    second = await api.submit(nodes=1, nodes_max=8, speedup="downey:8:0", walltime=4000)
+    assert [(await api.job(j["seq"]))["planned_nodes"] for j in (first, second)] == [1, 1]
+    before = await api.state()
+    await api.error(
+        "boss", "PATCH", "/scheduler", {"policy": policy, "params": {"obf": "0"}},
+        status=400, code="bad_request", says="parameter obf='0'",
+    )  # fmt: skip
+    assert await api.state() == before
+    api.at(10)
+    body = await api.call("boss", "PATCH", "/scheduler", {"policy": policy, "params": params})
+    assert (body["policy"], body["params"]) == (policy, params)
+    # Equal weights: a limit of obf x 4 nodes each; each is planned on it from 1000.
+    limit = min(NODES, 4 * int(float(params.get("obf", "1"))))
+    for job in (first, second):
+        waiting = await api.job(job["seq"])
+        assert (waiting["state"], waiting["planned_nodes"]) == ("Q", limit)
+    api.at(1000)
+    started = await api.job(first["seq"])
+    assert (started["state"], started["nodes"], started["walltime"]) == ("R", limit, 4000 // limit)
+    # Back to fcfs-easy: the jobs still waiting are planned at their requested widths (the
+    # second one too, when it was reserved on 8 nodes).
+    await api.call("boss", "PATCH", "/scheduler", {"policy": "fcfs-easy", "params": {}})
+    later = await api.submit(nodes=2, nodes_max=8, speedup="downey:8:0", walltime=600)
+    waiting = [j for j in await api.jobs() if j["state"] == "Q"]
+    assert later["seq"] in [j["seq"] for j in waiting]
+    assert all(j["planned_nodes"] == j["nodes_min"] for j in waiting)
+
+
+@pytest.mark.parametrize("policy", ["moldable-greedy", "moldable-fairshare", "moldable-efficiency"])
+async def test_the_metrics_count_chosen_widths(tmp_path: Path, policy: str) -> None:
+    async with serve(tmp_path, site_config(policy=policy)) as greedy:
+        await _count_widths(greedy)
+
+
+async def _count_widths(greedy: Api) -> None:
     await greedy.submit(nodes=2, nodes_max=8, speedup="downey:8:0", walltime=800)  # 8 nodes
     greedy.at(300)
     await greedy.submit(nodes=1, nodes_max=4, walltime=100)  # fixed: 1 node

@@ -243,6 +243,30 @@ def _moldable_greedy(_params: Any, _ctx: BuildContext) -> Policy:
     return MoldableGreedy()
 
 
+def _moldable_fairshare(params: Any, ctx: BuildContext) -> Policy:
+    from batchd.sched.moldable_fairshare import MoldableFairshare
+
+    return MoldableFairshare("moldable-fairshare", params.obf, 0.0, ctx.nodes)
+
+
+def _moldable_efficiency(params: Any, ctx: BuildContext) -> Policy:
+    from batchd.sched.moldable_fairshare import MoldableFairshare
+
+    return MoldableFairshare("moldable-efficiency", params.obf, params.ef, ctx.nodes)
+
+
+def _fairshare_params() -> type[BaseModel]:
+    from batchd.sched.moldable_fairshare import FairshareParams
+
+    return FairshareParams
+
+
+def _efficiency_params() -> type[BaseModel]:
+    from batchd.sched.moldable_fairshare import EfficiencyParams
+
+    return EfficiencyParams
+
+
 def _moldable_iterative(_params: Any, _ctx: BuildContext) -> Policy:
     from batchd.sched.moldable_iterative import MoldableIterative
 
@@ -350,6 +374,26 @@ def _builtin() -> None:
             "that ends it soonest on the conservative plan (Cirne), then FCFS conservative "
             "backfilling",
             _moldable_greedy,
+        )
+    )
+    register(
+        PolicySpec(
+            "moldable-fairshare",
+            "moldable jobs (seed 004): FCFS with EASY backfilling; a job's width, decided "
+            "when it starts or is reserved, is the one that ends it soonest up to its "
+            "fair-share limit: obf x its square-root weight fraction x the system (obf=1)",
+            _moldable_fairshare,
+            _fairshare_params,
+        )
+    )
+    register(
+        PolicySpec(
+            "moldable-efficiency",
+            "moldable-fairshare with seed 004's efficiency factor: limits move from jobs "
+            "with a flat speedup to jobs with a steep one, by up to ef x the fair share "
+            "(obf=1, ef=0.5)",
+            _moldable_efficiency,
+            _efficiency_params,
         )
     )
     register(
