@@ -331,6 +331,7 @@ STUDY_ARGS = {
     "primetime": ["--trace", "x.swf"],
     "grid": ["--trace", "x.swf"],
     "utility": ["--trace", "x.swf"],
+    "moldable": ["--trace", "x.swf"],
 }
 
 

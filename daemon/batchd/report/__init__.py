@@ -1,9 +1,10 @@
 """Study reports built on trace replay: ``batchd report dynp`` (seed 000, sec. 5),
 ``batchd report primetime`` (seed 001, sec. 4-5), ``batchd report grid`` (seed 002,
-sec. 5) and ``batchd report utility`` (seed 003, sec. 7-8).
+sec. 5), ``batchd report utility`` (seed 003, sec. 7-8) and ``batchd report moldable``
+(seed 004, sec. 5-6).
 
-``framework`` holds what the studies share; ``dynp``, ``primetime``, ``grid`` and
-``utility`` hold each study's runs, tables, figures and text. ``add_report_command`` registers the
+``framework`` holds what the studies share; ``dynp``, ``primetime``, ``grid``,
+``utility`` and ``moldable`` hold each study's runs, tables, figures and text. ``add_report_command`` registers the
 ``report`` command on the CLI's subparsers from the studies' ``options`` modules,
 which import the standard library only: the heavy modules (replay, numpy,
 matplotlib) load only when a report runs.
@@ -20,6 +21,7 @@ def add_report_command(sub: Any) -> None:
     """Add ``report`` with its studies to argparse subparsers."""
     from batchd.report.dynp.options import add_arguments as add_dynp_arguments
     from batchd.report.grid.options import add_arguments as add_grid_arguments
+    from batchd.report.moldable.options import add_arguments as add_moldable_arguments
     from batchd.report.primetime.options import add_arguments as add_primetime_arguments
     from batchd.report.utility.options import add_arguments as add_utility_arguments
 
@@ -27,7 +29,7 @@ def add_report_command(sub: Any) -> None:
         "report",
         help="study reports built on replay (dynp: the self-tuning dynP evaluation; "
         "primetime: prime/non-prime time limits; grid: grid scheduling structures; "
-        "utility: utility functions and the GA scheduler)",
+        "utility: utility functions and the GA scheduler; moldable: moldable jobs)",
         description="Study reports built on trace replay.",
     )
     kinds = report.add_subparsers(dest="report", required=True, metavar="REPORT")
@@ -78,3 +80,17 @@ def add_report_command(sub: Any) -> None:
         ),
     )
     add_utility_arguments(utility)
+    moldable = kinds.add_parser(
+        "moldable",
+        help="fair share (ObF x EF), iterative, greedy and rigid schedulers on moldable jobs "
+        "(seed 004, Figs. 2-5 and 7-10)",
+        description=(
+            "Make a trace moldable (Downey speedups, A the system size and A random) at "
+            "several offered loads, replay the fair-share scheme over overbooking and "
+            "efficiency factors, the iterative scheme, the submit-time greedy scheme and "
+            "rigid EASY and conservative backfilling, in parallel worker processes; write "
+            "OUT/results.json and OUT/report.md with the average turnaround by load and by "
+            "job size, the widths chosen, the seed's figures and a check of its claims."
+        ),
+    )
+    add_moldable_arguments(moldable)
