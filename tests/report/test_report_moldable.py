@@ -200,3 +200,16 @@ def test_study_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
     ]
     assert main(missing) == 2
     assert "none.swf: no such trace file" in capsys.readouterr().err
+
+
+def test_greedy_runs_only_when_asked_for() -> None:
+    import argparse
+
+    from batchd.report.moldable.options import add_arguments, options_from_args
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    plain = options_from_args(parser.parse_args(["--trace", "t.swf"]))
+    assert plain.others == ["iterative", "rigid-easy", "rigid-cons"]
+    asked = options_from_args(parser.parse_args(["--trace", "t.swf", "--others", "greedy"]))
+    assert asked.others == ["greedy"] and "--others greedy" in asked.command

@@ -111,9 +111,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--ef", default="0,0.5,1", metavar="E[,E...]", help="efficiency factors (0,0.5,1)")
     add(
         "--others",
-        default=",".join(OTHER_SCHEDULERS),
+        default=",".join(DEFAULT_OTHERS),
         metavar="S[,S...]",
-        help=f"the schedulers beside the fair-share grid (default {','.join(OTHER_SCHEDULERS)})",
+        help=f"the schedulers beside the fair-share grid, of {','.join(OTHER_SCHEDULERS)} "
+        f"(default {','.join(DEFAULT_OTHERS)}: greedy saturates at high loads)",
     )
     add_workers_option(parser)
     add_out_option(parser, DEFAULT_OUT)
