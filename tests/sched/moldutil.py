@@ -22,9 +22,14 @@ def run(nodes: int, jobs: list[Job], policy: str) -> Engine:
     return engine
 
 
-def random_trace(rng: random.Random, nodes: int, n: int) -> list[Job]:
+def random_trace(
+    rng: random.Random, nodes: int, n: int, *, longest: int = 200, rounded: bool = False
+) -> list[Job]:
     """``n`` jobs on a ``nodes``-node machine: four in five moldable (one in five of
-    those with a fixed runtime), some killed at their estimate, some arriving together."""
+    those with a fixed runtime), some killed at their estimate, some arriving together.
+
+    Runtimes and estimates up to ``longest``; ``rounded``: Downey's A and sigma to
+    thousandths, as ``batchd moldable`` writes them."""
     jobs = []
     t = 0
     for i in range(n):
@@ -32,13 +37,17 @@ def random_trace(rng: random.Random, nodes: int, n: int) -> list[Job]:
         width = rng.randint(1, nodes)
         low = rng.randint(1, width)
         high = rng.randint(width, nodes)
-        speed = (
-            FIXED
-            if rng.random() < 0.2
-            else Speedup("downey", rng.uniform(1, 2 * nodes), rng.uniform(0, 2))
-        )
-        runtime = rng.randint(0, 200)
-        estimate = rng.randint(1, 200)
+        if rng.random() < 0.2:
+            speed = FIXED
+        else:
+            a, sigma = rng.uniform(1, 2 * nodes), rng.uniform(0, 2)
+            speed = (
+                Speedup("downey", round(a, 3), round(sigma, 3))
+                if rounded
+                else Speedup("downey", a, sigma)
+            )
+        runtime = rng.randint(0, longest)
+        estimate = rng.randint(1, longest)
         mold = Moldable(low, high, speed, width, runtime, estimate)
         jobs.append(
             mold_job(i + 1, t, mold)

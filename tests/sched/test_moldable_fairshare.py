@@ -9,6 +9,7 @@ import random
 
 import numpy as np
 import pytest
+from moldutil import random_trace
 
 from batchd.engine.core import Engine
 from batchd.model.job import Job
@@ -239,30 +240,6 @@ def test_the_defaults() -> None:
 # -- invariants on random traces ---------------------------------------------------------
 
 
-def _random_trace(rng: random.Random, nodes: int, n: int) -> list[Job]:
-    jobs = []
-    t = 0
-    for i in range(n):
-        t += rng.choice([0, 0, rng.randint(1, 30)])
-        width = rng.randint(1, nodes)
-        low = rng.randint(1, width)
-        high = rng.randint(width, nodes)
-        speed = (
-            FIXED
-            if rng.random() < 0.2
-            else Speedup("downey", round(rng.uniform(1, 2 * nodes), 3), round(rng.uniform(0, 2), 3))
-        )
-        runtime = rng.randint(0, 300)
-        estimate = rng.randint(1, 300)
-        mold = Moldable(low, high, speed, width, runtime, estimate)
-        jobs.append(
-            _mold_job(i + 1, t, mold)
-            if rng.random() < 0.8
-            else Job(i + 1, t, width, estimate, runtime)
-        )
-    return jobs
-
-
 def _watched(policy: MoldableFairshare) -> dict[int, int]:
     """The first start each job was reserved at, recorded after every pass."""
     promised: dict[int, int] = {}
@@ -293,7 +270,7 @@ SETTINGS: list[tuple[str, dict[str, str]]] = [
 def test_invariants_on_random_moldable_traces(name: str, params: dict[str, str], seed: int) -> None:
     rng = random.Random(seed)
     nodes = rng.randint(1, 24)
-    jobs = _random_trace(rng, nodes, 60)
+    jobs = random_trace(rng, nodes, 60, longest=300, rounded=True)
     requested = {j.id: (j.width, j.runtime) for j in jobs}
     policy = _policy(nodes, name, params)
     promised = _watched(policy)
@@ -345,7 +322,7 @@ def test_rigid_jobs_are_scheduled_as_fcfs_easy_schedules_them(seed: int) -> None
 @pytest.mark.parametrize("seed", range(4))
 def test_ef_zero_gives_the_fair_share_schedule(seed: int) -> None:
     def trace() -> list[Job]:
-        return _random_trace(random.Random(seed), 16, 60)
+        return random_trace(random.Random(seed), 16, 60, longest=300, rounded=True)
 
     fair = _run(16, trace(), FAIRSHARE, {"obf": "2"})
     eff = _run(16, trace(), EFFICIENCY, {"obf": "2", "ef": "0"})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from moldutil import check_invariants, random_trace
 
 from batchd.engine.core import Engine, PlacementError
 from batchd.model.job import Job
@@ -115,50 +116,12 @@ def test_a_requeued_job_waits_again_as_submitted() -> None:
     assert (job.width, job.runtime, job.estimate, job.nodes) == (2, 100, 120, [])
 
 
-def _random_trace(rng: random.Random, nodes: int, n: int) -> list[Job]:
-    jobs = []
-    t = 0
-    for i in range(n):
-        t += rng.choice([0, 0, rng.randint(1, 30)])
-        width = rng.randint(1, nodes)
-        low = rng.randint(1, width)
-        high = rng.randint(width, nodes)
-        speed = (
-            FIXED
-            if rng.random() < 0.2
-            else Speedup("downey", rng.uniform(1, 2 * nodes), rng.uniform(0, 2))
-        )
-        runtime = rng.randint(0, 200)
-        estimate = rng.randint(1, 200)
-        mold = Moldable(low, high, speed, width, runtime, estimate)
-        jobs.append(
-            _mold_job(i + 1, t, mold)
-            if rng.random() < 0.8
-            else Job(i + 1, t, width, estimate, runtime)
-        )
-    return jobs
-
-
 @pytest.mark.parametrize("seed", range(6))
 def test_invariants_on_random_moldable_traces(seed: int) -> None:
     rng = random.Random(seed)
     nodes = rng.randint(1, 16)
-    jobs = _random_trace(rng, nodes, 40)
+    jobs = random_trace(rng, nodes, 40)
     requested = {j.id: (j.width, j.runtime) for j in jobs}
     engine = _run(nodes, jobs)
     assert len(engine.finished) == len(jobs)
-    busy: dict[int, list[tuple[int, int]]] = {}
-    for job in jobs:
-        assert len(job.nodes) == job.width
-        if job.mold is None:
-            assert (job.width, job.runtime) == requested[job.id]
-        else:
-            assert job.mold.allows(job.width)
-            assert job.runtime == job.mold.runtime_on(job.width)
-            assert job.end - job.start == min(job.runtime, job.mold.estimate_on(job.width))
-        for node in job.nodes:
-            busy.setdefault(node, []).append((job.start, job.end))
-    for spans in busy.values():
-        spans.sort()
-        for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
-            assert start >= end, "a node was used twice at once"
+    check_invariants(jobs, requested)
