@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from batchd.report.framework.markdown import MISSING, markdown_table
-from batchd.report.moldable.index import SMALL_CATEGORIES, Index
+from batchd.report.moldable.index import LARGEST_CATEGORY, SMALL_CATEGORIES, Index
 from batchd.report.moldable.plan import ITERATIVE, Scheduler
 from batchd.report.moldable.tables import fmt_hours
 
@@ -151,6 +151,25 @@ def _small_jobs_do_not_pay(index: Index, s: Setting) -> Verdict:
     return (holds, "; ".join(parts)) if cells else None
 
 
+def _largest_jobs_do_not_pay(index: Index, s: Setting) -> Verdict:
+    best = index.best("system", s.loads, s.grid)
+    if best is None:
+        return None
+    worse, cells = [], 0
+    for load in s.loads:
+        mine = index.turnaround("system", load, ITERATIVE, LARGEST_CATEGORY)
+        theirs = index.turnaround("system", load, best.key, LARGEST_CATEGORY)
+        if mine is None or theirs is None:
+            continue
+        cells += 1
+        if mine > theirs * (1 + CLOSE):
+            worse.append(f"{load:g} ({fmt_hours(mine)} h against {fmt_hours(theirs)} h)")
+    if not cells:
+        return None
+    text = f"against {best.label}: " + (f"worse at {', '.join(worse)}" if worse else "never worse")
+    return not worse, text
+
+
 CLAIMS = (
     Claim(
         "fig2-best",
@@ -188,6 +207,13 @@ CLAIMS = (
         f"categories the iterative scheme is within {CLOSE:.0%} of the best fair-share "
         "setting or better, at every load (Figs. 8 and 10)",
         _small_jobs_do_not_pay,
+    ),
+    Claim(
+        "fig8-large",
+        f"A = system size: the largest jobs (above 2,000,000 processor-seconds) do not pay "
+        f"for it either: within {CLOSE:.0%} of the best fair-share setting or better, at every "
+        "load (Fig. 8)",
+        _largest_jobs_do_not_pay,
     ),
 )
 
