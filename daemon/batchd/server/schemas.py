@@ -32,6 +32,7 @@ from batchd.model.moldable import MoldError, Speedup
 from batchd.model.text import REFUSED_CLASS, TEXT_PATTERN, check_text
 from batchd.model.times import MAX_DURATION, TIME_MAX, TIME_MIN, plausible_time, positive_duration
 from batchd.model.utility import Utility, UtilityError
+from batchd.server.arrays import RangeError, parse_range
 from batchd.server.resource_schemas import (
     NODES_SPEC_DOC,
     PLACE_DOC,
@@ -67,6 +68,7 @@ TextMap = Annotated[
 
 # A job name: no white space, '@' or ':' (PBS), and no control character.
 JOB_NAME_PATTERN = r"^[^\s@:]+$"
+ARRAY_RANGE_PATTERN = r"^[0-9]{1,7}-[0-9]{1,7}(:[0-9]{1,7})?$"
 JOB_NAME_DOC_PATTERN = rf"^[^\s@:{REFUSED_CLASS}]+$"
 
 # A time (seconds since the epoch) in years 1970 to 9999.
@@ -272,11 +274,31 @@ class JobSubmit(Strict):
     nodes_spec: Text | None = Field(None, max_length=1000, description=NODES_SPEC_DOC)
     resources: ResourceMap = Field(default_factory=dict, description=RESOURCES_DOC)
     rerunable: bool = Field(True, description="-r y|n: whether qrerun may requeue the job")
+    array_indices: str | None = Field(
+        None,
+        max_length=40,
+        json_schema_extra={"pattern": ARRAY_RANGE_PATTERN},
+        description="qsub -J X-Y[:Z]: a job array, one subjob per index (X < Y, indices "
+        "0 to 1048575, step Z >= 1; at most the server's max_array_size subjobs)",
+    )
+    max_run_subjobs: int | None = Field(
+        None, ge=1, description="qsub -J ...%N: at most N subjobs of the array run at once"
+    )
 
     @field_validator("walltime", mode="before")
     @classmethod
     def _walltime(cls, value: Any) -> Any:
         return api_duration(value, "walltime")
+
+    @field_validator("array_indices")
+    @classmethod
+    def _array_indices(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                parse_range(value)
+            except RangeError as exc:
+                raise ValueError(f"illegal -J value: {exc}") from None
+        return value
 
 
 class JobAlter(Strict):
@@ -311,13 +333,19 @@ class HoldRequest(Strict):
     types: str = Field("u", pattern=r"^[uos]+$", description="hold types: u, o and/or s")
 
 
+JOB_STATES = Literal["Q", "H", "W", "R", "E", "F", "B", "X"]
+
+
 class JobOut(BaseModel):
-    id: str = Field(description="SEQ.SERVER")
-    seq: int
+    id: str = Field(description="SEQ.SERVER, an array's SEQ[].SERVER, a subjob's SEQ[INDEX].SERVER")
+    seq: int = Field(description="the sequence number (a subjob's: its array's)")
     name: str
     owner: str
     queue: str
-    state: Literal["Q", "H", "W", "R", "E", "F"]
+    state: JOB_STATES = Field(
+        description="Q H W R E F; an array: B once a subjob has begun; a subjob: X once "
+        "finished or deleted (F when its array has finished)"
+    )
     nodes: int
     walltime: int
     runtime: int | None = Field(description="emulated runtime (BATCHD_RUNTIME), if given")
@@ -377,6 +405,17 @@ class JobOut(BaseModel):
         "(moldable-greedy's choice, moldable-iterative's in its last plan; the requested "
         "width under other policies)",
     )
+    array: bool = Field(False, description="a job array (qsub -J)")
+    array_indices_submitted: str | None = Field(None, description="an array's range: X-Y[:Z]")
+    array_indices_remaining: str | None = Field(
+        None, description="an array's indices still queued, as PBS writes them (- when none)"
+    )
+    array_state_count: str | None = Field(
+        None, description="an array's subjobs: Queued:N Running:N Exiting:0 Expired:N"
+    )
+    max_run_subjobs: int | None = Field(None, description="an array's limit of running subjobs")
+    array_id: str | None = Field(None, description="a subjob's array: SEQ[].SERVER")
+    array_index: int | None = Field(None, description="a subjob's index")
 
 
 class JobList(BaseModel):
@@ -396,7 +435,7 @@ class JobBrief(BaseModel):
     name: str
     owner: str
     queue: str
-    state: Literal["Q", "H", "W", "R", "E", "F"]
+    state: JOB_STATES
     nodes: int
     walltime: int
     stime: int | None
