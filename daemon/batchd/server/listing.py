@@ -53,9 +53,20 @@ class JobQuery:
             return False
         if self.states is not None and letter not in self.states:
             return False
+        return self.owns(rec)
+
+    def owns(self, rec: JobRecord) -> bool:
+        """The owner and queue asked for (the state aside)."""
         if self.users is not None and rec.owner not in self.users:
             return False
         return self.queue is None or rec.job.queue == self.queue
+
+    def opens(self, rec: JobRecord, now: int) -> bool:
+        """Listed, or an unfinished array whose subjobs are (in any state of its own)."""
+        if self.matches(rec, now):
+            return True
+        unfinished = rec.state is not JobState.FINISHED
+        return self.subjobs and rec.array is not None and unfinished and self.owns(rec)
 
     def shows_subjob(self, letter: str) -> bool:
         """A subjob of a listed array: X ones too, as qstat -t shows them (F: with -x)."""
@@ -130,7 +141,7 @@ class Pages:
         now = svc.now
         live: list[JobRecord] = []
         for rec in self._in_memory(after):
-            if query.matches(rec, now):
+            if query.opens(rec, now):
                 live.append(rec)
                 if len(live) > limit:
                     break
@@ -144,7 +155,10 @@ class Pages:
         del items[limit:]
         texts: list[str] = []
         for _, item in items:
-            texts.append(item if isinstance(item, str) else self._render(item))
+            if isinstance(item, str):
+                texts.append(item)
+            elif query.matches(item, now):
+                texts.append(self._render(item))
             if query.subjobs:
                 texts += self._subjobs(item)
         return texts, items[-1][0] if more else None
