@@ -20,7 +20,7 @@ PROG = "qsub"
 USAGE = (
     "qsub [-l RES[,RES...]]... [-q QUEUE] [-N NAME] [-p PRIO] "
     "[-a [[[[CC]YY]MM]DD]hhmm[.SS]] [-h] [-W depend=TYPE:ID[:ID...]] [-W utility=T:V,T:V...] "
-    "[-W speedup=downey:A:SIGMA|fixed] [-W block=true] [-r y|n] [-J X-Y[:Z][%N]] "
+    "[-W speedup=downey:A:SIGMA|fixed] [-W block=true] [-r y|n] [-J X-Y[:Z][%%N]] "
     "[-v VAR=VAL[,VAR=VAL...]] [script]"
 )
 # Accepted for compatibility with PBS scripts and ignored: output files, mail, shell...

@@ -266,3 +266,42 @@ async def test_an_array_survives_a_restart(tmp_path: Path) -> None:
 async def test_subjob_keys_stay_exact_in_json() -> None:
     assert subjob_key(2**32 - 1, 2**20 - 1) < 2**53
     assert subjob_key(1, 5) < subjob_key(1, 6) < subjob_key(2, 0)
+
+
+async def test_signal_and_rerun_act_on_running_subjobs(tmp_path: Path) -> None:
+    async with serve(tmp_path) as api:
+        await api.submit(nodes=2, walltime=1000, runtime=500, array_indices="1-5")
+        api.at(10)
+        await api.call("alice", "POST", "/jobs/1[]/rerun")
+        again = await api.job("1[2]")
+        assert (again["state"], again["stime"]) == ("R", T0 + 10)  # back in line, first again
+        assert (await api.job("1[5]"))["state"] == "Q"
+        await api.call("alice", "POST", "/jobs/1[]/signal", {"signal": "KILL"})
+        got = await subjobs(api)
+        assert [got[f"1[{i}].mini"] for i in range(1, 5)] == ["X"] * 4
+        assert got["1[5].mini"] == "R"  # it took the freed nodes
+        assert (await api.job("1[1]"))["exit_status"] == 265
+        await api.error("alice", "POST", "/jobs/1[4]/signal", {"signal": "KILL"}, status=409,
+                        code="conflict", says="Request invalid for state of job 1[4].mini")  # fmt: skip
+        api.at(600)
+        done = await api.job("1[]")
+        assert (done["state"], done["exit_status"]) == ("F", 1)
+        await api.error("alice", "POST", "/jobs/1[]/rerun", status=409, code="conflict")
+
+
+async def test_an_array_in_a_reservation_ends_with_it(tmp_path: Path) -> None:
+    async with serve(tmp_path) as api:
+        req = {"start": T0 + 100, "duration": 100, "nodes": 2}
+        await api.call("boss", "POST", "/reservations", req, status=201)
+        await api.submit(queue="R1", nodes=1, walltime=60, runtime=60, array_indices="1-10",
+                         max_run_subjobs=3)  # fmt: skip
+        api.at(100)
+        got = await subjobs(api)
+        assert [got[f"1[{i}].mini"] for i in (1, 2, 3)] == ["R", "R", "Q"]
+        api.at(300)
+        arr = await api.job("1[]")
+        assert arr["state"] == "F"
+        assert arr["array_state_count"] == "Queued:0 Running:0 Exiting:0 Expired:10"
+        left = await api.job("1[9]")
+        assert left["state"] == "F" and left["stime"] is None
+        assert (await api.job("1[1]"))["exit_status"] == 0

@@ -163,7 +163,6 @@ class ArrayJobs:
             spec.set(pos, RUNNING)
             if parent.job.start < 0 or job.start < parent.job.start:
                 parent.job.start = job.start
-            parent.etime = parent.etime if parent.etime is not None else job.start
         elif job.state is JobState.FINISHED:
             spec.set(pos, EXPIRED)
             self.live.get(seq, {}).pop(pos, None)
@@ -241,12 +240,19 @@ class ArrayJobs:
         finally:
             self._ending.discard(seq)
 
-    def _expire_unmade(self, parent: JobRecord, positions: list[int], finish: bool = True) -> None:
+    def _expire_unmade(
+        self,
+        parent: JobRecord,
+        positions: list[int],
+        finish: bool = True,
+        outcome: str = "cancelled",
+    ) -> None:
+        """Subjobs never made leave unrun (deleted, or their reservation ended)."""
         spec = parent.array
         assert spec is not None
         for pos in positions:
             spec.set(pos, EXPIRED)
-            self.life.metrics.job_left_unrun(parent.job.queue, "cancelled")
+            self.life.metrics.job_left_unrun(parent.job.queue, outcome)
         self.journal.touch(parent)
         if finish and spec.done:
             self._finish(parent)
@@ -334,7 +340,7 @@ class ArrayJobs:
             unmade = [p for p, x in enumerate(spec.letters) if x == queued and p not in live]
             self._ending.add(seq)
             try:
-                self._expire_unmade(parent, unmade, finish=False)
+                self._expire_unmade(parent, unmade, finish=False, outcome="resv_end")
                 for pos in sorted(live):
                     if live[pos].state in PENDING_STATES:
                         self.life.finish_unrun(live[pos], "resv_end", why)
