@@ -84,7 +84,21 @@ def job_attrs(job: Mapping[str, Any]) -> Attrs:
             out.append(("utility.now", _two_places(job["utility_now"])))
     if job.get("variables"):
         out.append(("Variable_List", ",".join(f"{k}={v}" for k, v in job["variables"].items())))
-    return out
+    return out + array_attrs(job)
+
+
+def array_attrs(job: Mapping[str, Any]) -> Attrs:
+    """A job array's range and subjob counts, or a subjob's array and index."""
+    if job.get("array"):
+        out: Attrs = [("array", "True")]
+        for key in ("array_state_count", "array_indices_submitted", "array_indices_remaining"):
+            out.append((key, str(job[key])))
+        if job.get("max_run_subjobs") is not None:
+            out.append(("max_run_subjobs", str(job["max_run_subjobs"])))
+        return out
+    if job.get("array_id"):
+        return [("array_id", job["array_id"]), ("array_index", str(job["array_index"]))]
+    return []
 
 
 def resource_list(job: Mapping[str, Any]) -> Attrs:

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-JOB_ID = re.compile(r"^\d+(?:\.[A-Za-z0-9_.-]+)?$")
+JOB_ID = re.compile(r"^\d+(?:\[\d*\])?(?:\.[A-Za-z0-9_.-]+)?$")
 _NAME = re.compile(r"^[^\s@:]+$")
 NAME_MAX = 236
 DEPEND_TYPES = ("afterok", "afternotok", "afterany")
@@ -16,8 +16,40 @@ PRIORITY_MIN, PRIORITY_MAX = -1024, 1023
 
 
 def is_job_id(text: str) -> bool:
-    """``12`` or ``12.server``."""
+    """``12``, an array's ``12[]`` or a subjob's ``12[3]``, each alone or with ``.server``."""
     return bool(JOB_ID.match(text))
+
+
+def is_array_id(text: str) -> bool:
+    """``12[]`` or ``12[].server``."""
+    return "[]" in text.partition(".")[0]
+
+
+def is_subjob_id(text: str) -> bool:
+    """``12[3]`` or ``12[3].server``."""
+    head = text.partition(".")[0]
+    return "[" in head and "[]" not in head
+
+
+ARRAY_FORM = "X-Y[:Z][%N]: indices X < Y, step Z >= 1, at most N subjobs running"
+_ARRAY = re.compile(r"^(\d+)-(\d+)(?::(\d+))?(?:%(\d+))?$")
+
+
+def parse_array(text: str) -> tuple[str, int | None]:
+    """``qsub -J X-Y[:Z][%N]`` -> ("X-Y[:Z]", N), checked as PBS's ``chk_Jrange``."""
+    m = _ARRAY.match(text.strip())
+    bad = f"illegal -J value: {text}"
+    if m is None:
+        raise ValueError(f"{bad} (give {ARRAY_FORM})")
+    start, end = int(m.group(1)), int(m.group(2))
+    if start >= end:
+        raise ValueError(f"{bad} (the first index must be below the last: {ARRAY_FORM})")
+    if m.group(3) is not None and int(m.group(3)) < 1:
+        raise ValueError(f"{bad} (the step must be at least 1)")
+    if m.group(4) is not None and int(m.group(4)) < 1:
+        raise ValueError(f"{bad} (%N: at least one subjob must be allowed to run)")
+    span = text.strip().partition("%")[0]
+    return span, int(m.group(4)) if m.group(4) is not None else None
 
 
 def check_job_id(text: str) -> str:

@@ -36,7 +36,7 @@ DEFAULT_HEADER = [
 
 
 def time_use(job: Obj) -> str:
-    if job.get("state") in ("R", "E", "F") and job.get("elapsed") is not None:
+    if job.get("state") in ("R", "E", "F", "X") and job.get("elapsed") is not None:
         return hms(job["elapsed"])
     return "0"
 

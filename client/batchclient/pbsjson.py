@@ -35,6 +35,8 @@ def job_object(job: Mapping[str, Any]) -> dict[str, Any]:
             out[name] = {k: value_of(v) for k, v in (job.get("variables") or {}).items()}
         elif name == "Job_Name":
             out[name] = value
+        elif name == "array":
+            out[name] = True  # PBS writes the array attribute as a JSON boolean
         elif "." in name:
             attr, _, resource = name.partition(".")
             out.setdefault(attr, {})[resource] = value_of(value)

@@ -1,7 +1,8 @@
 """qselect: the ids of the jobs that match, one per line (GET /jobs, filtered here).
 
 Options as OpenPBS's qselect(1B): ``-u user[,user...]``, ``-s states`` (any of
-``EFHMQRSTWXB``; batchd's jobs are in Q H W R E F), ``-q queue`` or
+``EFHMQRSTWXB``; batchd's jobs are in Q H W R E F, arrays also in B, subjobs in X),
+``-J`` job arrays only, ``-T`` jobs and subjobs (not arrays), ``-q queue`` or
 ``queue@server`` (``@server``: every queue), ``-N name``, ``-l`` comparisons
 ``resource.op.value[,...]`` with op one of eq ne lt le gt ge, on ``walltime`` and
 on the width (``nodect``, ``ncpus``, ``nodes`` or ``select``: batchd's jobs have
@@ -18,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .cli import Parser, UsageError, run
+from .jobattrs import is_array_id
 from .qstat import pages
 from .text import escape
 from .timefmt import parse_duration
@@ -26,7 +28,7 @@ from .transport import Client
 PROG = "qselect"
 USAGE = (
     "qselect [-u user_list] [-s states] [-q destination] [-N name] "
-    "[-l resource.op.value[,...]] [-x | -H]"
+    "[-l resource.op.value[,...]] [-J | -T] [-x | -H]"
 )
 PBS_STATES = set("EFHMQRSTWXB")
 OPS: dict[str, Callable[[Any, Any], bool]] = {
@@ -46,6 +48,8 @@ def build_parser() -> Parser:
     flag("-N", dest="name", metavar="name", help="the job name")
     flag("-l", dest="resources", action="append", metavar="resource.op.value[,...]",
          help="e.g. walltime.gt.01:00:00,nodect.ge.4")  # fmt: skip
+    flag("-J", dest="arrays", action="store_true", help="job arrays only")
+    flag("-T", dest="subjobs", action="store_true", help="jobs and subjobs (not arrays)")
     flag("-x", dest="history", action="store_true", help="finished jobs too")
     flag("-H", dest="finished", action="store_true", help="finished jobs only")
     return p
@@ -110,7 +114,7 @@ def query(ns: Any) -> tuple[dict[str, str], list[Test]]:
         bad = set(ns.states) - PBS_STATES
         if not ns.states or bad:
             raise UsageError(f"illegal -s value: {ns.states} (job states: EFHMQRSTWXB)")
-        wanted = set(ns.states) & set("QHWREF")
+        wanted = set(ns.states) & set("QHWREFBX")
         if "F" in wanted and not ns.finished:
             q["history"] = "true"
         if ns.finished:
@@ -118,6 +122,11 @@ def query(ns: Any) -> tuple[dict[str, str], list[Test]]:
         q["state"] = "".join(sorted(wanted))
         if not wanted:
             q["state"] = "-"  # states batchd's jobs are never in: nothing matches
+    if ns.subjobs:
+        q["subjobs"] = "true"
+        tests.append(lambda job: not is_array_id(job["id"]))
+    if ns.arrays:
+        tests.append(lambda job: is_array_id(job["id"]))
     if ns.name is not None:
         tests.append(_compare("name", operator.eq, ns.name))
     tests += parse_comparisons(ns.resources or [])
@@ -128,6 +137,8 @@ def _main(argv: list[str]) -> int:
     ns = build_parser().parse_intermixed_args(argv)
     if ns.history and ns.finished:
         raise UsageError("conflicting options: -x and -H")
+    if ns.arrays and ns.subjobs:
+        raise UsageError("conflicting options: -J and -T")
     q, tests = query(ns)
     if q.get("state") == "-":
         return 0

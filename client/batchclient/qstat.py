@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from . import jobtable
@@ -19,15 +19,15 @@ from .cli import (
     say,
     wants_json,
 )
-from .jobattrs import is_job_id
+from .jobattrs import is_array_id, is_job_id, is_subjob_id
 from .jobsink import JobSink
 from .pbsjson import PbsJsonSink
 from .transport import ApiError, Client, quote
 
 PROG = "qstat"
 USAGE = """
-  qstat [-f] [-w] [-x] [-t] [-F json | --json] [job_id... | queue...]
-  qstat [-a|-i|-r|-H] [-T] [-u user[,user...]] [-n] [-s] [-1] [-w] [-x] [-t] [-F json]
+  qstat [-f] [-w] [-x] [-t] [-J] [-F json | --json] [job_id... | queue...]
+  qstat [-a|-i|-r|-H] [-T] [-u user[,user...]] [-n] [-s] [-1] [-w] [-x] [-t] [-J] [-F json]
         [job_id... | queue...]
   qstat -Q [-f] [-F json] [queue...]
   qstat -B [-f] [-F json]"""
@@ -51,7 +51,8 @@ def build_parser() -> Parser:
     flag("-w", dest="wide", action="store_true", help="wide columns; -f: lines never broken")
     flag("-1", dest="one_line", action="store_true", help="with -n or -s: on the job's line")
     flag("-t", dest="subjobs", action="store_true",
-         help="with subjobs of arrays (no effect: batchd has no job arrays yet)")  # fmt: skip
+         help="jobs, job arrays and their subjobs (with -J: subjobs only)")  # fmt: skip
+    flag("-J", dest="arrays", action="store_true", help="job arrays only (with -t: their subjobs)")
     flag("-Q", dest="queues", action="store_true", help="queue summary")
     flag("-B", dest="server", action="store_true", help="server summary")
     add_json_flag(p)
@@ -98,6 +99,8 @@ class Options:
             q["brief"] = "true"
         if self.history:
             q["history"] = "true"
+        if self.ns.subjobs:
+            q["subjobs"] = "true"
         if self.ns.i:
             q["state"] = "EHQW"
         elif self.ns.r:
@@ -110,12 +113,16 @@ class Options:
 class Result:
     """Where the jobs of the operands go, each once, and the exit code."""
 
-    def __init__(self, sink: JobSink, dedupe: bool) -> None:
+    def __init__(self, sink: JobSink, dedupe: bool, opts: Options) -> None:
         self.sink = sink
         self.seen: set[str] | None = set() if dedupe else None
         self.code = 0
+        self.wanted = _kinds(opts)
 
     def add(self, jobs: Sequence[dict[str, Any]]) -> None:
+        if self.wanted is not None:
+            wanted = self.wanted
+            jobs = [j for j in jobs if wanted(j["id"])]
         if self.seen is not None:
             jobs = [j for j in jobs if j["id"] not in self.seen]
             self.seen.update(j["id"] for j in jobs)
@@ -124,6 +131,13 @@ class Result:
     def fail(self, code: int, message: str) -> None:
         say(PROG, message)
         self.code = code
+
+
+def _kinds(opts: Options) -> Callable[[str], bool] | None:
+    """Which ids -J keeps: arrays, or with -t their subjobs (None: all)."""
+    if not opts.ns.arrays:
+        return None
+    return is_subjob_id if opts.ns.subjobs else is_array_id
 
 
 def _list(client: Client, opts: Options, res: Result, queue: str | None) -> None:
@@ -162,7 +176,23 @@ def _one(client: Client, opts: Options, res: Result, job_id: str) -> None:
     if job["state"] == "F" and not opts.history:
         res.fail(EXIT_HISTORY, f"{job['id']} {HISTORY_MSG}")
         return
+    if opts.ns.subjobs and job.get("array"):
+        res.add(_with_subjobs(client, opts, job))
+        return
     res.add([job])
+
+
+def _with_subjobs(client: Client, opts: Options, array: dict[str, Any]) -> list[dict[str, Any]]:
+    """An array and its subjobs: the listing's page that starts at the array."""
+    query = dict(opts.query(), subjobs="true", history="true", after=str(array["seq"] - 1))
+    query.pop("state", None)
+    page: dict[str, Any] = client.get("/jobs", dict(query, limit="1"))
+    jobs: list[dict[str, Any]] = page["jobs"]
+    if not jobs or jobs[0]["id"] != array["id"]:
+        return [array]
+    if not opts.brief:
+        jobs[0] = array
+    return jobs
 
 
 def _jobs(client: Client, opts: Options) -> int:
@@ -179,7 +209,7 @@ def _jobs(client: Client, opts: Options) -> int:
     )
     if opts.pbs_json:
         sink = PbsJsonSink()
-    res = Result(sink, dedupe=len(ns.operands) > 1)
+    res = Result(sink, dedupe=len(ns.operands) > 1, opts=opts)
     if not ns.operands:
         _list(client, opts, res, None)
     for operand in ns.operands:

@@ -20,7 +20,7 @@ PROG = "qsub"
 USAGE = (
     "qsub [-l RES[,RES...]]... [-q QUEUE] [-N NAME] [-p PRIO] "
     "[-a [[[[CC]YY]MM]DD]hhmm[.SS]] [-h] [-W depend=TYPE:ID[:ID...]] [-W utility=T:V,T:V...] "
-    "[-W speedup=downey:A:SIGMA|fixed] [-W block=true] [-r y|n] "
+    "[-W speedup=downey:A:SIGMA|fixed] [-W block=true] [-r y|n] [-J X-Y[:Z][%%N]] "
     "[-v VAR=VAL[,VAR=VAL...]] [script]"
 )
 # Accepted for compatibility with PBS scripts and ignored: output files, mail, shell...
@@ -46,6 +46,8 @@ def build_parser(directive: bool = False) -> Parser:
         "utility=T:V,T:V,... the result's value by time since submission; "
         "speedup=downey:A:SIGMA or fixed, a moldable job's runtime by width")  # fmt: skip
     add("-r", dest="rerun", metavar="y|n", help="whether qrerun may requeue the job (default y)")
+    add("-J", dest="array", metavar="X-Y[:Z][%N]",
+        help="a job array: one subjob per index X, X+Z, ... up to Y, at most N running")  # fmt: skip
     add("-v", dest="variables", action="append", metavar="VAR=VAL[,...]",
         help="job variables; BATCHD_RUNTIME=SECONDS sets the emulated runtime")  # fmt: skip
     for opt in IGNORED_WITH_VALUE:
@@ -159,6 +161,13 @@ def _body(opts: argparse.Namespace, res: Resources, default_name: str) -> dict[s
             raise ValueError(f"-r {opts.rerun}: give y or n")
         if opts.rerun == "n":
             body["rerunable"] = False
+    if opts.array is not None:
+        span, max_run = jobattrs.parse_array(opts.array)
+        if body.get("rerunable") is False:
+            raise ValueError("cannot submit non-rerunable Array Job (-J with -r n)")
+        body["array_indices"] = span
+        if max_run is not None:
+            body["max_run_subjobs"] = max_run
     variables = jobattrs.parse_variables(opts.variables or [])
     if variables:
         body["variables"] = variables

@@ -1100,7 +1100,9 @@ def test_a_submission_is_never_sent_twice(monkeypatch, capsys):
 def test_help_is_exit_0(capsys):
     assert qstat.main(["--help"]) == 0
     out, err = out_err(capsys)
-    assert out.startswith("usage: \n  qstat [-f] [-w] [-x] [-t] [-F json | --json]") and err == ""
+    assert (
+        out.startswith("usage: \n  qstat [-f] [-w] [-x] [-t] [-J] [-F json | --json]") and err == ""
+    )
     assert qsub.main(["--help"]) == 0
     assert "BATCHD_RUNTIME=SECONDS" in out_err(capsys)[0]
 

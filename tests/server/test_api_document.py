@@ -116,8 +116,9 @@ async def test_the_document_types_paths_and_queries_as_the_server_parses_them(
     doc = await document(api)
     op = doc["paths"]["/jobs/{id}"]["get"]
     job_id = re.compile(op["parameters"][0]["schema"]["pattern"])
-    assert [bool(job_id.fullmatch(t)) for t in ("12", "12.mini", "12.other", "x", "1" * 19)] == [
-        True, True, False, False, False,
+    ids = ("12", "12.mini", "12.other", "x", "1" * 19, "12[]", "12[3].mini", "12[", "12[x]")
+    assert [bool(job_id.fullmatch(t)) for t in ids] == [
+        True, True, False, False, False, True, True, False, False,
     ]  # fmt: skip
     op = doc["paths"]["/reservations/{id}"]["delete"]
     resv_id = re.compile(op["parameters"][0]["schema"]["pattern"])
@@ -127,7 +128,7 @@ async def test_the_document_types_paths_and_queries_as_the_server_parses_them(
     query = {p["name"]: p["schema"] for p in doc["paths"]["/jobs"]["get"]["parameters"]}
     assert query["limit"] == {"type": "integer", "minimum": 1, "maximum": 10_000}
     assert query["history"]["enum"] == ["true", "false", "1", "0", "yes", "no"]
-    assert query["state"]["pattern"] == "^[QHWREF]*$"
+    assert query["state"]["pattern"] == "^[QHWREFBX]*$"
     # and the server keeps to them: a flag in capitals is not one of the words
     await api.error(
         "alice", "GET", "/jobs?history=TRUE", status=400, code="bad_request", says="history"

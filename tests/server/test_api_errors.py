@@ -175,7 +175,7 @@ async def test_tcp_needs_a_valid_token(api: Api) -> None:
     ("query", "says"),
     [
         ("state=Z", "unknown letters Z"),
-        ("state=QZX", "unknown letters XZ"),
+        ("state=QZY", "unknown letters YZ"),
         ("history=maybe", "history: expected true or false, got 'maybe'"),
         ("colour=red", "unknown query parameter 'colour'"),
     ],

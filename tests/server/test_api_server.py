@@ -159,7 +159,7 @@ async def test_openapi_shape_and_refs(api: Api) -> None:
         assert ref.removeprefix("#/components/schemas/") in schemas, ref
     # The query parameters of GET /jobs.
     params = {p["name"] for p in doc["paths"]["/jobs"]["get"]["parameters"]}
-    assert params == {"user", "state", "queue", "history", "brief", "limit", "after"}
+    assert params == {"user", "state", "queue", "history", "brief", "limit", "after", "subjobs"}
     for code in ("400", "401", "403", "404", "413"):
         error = doc["paths"]["/jobs"]["post"]["responses"][code]
         assert error["content"]["application/json"]["schema"] == {

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from batchd.model.states import JobState
+from batchd.server.arrays import label
 from batchd.server.jobresources import whole_nodes
 from batchd.server.records import JobRecord
 
@@ -19,6 +20,24 @@ BRIEF = (
     "id", "seq", "name", "owner", "queue", "state", "nodes", "walltime",
     "stime", "est_start", "elapsed",
 )  # fmt: skip
+
+
+def shown_state(rec: JobRecord, now: int) -> str:
+    """The state letter qstat shows: an array's B once a subjob has begun (its own Q, H or
+    W before, F when every subjob has expired); a finished subjob's X."""
+    job = rec.job
+    spec = rec.array
+    if spec is not None:
+        if job.state is JobState.FINISHED:
+            return "F"
+        if spec.begun:
+            return "B"
+        if job.state is JobState.WAITING and (rec.exec_time is None or rec.exec_time <= now):
+            return "Q"  # its subjobs' execution time has come
+        return job.state.letter
+    if rec.subjob_index is not None and job.state is JobState.FINISHED:
+        return "X"
+    return job.state.letter
 
 
 def job_view(
@@ -53,12 +72,12 @@ def job_view(
         exec_host = [prefix + hosts[n] for n in job.nodes]
     res = rec.resources or whole_nodes(job.width)
     return {
-        "id": f"{job.id}.{server}",
-        "seq": job.id,
+        "id": f"{rec.label()}.{server}",
+        "seq": rec.pbs_seq,
         "name": job.name,
         "owner": rec.owner,
         "queue": job.queue,
-        "state": job.state.value,
+        "state": shown_state(rec, now),
         "nodes": job.width,
         "walltime": job.estimate,
         "runtime": rec.runtime_given,
@@ -84,6 +103,22 @@ def job_view(
         "variables": rec.variables,
         **_utility_view(rec, now),
         **_mold_view(rec, planned),
+        **_array_view(rec, server),
+    }
+
+
+def _array_view(rec: JobRecord, server: str) -> dict[str, Any]:
+    """An array's range and its subjobs' states; a subjob's array and index."""
+    spec = rec.array
+    index = rec.subjob_index
+    return {
+        "array": spec is not None,
+        "array_indices_submitted": spec.submitted() if spec is not None else None,
+        "array_indices_remaining": spec.remaining() if spec is not None else None,
+        "array_state_count": spec.state_count() if spec is not None else None,
+        "max_run_subjobs": spec.max_run if spec is not None else None,
+        "array_id": f"{label(rec.pbs_seq, True)}.{server}" if index is not None else None,
+        "array_index": index,
     }
 
 

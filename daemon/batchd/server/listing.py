@@ -5,24 +5,32 @@ saved as JSON. A page takes the next ``limit`` jobs after a cursor (a job's seq)
 from both and merges them, so a listing of the whole history never holds more
 than a page. Pages are built from the state of the moment: a job that finishes
 between two pages is listed once, in the state it had when its page was built.
+
+Job arrays are listed as one job (``12[]``); with ``subjobs`` each is followed by
+its subjobs in index order (``qstat -t``), which the page's ``limit`` does not count.
 """
 
 from __future__ import annotations
 
+import heapq
+import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from batchd.model.states import JobState
+from batchd.server.arrays import subjob_key
 from batchd.server.errors import bad_request, not_found
-from batchd.server.jobview import dumps
+from batchd.server.jobview import dumps, shown_state
 from batchd.server.records import JobRecord
 from batchd.server.service import BatchService
+from batchd.server.subjobs import shown_subjob
 from batchd.server.views import job_out
 
 MAX_LIMIT = 10_000
 CHUNK = 1_000  # jobs per chunk of a listing sent whole
-PARAMS = ("user", "state", "queue", "history", "brief", "limit", "after")
+PARAMS = ("user", "state", "queue", "history", "brief", "limit", "after", "subjobs")
+STATES = "QHWREFBX"
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,21 +40,39 @@ class JobQuery:
     queue: str | None = None
     history: bool = False
     brief: bool = False
+    subjobs: bool = False
 
     @property
     def finished(self) -> bool:
         """Whether finished jobs are listed: with history, or when state names F."""
         return "F" in self.states if self.states is not None else self.history
 
-    def matches(self, rec: JobRecord) -> bool:
-        letter = rec.state.value
+    def matches(self, rec: JobRecord, now: int) -> bool:
+        letter = shown_state(rec, now)
         if letter == "F" and not self.finished:
             return False
         if self.states is not None and letter not in self.states:
             return False
+        return self.owns(rec)
+
+    def owns(self, rec: JobRecord) -> bool:
+        """The owner and queue asked for (the state aside)."""
         if self.users is not None and rec.owner not in self.users:
             return False
         return self.queue is None or rec.job.queue == self.queue
+
+    def opens(self, rec: JobRecord, now: int) -> bool:
+        """Listed, or an unfinished array whose subjobs are (in any state of its own)."""
+        if self.matches(rec, now):
+            return True
+        unfinished = rec.state is not JobState.FINISHED
+        return self.subjobs and rec.array is not None and unfinished and self.owns(rec)
+
+    def shows_subjob(self, letter: str) -> bool:
+        """A subjob of a listed array: X ones too, as qstat -t shows them (F: with -x)."""
+        if letter == "F" and not self.finished:
+            return False
+        return self.states is None or letter in self.states
 
 
 def flag(value: str | None, name: str) -> bool:
@@ -76,9 +102,11 @@ def parse(svc: BatchService, q: Mapping[str, str]) -> tuple[JobQuery, int, int |
         )
     states = q.get("state")
     if states is not None:
-        bad = set(states) - set("QHWREF")
+        bad = set(states) - set(STATES)
         if bad:
-            raise bad_request(f"state: unknown letters {''.join(sorted(bad))}; use Q H W R E F")
+            raise bad_request(
+                f"state: unknown letters {''.join(sorted(bad))}; use {' '.join(STATES)}"
+            )
     queue = q.get("queue")
     # Reservation queues too, those of finished reservations included (their jobs' history).
     names = svc.queue_names() + [r.queue for r in svc.reservations.items.values() if r.queue]
@@ -92,6 +120,7 @@ def parse(svc: BatchService, q: Mapping[str, str]) -> tuple[JobQuery, int, int |
         queue=queue,
         history=flag(q.get("history"), "history"),
         brief=flag(q.get("brief"), "brief"),
+        subjobs=flag(q.get("subjobs"), "subjobs"),
     )
     after = count(q.get("after"), "after", 0, 1 << 62) or 0
     return query, after, count(q.get("limit"), "limit", 1, MAX_LIMIT)
@@ -109,9 +138,10 @@ class Pages:
         """The views (JSON) of up to ``limit`` jobs with seq > ``after``, and the cursor of
         the next page (None when none is left)."""
         svc, query = self.svc, self.query
+        now = svc.now
         live: list[JobRecord] = []
-        for rec in svc.records.values():  # in seq order: jobs are added by increasing seq
-            if rec.seq > after and query.matches(rec):
+        for rec in self._in_memory(after):
+            if query.opens(rec, now):
                 live.append(rec)
                 if len(live) > limit:
                     break
@@ -123,14 +153,64 @@ class Pages:
         items.sort(key=lambda item: item[0])
         more = len(items) > limit
         del items[limit:]
-        texts = [v if isinstance(v, str) else self._render(v) for _, v in items]
+        texts: list[str] = []
+        for _, item in items:
+            if isinstance(item, str):
+                texts.append(item)
+            elif query.matches(item, now):
+                texts.append(self._render(item))
+            if query.subjobs:
+                texts += self._subjobs(item)
         return texts, items[-1][0] if more else None
+
+    def _in_memory(self, after: int) -> Iterable[JobRecord]:
+        """Unfinished jobs and arrays with seq > ``after``, in seq order (each dict holds them
+        by increasing seq; subjobs are listed with their arrays)."""
+        svc = self.svc
+        jobs = (r for r in svc.records.values() if r.subjob_index is None and r.seq > after)
+        arrays = (r for r in svc.arrays.values() if r.seq > after)
+        return heapq.merge(jobs, arrays, key=lambda r: r.seq)
 
     def _render(self, rec: JobRecord) -> str:
         plan = self._plan
         if plan is None and rec.state is JobState.QUEUED:
             plan = self._plan = self.svc.planned_starts()
         return dumps(job_out(self.svc, rec, plan or {}, brief=self.query.brief))
+
+    def _subjobs(self, item: JobRecord | str) -> list[str]:
+        """The subjobs of an array (nothing for another job), in index order: those in
+        memory, those in the history, and those not made yet (or no longer kept)."""
+        svc = self.svc
+        if isinstance(item, str):
+            if '"array":true' not in item:
+                return []
+            parent = svc.history.record(json.loads(item)["seq"])
+        else:
+            parent = item
+        if parent is None or parent.array is None:
+            return []
+        spec = parent.array
+        seq = parent.seq
+        finished = parent.state is JobState.FINISHED
+        saved = svc.history.subjobs(seq, brief=self.query.brief)
+        out: list[str] = []
+        for pos in range(spec.count):
+            index = spec.index(pos)
+            rec = svc.records.get(subjob_key(seq, index))
+            if rec is not None:
+                if self.query.shows_subjob(shown_state(rec, svc.now)):
+                    out.append(self._render(rec))
+                continue
+            text = saved.get(index)
+            if text is None:
+                view = json.loads(self._render(shown_subjob(parent, index, svc.server, svc.now)))
+            else:
+                view = json.loads(text)
+            if finished and view["state"] == "X":
+                view["state"] = "F"
+            if self.query.shows_subjob(view["state"]):
+                out.append(dumps(view))
+        return out
 
     def chunks(self, after: int) -> Iterator[list[str]]:
         """Every job after ``after``, ``CHUNK`` at a time."""

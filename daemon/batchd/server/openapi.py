@@ -78,12 +78,18 @@ ROUTES: tuple[Route, ...] = (
             ("user", "only these owners' jobs (comma-separated)", {"type": "string"}),
             (
                 "state",
-                "state letters to include, e.g. QR",
-                {"type": "string", "pattern": "^[QHWREF]*$"},
+                "state letters to include, e.g. QR (B: arrays begun, X: expired subjobs)",
+                {"type": "string", "pattern": "^[QHWREFBX]*$"},
             ),
             ("queue", "only this queue (404 if the site has no such queue)", {"type": "string"}),
             ("history", "true: finished jobs too (qstat -x)", _FLAG),
             ("brief", "true: each job as a JobBrief (JobBriefList)", _FLAG),
+            (
+                "subjobs",
+                "true: each job array followed by its subjobs (qstat -t); limit counts jobs "
+                "and arrays",
+                _FLAG,
+            ),
             (
                 "limit",
                 "at most this many jobs; next says where the next page starts",
@@ -221,8 +227,8 @@ ROUTES: tuple[Route, ...] = (
 
 
 def job_id_pattern(server: str) -> str:
-    """``12`` or ``12.SERVER``."""
-    return rf"^[0-9]{{1,{SEQ_DIGITS}}}(\.{re.escape(server)})?$"
+    """``12``, an array's ``12[]``, a subjob's ``12[3]``, each alone or with ``.SERVER``."""
+    return rf"^[0-9]{{1,{SEQ_DIGITS}}}(\[[0-9]{{0,7}}\])?(\.{re.escape(server)})?$"
 
 
 def reservation_id_pattern(server: str) -> str:

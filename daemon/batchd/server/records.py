@@ -11,6 +11,7 @@ from batchd.model.moldable import Moldable, Speedup
 from batchd.model.reservation import Reservation, ResvState
 from batchd.model.states import JobState
 from batchd.model.utility import Utility
+from batchd.server.arrays import ArraySpec, label, split_key
 from batchd.server.jobresources import JobResources
 
 DEPEND_TYPES = ("afterok", "afternotok", "afterany")
@@ -101,10 +102,24 @@ class JobRecord:
     # (a moldable job, a trace job, a job saved before resources).
     resources: JobResources | None = None
     rerunable: bool = True  # qsub -r y|n: whether qrerun (and a node failure) may requeue it
+    # A job array (qsub -J): its range and its subjobs' letters. Its ``job`` is what each
+    # subjob is made from; it never reaches the engine.
+    array: ArraySpec | None = None
+    subjob_index: int | None = None  # a subjob: its index (its key says its array's seq)
 
     @property
     def seq(self) -> int:
+        """The job's key: its sequence number, or a subjob's key (``arrays.subjob_key``)."""
         return self.job.id
+
+    @property
+    def pbs_seq(self) -> int:
+        """The sequence number of its id (a subjob's is its array's)."""
+        return split_key(self.seq)[0] if self.subjob_index is not None else self.seq
+
+    def label(self) -> str:
+        """``12``, ``12[]`` or ``12[3]``."""
+        return label(self.seq, self.array is not None)
 
     @property
     def state(self) -> JobState:
@@ -150,6 +165,8 @@ class JobRecord:
             **({"priority_class": j.priority_class} if j.priority_class else {}),
             **({"mold": mold_row(j.mold)} if j.mold is not None else {}),
             **({"resources": self.resources.to_row()} if self.resources is not None else {}),
+            **({"array": self.array.to_row()} if self.array is not None else {}),
+            **({"array_index": self.subjob_index} if self.subjob_index is not None else {}),
         }
 
     def _parts_row(self) -> dict[str, Any]:
@@ -230,6 +247,8 @@ class JobRecord:
             assigned=row.get("grid_machine"),  # rows saved before grids have none
             resources=JobResources.from_row(row["resources"]) if row.get("resources") else None,
             rerunable=bool(row.get("rerunable", True)),
+            array=ArraySpec.from_row(row["array"]) if row.get("array") else None,
+            subjob_index=row.get("array_index"),
         )
 
 

@@ -285,7 +285,7 @@ async def job_events(request: web.Request) -> web.Response:
     rec, events = commands.job_events(svc, _job_ref(request))
     return _json(
         {
-            "id": svc.job_id(rec.seq),
+            "id": svc.jid(rec),
             "server": svc.server,
             "now": svc.now,
             "events": [{"time": t, "source": src, "message": msg} for t, src, msg in events],

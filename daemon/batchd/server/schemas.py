@@ -32,6 +32,11 @@ from batchd.model.moldable import MoldError, Speedup
 from batchd.model.text import REFUSED_CLASS, TEXT_PATTERN, check_text
 from batchd.model.times import MAX_DURATION, TIME_MAX, TIME_MIN, plausible_time, positive_duration
 from batchd.model.utility import Utility, UtilityError
+from batchd.server.arrays import RangeError, parse_range
+from batchd.server.jobout_schemas import JobBrief as JobBrief  # the answers, re-exported
+from batchd.server.jobout_schemas import JobBriefList as JobBriefList
+from batchd.server.jobout_schemas import JobList as JobList
+from batchd.server.jobout_schemas import JobOut as JobOut
 from batchd.server.resource_schemas import (
     NODES_SPEC_DOC,
     PLACE_DOC,
@@ -67,6 +72,7 @@ TextMap = Annotated[
 
 # A job name: no white space, '@' or ':' (PBS), and no control character.
 JOB_NAME_PATTERN = r"^[^\s@:]+$"
+ARRAY_RANGE_PATTERN = r"^[0-9]{1,7}-[0-9]{1,7}(:[0-9]{1,7})?$"
 JOB_NAME_DOC_PATTERN = rf"^[^\s@:{REFUSED_CLASS}]+$"
 
 # A time (seconds since the epoch) in years 1970 to 9999.
@@ -272,11 +278,31 @@ class JobSubmit(Strict):
     nodes_spec: Text | None = Field(None, max_length=1000, description=NODES_SPEC_DOC)
     resources: ResourceMap = Field(default_factory=dict, description=RESOURCES_DOC)
     rerunable: bool = Field(True, description="-r y|n: whether qrerun may requeue the job")
+    array_indices: str | None = Field(
+        None,
+        max_length=40,
+        json_schema_extra={"pattern": ARRAY_RANGE_PATTERN},
+        description="qsub -J X-Y[:Z]: a job array, one subjob per index (X < Y, indices "
+        "0 to 1048575, step Z >= 1; at most the server's max_array_size subjobs)",
+    )
+    max_run_subjobs: int | None = Field(
+        None, ge=1, description="qsub -J ...%N: at most N subjobs of the array run at once"
+    )
 
     @field_validator("walltime", mode="before")
     @classmethod
     def _walltime(cls, value: Any) -> Any:
         return api_duration(value, "walltime")
+
+    @field_validator("array_indices")
+    @classmethod
+    def _array_indices(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                parse_range(value)
+            except RangeError as exc:
+                raise ValueError(f"illegal -J value: {exc}") from None
+        return value
 
 
 class JobAlter(Strict):
@@ -309,106 +335,6 @@ class JobAlter(Strict):
 
 class HoldRequest(Strict):
     types: str = Field("u", pattern=r"^[uos]+$", description="hold types: u, o and/or s")
-
-
-class JobOut(BaseModel):
-    id: str = Field(description="SEQ.SERVER")
-    seq: int
-    name: str
-    owner: str
-    queue: str
-    state: Literal["Q", "H", "W", "R", "E", "F"]
-    nodes: int
-    walltime: int
-    runtime: int | None = Field(description="emulated runtime (BATCHD_RUNTIME), if given")
-    priority: int
-    hold_types: str
-    depend: str | None
-    ctime: int = Field(description="creation (submission) time")
-    qtime: int = Field(description="time it entered its queue")
-    etime: int | None = Field(description="time it became eligible to run")
-    exec_time: int | None
-    stime: int | None = Field(description="start time")
-    end_time: int | None
-    est_start: int | None = Field(description="planned start in the current full schedule")
-    elapsed: int | None = Field(description="seconds run so far (or in total once ended)")
-    machine: str | None = Field(
-        None,
-        description="the machine it runs on, ran on, or waits for; on a grid site null while "
-        "it waits for any machine (a central queue, the job pool) or is held",
-    )
-    exec_host: list[str] = Field(
-        description="node names it runs (or ran) on; on a grid site MACHINE/NODE"
-    )
-    exec_vnode: str | None = Field(
-        None, description="its chunks on its nodes, as PBS shows them: (NODE:ncpus=C:mem=M)+..."
-    )
-    resource_list: dict[str, str] = Field(
-        default_factory=dict,
-        description="Resource_List as PBS shows it but walltime: select, place, ncpus, nodect, "
-        "mem, mpiprocs, nodes (old syntax), the site's per-job resources",
-    )
-    exit_status: int | None
-    outcome: str | None = Field(
-        description="ok | walltime | cancelled | node_fail | overflow (killed at its queue "
-        "window's close) | dependency | requeued"
-    )
-    comment: str | None = Field(description="why it is not running, or how it ended")
-    started_by: str | None = Field(description="policy in force when it started")
-    variables: dict[str, str]
-    utility: list[list[float]] | None = Field(
-        None, description="its utility function: [seconds since submission, value] points"
-    )
-    utility_now: float | None = Field(
-        None,
-        description="what its utility function gives if it ended now (a finished job: what "
-        "it earned at its end)",
-    )
-    nodes_min: int | None = Field(
-        None, description="a moldable job's width range: its narrowest width (the requested one)"
-    )
-    nodes_max: int | None = Field(None, description="a moldable job's widest width")
-    speedup: str | None = Field(
-        None, description="a moldable job's speedup model: downey:A:SIGMA or fixed"
-    )
-    planned_nodes: int | None = Field(
-        None,
-        description="a waiting moldable job: the width the policy plans to start it with "
-        "(moldable-greedy's choice, moldable-iterative's in its last plan; the requested "
-        "width under other policies)",
-    )
-
-
-class JobList(BaseModel):
-    server: str
-    now: int
-    jobs: list[JobOut]
-    next: int | None = Field(
-        None, description="with limit: the after= of the next page; null on the last page"
-    )
-
-
-class JobBrief(BaseModel):
-    """A job in a ``brief=true`` listing: the fields qstat's tables show."""
-
-    id: str
-    seq: int
-    name: str
-    owner: str
-    queue: str
-    state: Literal["Q", "H", "W", "R", "E", "F"]
-    nodes: int
-    walltime: int
-    stime: int | None
-    est_start: int | None
-    elapsed: int | None
-
-
-class JobBriefList(BaseModel):
-    server: str
-    now: int
-    jobs: list[JobBrief]
-    next: int | None
 
 
 # -- queues --------------------------------------------------------------------

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from batchd.server.arrays import MAX_INDEX, SUBJOB_BASE, subjob_key
 from batchd.server.paths import make_dirs
 
 Sync = Literal["full", "normal"]
@@ -189,9 +190,13 @@ class Store:
         *,
         brief: bool = False,
     ) -> list[tuple[int, str]]:
-        """Up to ``limit`` finished jobs with seq > ``after``, in seq order: (seq, view)."""
-        sql = f"SELECT seq, {'brief' if brief else 'view'} FROM jobs WHERE state = 'F' AND seq > ?"
-        args: list[Any] = [after]
+        """Up to ``limit`` finished jobs with seq > ``after``, in seq order: (seq, view).
+        Jobs and arrays: subjobs are listed with their arrays (``finished_subjobs``)."""
+        sql = (
+            f"SELECT seq, {'brief' if brief else 'view'} FROM jobs "
+            "WHERE state = 'F' AND seq > ? AND seq < ?"
+        )
+        args: list[Any] = [after, SUBJOB_BASE]
         if owners is not None:
             sql += f" AND owner IN ({', '.join('?' * len(owners))})"
             args += owners
@@ -200,6 +205,16 @@ class Store:
             args.append(queue)
         args.append(limit)
         return self.db.execute(sql + " ORDER BY seq LIMIT ?", args).fetchall()
+
+    def finished_subjobs(self, seq: int, *, brief: bool = False) -> dict[int, str]:
+        """The views of array ``seq``'s finished subjobs in the history, by index."""
+        low = subjob_key(seq, 0)
+        rows = self.db.execute(
+            f"SELECT seq, {'brief' if brief else 'view'} FROM jobs "
+            "WHERE state = 'F' AND seq BETWEEN ? AND ?",
+            (low, low + MAX_INDEX),
+        )
+        return {int(key) - low: str(view) for key, view in rows if view is not None}
 
     def purge_finished(self, before: int) -> int:
         """Delete the finished jobs that ended before ``before``, with their events; how

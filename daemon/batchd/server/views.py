@@ -35,7 +35,7 @@ def job_out(
         est = None
     comment = None if brief else comment_of(svc, rec, est)
     planned = None
-    if job.mold is not None and job.state is JobState.QUEUED and not brief:
+    if job.mold is not None and job.state is JobState.QUEUED and not brief and rec.array is None:
         planned = svc.engine.machines[job.machine].policy.planned_width(job)
     hosts = svc.nodes.names[job.machine]
     machine, prefix = svc.job_machine(rec)
@@ -51,11 +51,19 @@ def job_out(
         exec_host=svc.part_hosts(rec),
         planned=planned,
     )
+    parent = svc.arrays.get(rec.pbs_seq) if view["state"] == "X" else None
+    if view["state"] == "X" and (parent is None or parent.state is JobState.FINISHED):
+        view["state"] = "F"  # its array has finished: so have its subjobs, as PBS shows them
     return brief_of(view) if brief else view
 
 
 def comment_of(svc: BatchService, rec: JobRecord, est: int | None) -> str | None:
     """What happened to a job last or, for a queued one, why it is not running (PBS's words)."""
+    if rec.array is not None:
+        return svc.array_jobs.comment(rec)
+    if rec.subjob_index is not None and svc.records.get(rec.seq) is not rec:
+        # Not made yet: waiting for its turn under the array's limit (or shown from the history).
+        return svc.array_jobs.comment(rec) or rec.comment
     if rec.job.state is not JobState.QUEUED:
         return rec.comment
     return waiting_comment(svc.explain(rec.job), rec.comment, est)
@@ -94,7 +102,7 @@ def node_out(
     holder = holders.get(index)
     if isinstance(holder, Job):
         states.append("job-exclusive")
-        jobs.append(f"{holder.id}.{svc.server}")
+        jobs.append(svc.job_id(holder.id))
     elif isinstance(holder, Reservation):
         states.append("resv-exclusive")
         resv = svc.resv_id(holder.id)

@@ -167,6 +167,8 @@ class ServerConfig(BaseModel):
     # How long finished jobs stay in the history (qstat -x), on the emulated clock;
     # PBS's default is two weeks.
     job_history_duration: int = 14 * 86_400
+    # The most subjobs a job array may have (qsub -J); PBS's server attribute and default.
+    max_array_size: int = Field(10_000, ge=1, le=1 << 20)
 
     @field_validator("job_history_duration", mode="before")
     @classmethod

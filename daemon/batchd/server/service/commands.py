@@ -25,21 +25,21 @@ log = structlog.get_logger("batchd")
 def rerun(svc: BatchService, caller: Caller, text: str) -> JobRecord:
     with svc.change():
         rec = svc.control.rerun(caller, text)
-    log.info("job_rerun", job=svc.job_id(rec.seq), by=caller.user)
+    log.info("job_rerun", job=svc.jid(rec), by=caller.user)
     return rec
 
 
 def move(svc: BatchService, caller: Caller, text: str, queue: str) -> JobRecord:
     with svc.change():
         rec = svc.control.move(caller, text, queue)
-    log.info("job_moved", job=svc.job_id(rec.seq), queue=queue, by=caller.user)
+    log.info("job_moved", job=svc.jid(rec), queue=queue, by=caller.user)
     return rec
 
 
 def signal(svc: BatchService, caller: Caller, text: str, name: str) -> JobRecord:
     with svc.change():
         rec = svc.control.signal(caller, text, name)
-    log.info("job_signalled", job=svc.job_id(rec.seq), signal=name, by=caller.user)
+    log.info("job_signalled", job=svc.jid(rec), signal=name, by=caller.user)
     return rec
 
 
@@ -51,7 +51,7 @@ def job_events(svc: BatchService, text: str) -> tuple[JobRecord, list[tuple[int,
 
 # -- queues ---------------------------------------------------------------------------
 def _busy(svc: BatchService, name: str) -> bool:
-    return any(rec.job.queue == name for rec in svc.records.values())
+    return any(rec.job.queue == name for rec in [*svc.records.values(), *svc.arrays.values()])
 
 
 def create_queue(svc: BatchService, caller: Caller, body: QueueCreate) -> None:

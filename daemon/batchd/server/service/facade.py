@@ -43,8 +43,10 @@ from batchd.server.schemas import (
     SchedulerChange,
     ServerChange,
 )
+from batchd.server.service import job_requests
 from batchd.server.service.access import Access, Caller, require
 from batchd.server.service.admission import Admission
+from batchd.server.service.arrays import ArrayJobs
 from batchd.server.service.dependencies import Dependencies
 from batchd.server.service.events import JobEvents
 from batchd.server.service.history import History
@@ -117,6 +119,7 @@ class BatchService:
         """The parts that hold the state, empty, with the engine at ``now``."""
         site = self.site
         self.records: dict[int, JobRecord] = {}
+        self.arrays: dict[int, JobRecord] = {}  # unfinished job arrays (qsub -J)
         self.calendar = site.calendar()
         self.history = History(self.store, self._views, site.server.job_history_duration)
         self.journal = Journal(
@@ -157,8 +160,11 @@ class BatchService:
             self.dependencies,
             self.calendar.tz,
             self.events,
+            self.arrays,
         )
+        self.array_jobs = ArrayJobs(self.lifecycle)
         self.control = JobControl(self.lifecycle)
+        self.engine.reserved.on_close.append(self.array_jobs.reservation_closed)
         self.engine.reserved.on_close.append(self.control.reservation_closed)
         self.nodes = Nodes(site, self.journal)
         self.queue_admin = QueueAdmin()
@@ -361,13 +367,16 @@ class BatchService:
         if sched.layer is None:
             return
         for rec in self.journal.dirty():
-            rec.assigned = sched.assigned(rec.job) if rec.state is JobState.QUEUED else None
+            if rec.array is None:
+                rec.assigned = sched.assigned(rec.job) if rec.state is JobState.QUEUED else None
 
     def _retire(self, rec: JobRecord) -> None:
         """A finished job is saved in the history: it leaves memory."""
         if self.records.get(rec.seq) is rec:
             del self.records[rec.seq]
             self.scheduler.forget(rec.job)
+        elif self.arrays.get(rec.seq) is rec:
+            del self.arrays[rec.seq]
 
     def restore(self, saved: Saved) -> None:
         """Rebuild the state saved before a stop or a crash; the clock goes on from there."""
@@ -386,8 +395,12 @@ class BatchService:
     def caller(self, user: str) -> Caller:
         return self.access.caller(user)
 
-    def job_id(self, seq: int) -> str:
-        return f"{seq}.{self.server}"
+    def job_id(self, key: int) -> str:
+        return self.lifecycle.job_id(key)
+
+    def jid(self, rec: JobRecord) -> str:
+        """``12.server``, ``12[].server`` or ``12[3].server``."""
+        return self.lifecycle.jid(rec)
 
     def resv_id(self, seq: int) -> str:
         return self.reservations.resv_id(seq)
@@ -404,47 +417,23 @@ class BatchService:
 
     # -- jobs -------------------------------------------------------------------------
     def submit(self, caller: Caller, body: JobSubmit) -> JobRecord:
-        with self.change():
-            rec = self.lifecycle.submit(caller, body)
-        self.metrics.job_submitted(rec.job.queue, rec.owner)
-        log.info(
-            "job_submitted",
-            job=self.job_id(rec.seq),
-            owner=rec.owner,
-            queue=rec.job.queue,
-            nodes=rec.job.width,
-            walltime=rec.job.estimate,
-            state=rec.state.value,
-        )
-        return rec
+        return job_requests.submit(self, caller, body)
 
     def inject(self, job: Job, owner: str) -> JobRecord:
         """A trace job arrives (from a timer, inside the engine's current second)."""
         return self.lifecycle.inject(job, owner)
 
     def delete(self, caller: Caller, text: str) -> JobRecord:
-        with self.change():
-            rec = self.lifecycle.delete(caller, text)
-        log.info("job_deleted", job=self.job_id(rec.seq), by=caller.user)
-        return rec
+        return job_requests.delete(self, caller, text)
 
     def hold(self, caller: Caller, text: str, types: str) -> JobRecord:
-        with self.change():
-            rec = self.lifecycle.hold(caller, text, types)
-        log.info("job_held", job=self.job_id(rec.seq), types=types, by=caller.user)
-        return rec
+        return job_requests.hold(self, caller, text, types)
 
     def release(self, caller: Caller, text: str, types: str) -> JobRecord:
-        with self.change():
-            rec = self.lifecycle.release(caller, text, types)
-        log.info("job_released", job=self.job_id(rec.seq), types=types, by=caller.user)
-        return rec
+        return job_requests.release(self, caller, text, types)
 
     def alter(self, caller: Caller, text: str, body: JobAlter) -> JobRecord:
-        with self.change():
-            rec = self.lifecycle.alter(caller, text, body)
-        log.info("job_altered", job=self.job_id(rec.seq), by=caller.user)
-        return rec
+        return job_requests.alter(self, caller, text, body)
 
     def planned_starts(self) -> dict[int, int]:
         return self.scheduler.planned_starts()

@@ -58,6 +58,10 @@ class History:
     ) -> list[tuple[int, str]]:
         return self.store.finished_page(after, limit, owners, queue, brief=brief)
 
+    def subjobs(self, seq: int, *, brief: bool = False) -> dict[int, str]:
+        """Array ``seq``'s finished subjobs in the history: their views by index."""
+        return self.store.finished_subjobs(seq, brief=brief)
+
     def purge(self, now: int) -> int:
         """Forget the finished jobs that ended more than ``duration`` before ``now``."""
         before = now - self.duration

@@ -23,6 +23,7 @@ from batchd.server.service.lifecycle import Lifecycle
 from batchd.server.signals import BY_NUMBER, ENDING, SIGNALS, SUSPENDING
 
 BAD_STATE = "Request invalid for state of job"
+INVALID = "Invalid request"  # PBSE_IVALREQ: what PBS answers for a subjob it does not act on
 
 
 def parse_signal(text: str) -> tuple[str, int]:
@@ -49,19 +50,46 @@ class JobControl:
         self.events = lifecycle.events
         self.journal = lifecycle.journal
 
+    def running_subjobs(self, parent: JobRecord) -> list[JobRecord]:
+        """An array's running subjobs, in index order."""
+        seq = parent.seq
+        found = [
+            r
+            for r in self.life.records.values()
+            if r.subjob_index is not None and r.pbs_seq == seq and r.state is JobState.RUNNING
+        ]
+        return sorted(found, key=lambda r: r.seq)
+
+    def _each_running(self, parent: JobRecord, what: str) -> list[JobRecord]:
+        """qrerun and qsig of an array act on its running subjobs; none is a refusal."""
+        running = self.running_subjobs(parent)
+        if not running:
+            raise conflict(
+                f"{BAD_STATE} {self.life.jid(parent)} (no subjob of it is running; {what})"
+            )
+        return running
+
     def _running(self, rec: JobRecord, what: str) -> None:
         if rec.state is not JobState.RUNNING:
             state = rec.state.name.lower()
-            raise conflict(f"{BAD_STATE} {self.life.job_id(rec.seq)} (it is {state}; {what})")
+            raise conflict(f"{BAD_STATE} {self.life.jid(rec)} (it is {state}; {what})")
 
     # -- qrerun -----------------------------------------------------------------------
     def rerun(self, caller: Caller, text: str) -> JobRecord:
         rec = self.life.find(text)
-        jid = self.life.job_id(rec.seq)
+        jid = self.life.jid(rec)
         may_act_on(caller, rec.owner, "rerun", jid)
+        if rec.array is not None:
+            for sub in self._each_running(rec, "qrerun requeues running jobs"):
+                self._rerun(caller, sub)
+            return rec
         self._running(rec, "qrerun requeues running jobs")
         if not rec.rerunable:
             raise conflict(f"job is not rerunnable {jid} (it was submitted with qsub -r n)")
+        self._rerun(caller, rec)
+        return rec
+
+    def _rerun(self, caller: Caller, rec: JobRecord) -> None:
         self.events.said(rec, f"Job Rerun at request of {self.events.who(caller.user)}")
         if rec.parts:
             self.life._requeue_parts(rec)
@@ -69,15 +97,16 @@ class JobControl:
         else:
             self.engine.requeue(rec.job)
             self.life.requeued(rec.job, "rerun", f"rerun by {caller.user}")
-        return rec
 
     # -- qmove ------------------------------------------------------------------------
     def move(self, caller: Caller, text: str, queue: str) -> JobRecord:
         rec = self.life.find(text)
-        jid = self.life.job_id(rec.seq)
+        jid = self.life.jid(rec)
         may_act_on(caller, rec.owner, "move", jid)
-        if rec.state not in PENDING_STATES:
-            state = rec.state.name.lower()
+        if rec.subjob_index is not None:
+            raise bad_request(f"{INVALID} {jid} (qmove moves jobs and job arrays, not subjobs)")
+        if rec.state not in PENDING_STATES or (rec.array is not None and rec.array.begun):
+            state = "begun" if rec.array is not None else rec.state.name.lower()
             raise conflict(
                 f"{BAD_STATE} {jid} (it is {state}; qmove moves queued, held or waiting jobs)"
             )
@@ -92,23 +121,35 @@ class JobControl:
         walltime = job.estimate
         self.life.admission.check(queue, width, walltime, self.engine.now)
         old = job.queue
-        queued = job.state is JobState.QUEUED
+        moving = [rec]
+        if rec.array is not None:  # the array, and each of its subjobs made so far
+            seq = rec.seq
+            moving += [
+                r for r in self.life.records.values()
+                if r.subjob_index is not None and r.pbs_seq == seq
+            ]  # fmt: skip
+        for each in moving:
+            self._move(each, queue, in_engine=each.array is None)
+        self.events.said(
+            rec, f"Job moved from {old} to {queue} at request of {self.events.who(caller.user)}"
+        )
+        return rec
+
+    def _move(self, rec: JobRecord, queue: str, *, in_engine: bool) -> None:
+        job = rec.job
+        queued = in_engine and job.state is JobState.QUEUED
         if queued:
             self.engine.withdraw(job)
         job.queue = queue
         job.machine = self.life.machine_of(queue)
         if queued:
             self.engine.enqueue(job)
-        self.events.said(
-            rec, f"Job moved from {old} to {queue} at request of {self.events.who(caller.user)}"
-        )
         self.journal.touch(rec)
-        return rec
 
     # -- qsig -------------------------------------------------------------------------
     def signal(self, caller: Caller, text: str, signal: str) -> JobRecord:
         rec = self.life.find(text)
-        jid = self.life.job_id(rec.seq)
+        jid = self.life.jid(rec)
         may_act_on(caller, rec.owner, "signal", jid)
         if signal in SUSPENDING:
             raise conflict(
@@ -116,19 +157,26 @@ class JobControl:
                 "or qrerun to put a running one back in its queue)"
             )
         name, number = parse_signal(signal)
+        if rec.array is not None:
+            for sub in self._each_running(rec, "qsig signals running jobs"):
+                self._signal(caller, sub, name, number)
+            return rec
         self._running(rec, "qsig signals running jobs")
+        self._signal(caller, rec, name, number)
+        return rec
+
+    def _signal(self, caller: Caller, rec: JobRecord, name: str, number: int) -> None:
         who = self.events.who(caller.user)
         self.events.said(rec, f"Job sent signal SIG{name} at request of {who}")
         if name not in ENDING:
             self.journal.touch(rec)
-            return rec
+            return
         self.events.add(rec, "M", f"Terminated by signal SIG{name}")
         self.life.signalled[rec.seq] = number
         if rec.parts:
             self.life._end_parts(rec, "signal")
         else:
             self.engine.terminate(rec.job, "signal")
-        return rec
 
     # -- reservations -----------------------------------------------------------------
     def reservation_closed(self, resv: Reservation, waiting: list[Job]) -> None:

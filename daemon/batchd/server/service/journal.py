@@ -83,11 +83,17 @@ class Journal:
             self.store.put_reservation(row)
 
     def flush_tally(self) -> None:
-        """Count the changed records by queue and state (again: it is idempotent)."""
-        observe = self.tally.observe
+        """Count the changed records by queue and state (again: it is idempotent). A job
+        array is not counted: its subjobs are."""
         for rec in self._dirty.values():
-            job = rec.job
-            observe(rec.seq, job.queue, rec.state.value, job.width * job.estimate, rec.owner)
+            if rec.array is None:
+                self.count(rec)
+
+    def count(self, rec: JobRecord) -> None:
+        """Count a job in the tally without saving it (a subjob made from its array, which
+        a restart makes again)."""
+        job = rec.job
+        self.tally.observe(rec.seq, job.queue, rec.state.value, job.width * job.estimate, rec.owner)
 
     def commit(self, now: int, *, clock: bool = False, write: bool = True) -> None:
         """Write what changed. The emulated time is saved with any change, and on its own

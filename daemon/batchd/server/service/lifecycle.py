@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from batchd.engine.core import Engine
@@ -18,13 +19,14 @@ from batchd.model.job import UNSET, Job
 from batchd.model.states import JobState, change_state
 from batchd.model.times import MAX_DURATION, hms, parse_duration
 from batchd.model.utility import Utility
+from batchd.server.arrays import label, parse_ref, subjob_key
 from batchd.server.errors import bad_request, conflict, forbidden, not_found
 from batchd.server.records import (
     EXIT_STATUS,
+    SEQ_DIGITS,
     JobRecord,
     drop_holds,
     merge_holds,
-    parse_job_id,
 )
 from batchd.server.schemas import JobAlter, JobSubmit
 from batchd.server.service.access import Caller, may_act_on, may_hold
@@ -34,6 +36,7 @@ from batchd.server.service.events import JobEvents
 from batchd.server.service.journal import Journal
 from batchd.server.service.molding import altered_mold, submitted_mold
 from batchd.server.service.resources import ResourceRules
+from batchd.server.subjobs import shown_subjob
 
 if TYPE_CHECKING:
     from batchd.site.config import SiteConfig
@@ -64,10 +67,14 @@ class Lifecycle:
         dependencies: Dependencies,
         tz: dt.tzinfo,
         events: JobEvents,
+        arrays: dict[int, JobRecord],
     ) -> None:
         self.site = site
         self.engine = engine
         self.records = records
+        self.arrays = arrays  # unfinished job arrays (their subjobs are in ``records``)
+        # Told when a subjob starts, ends, leaves unrun or goes back to its queue.
+        self.on_subjob: list[Callable[[JobRecord], None]] = []
         self.journal = journal
         self.metrics = metrics
         self.admission = admission
@@ -83,19 +90,43 @@ class Lifecycle:
         engine.on_end.append(self.ended)
         engine.on_requeue.append(self.overflow_requeued)
 
-    def job_id(self, seq: int) -> str:
-        return f"{seq}.{self.server}"
+    def job_id(self, key: int) -> str:
+        """A job's id from its key (a subjob's ``12[3].server``)."""
+        return f"{label(key)}.{self.server}"
+
+    def jid(self, rec: JobRecord) -> str:
+        """A job's id: ``12.server``, ``12[].server`` or ``12[3].server``."""
+        return f"{rec.label()}.{self.server}"
 
     def find(self, text: str) -> JobRecord:
-        """A job in memory or, finished, from the history (a copy: only to read)."""
+        """A job, array or subjob in memory or, finished, from the history (a copy: only to
+        read). A subjob of a live array that is in neither is made up as qstat shows it."""
         try:
-            seq = parse_job_id(text, self.server)
+            ref = parse_ref(text, self.server, SEQ_DIGITS)
         except ValueError as exc:
             raise bad_request(str(exc)) from None
-        rec = self.records.get(seq) or self.journal.history.record(seq)
-        if rec is None:
-            raise not_found(f"Unknown Job Id {self.job_id(seq)}")
-        return rec
+        unknown = not_found(f"Unknown Job Id {ref.text(self.server)}")
+        history = self.journal.history
+        if not ref.array:
+            rec = self.records.get(ref.seq) or history.record(ref.seq)
+            if rec is None or rec.array is not None:
+                raise unknown  # an array is 12[], as in PBS
+            return rec
+        parent = self.arrays.get(ref.seq) or history.record(ref.seq)
+        if parent is None or parent.array is None:
+            raise unknown
+        if ref.index is None:
+            return parent
+        if parent.array.position(ref.index) is None:
+            raise unknown
+        key = subjob_key(ref.seq, ref.index)
+        found = self.records.get(key) or history.record(key)
+        return found or shown_subjob(parent, ref.index, self.server, self.engine.now)
+
+    def _subjob_moved(self, rec: JobRecord | None) -> None:
+        if rec is not None and rec.subjob_index is not None:
+            for fn in self.on_subjob:
+                fn(rec)
 
     def machine_of(self, queue: str) -> int:
         """The machine a queue's jobs go to; under a grid the first machine's port, which
@@ -107,16 +138,20 @@ class Lifecycle:
         return self.site.machine_index(conf.machine)
 
     # -- new jobs -------------------------------------------------------------------
-    def submit(self, caller: Caller, body: JobSubmit) -> JobRecord:
+    def owner_of(self, caller: Caller, body: JobSubmit) -> str:
         owner = body.user or caller.user
         if owner != caller.user and not caller.at_least("manager"):
             raise forbidden(f"{caller.user} may not submit jobs as {owner}")
-        rec = self._new_record(body, owner)
+        return owner
+
+    def submit(self, caller: Caller, body: JobSubmit) -> JobRecord:
+        owner = self.owner_of(caller, body)
+        rec = self.new_record(body, owner)
         self._accept(rec)
         self.events.queued(rec, caller.user)
         return rec
 
-    def _new_record(self, body: JobSubmit, owner: str) -> JobRecord:
+    def new_record(self, body: JobSubmit, owner: str) -> JobRecord:
         """Validate a submission completely before anything changes."""
         now = self.engine.now
         qname = body.queue or self.site.default_queue
@@ -228,6 +263,10 @@ class Lifecycle:
         return rec
 
     # -- execution times ------------------------------------------------------------
+    def arm_one(self, rec: JobRecord) -> None:
+        """A job made waiting for its execution time (a subjob of a waiting array)."""
+        self._arm_exec(rec)
+
     def _arm_exec(self, rec: JobRecord) -> None:
         assert rec.exec_time is not None
         when = max(rec.exec_time, self.engine.now)
@@ -271,6 +310,7 @@ class Lifecycle:
         rec.comment = f"Job run at {stamp(job.start)} on {job.width} nodes"
         self.events.run(rec)
         self.journal.touch(rec)
+        self._subjob_moved(rec)
 
     def ended(self, job: Job) -> None:
         rec = self.records.get(job.id)
@@ -300,6 +340,7 @@ class Lifecycle:
             rec.comment = ENDINGS.get(job.outcome, f"Job ended: {job.outcome}")
         self.events.ended(rec)
         self.journal.touch(rec)
+        self._subjob_moved(rec)
         self._settle_dependents(rec)
 
     # -- multi-site jobs (grid): one record, several parts in the engine ----------------
@@ -382,6 +423,7 @@ class Lifecycle:
             rec.etime = self.engine.now
             self.events.said(rec, f"Job requeued: {why}")
             self.journal.touch(rec)
+            self._subjob_moved(rec)
 
     def node_failed(self, job: Job) -> None:
         """The job on a node that went down is killed or requeued; a multi-site job whole."""
@@ -420,6 +462,10 @@ class Lifecycle:
             else:
                 self.journal.touch(rec)  # one dependency fewer to wait for
 
+    def finish_unrun(self, rec: JobRecord, outcome: str, comment: str) -> None:
+        """A job that never ran leaves the system (an array's subjob, its reservation gone)."""
+        self._finish_unrun(rec, outcome, comment)
+
     def _finish_unrun(self, rec: JobRecord, outcome: str, comment: str) -> None:
         """A job that never ran leaves the system (deleted, or its dependency failed)."""
         timer = self._exec_timers.pop(rec.seq, None)
@@ -430,14 +476,17 @@ class Lifecycle:
         self.events.left_unrun(rec, comment)
         self.metrics.job_left_unrun(rec.job.queue, outcome)
         self.journal.touch(rec)
+        self._subjob_moved(rec)
         self._settle_dependents(rec)
 
     # -- requests on existing jobs --------------------------------------------------
     def delete(self, caller: Caller, text: str) -> JobRecord:
-        rec = self.find(text)
-        may_act_on(caller, rec.owner, "delete", self.job_id(rec.seq))
+        return self.delete_record(caller, self.find(text))
+
+    def delete_record(self, caller: Caller, rec: JobRecord) -> JobRecord:
+        may_act_on(caller, rec.owner, "delete", self.jid(rec))
         if rec.state is JobState.FINISHED:
-            raise conflict(f"job {self.job_id(rec.seq)} has already finished")
+            raise conflict(f"job {self.jid(rec)} has already finished")
         self.events.said(rec, f"Job deleted at request of {self.events.who(caller.user)}")
         if rec.state is JobState.RUNNING and rec.parts:
             self._end_parts(rec, "cancelled")
@@ -449,10 +498,10 @@ class Lifecycle:
 
     def hold(self, caller: Caller, text: str, types: str) -> JobRecord:
         rec = self.find(text)
-        may_hold(caller, rec.owner, types, "hold", self.job_id(rec.seq))
+        may_hold(caller, rec.owner, types, "hold", self.jid(rec))
         if rec.state in (JobState.RUNNING, JobState.EXITING, JobState.FINISHED):
             raise conflict(
-                f"job {self.job_id(rec.seq)} is {rec.state.name.lower()}; only queued, "
+                f"job {self.jid(rec)} is {rec.state.name.lower()}; only queued, "
                 "waiting or held jobs can be held"
             )
         self.engine.hold(rec.job)
@@ -464,13 +513,17 @@ class Lifecycle:
 
     def release(self, caller: Caller, text: str, types: str) -> JobRecord:
         rec = self.find(text)
-        may_hold(caller, rec.owner, types, "release", self.job_id(rec.seq))
+        may_hold(caller, rec.owner, types, "release", self.jid(rec))
         if rec.state is not JobState.HELD:
-            raise conflict(f"job {self.job_id(rec.seq)} is not held")
+            raise conflict(f"job {self.jid(rec)} is not held")
         who = self.events.who(caller.user)
         self.events.said(rec, f"Holds {types} released at request of {who}")
         self._release(rec, types)
         return rec
+
+    def release_record(self, rec: JobRecord, types: str) -> None:
+        """Drop holds of a held job (a subjob, as its array is released)."""
+        self._release(rec, types)
 
     def _release(self, rec: JobRecord, types: str) -> None:
         rec.hold_types = drop_holds(rec.hold_types, types)
@@ -487,11 +540,17 @@ class Lifecycle:
         self._queue_again(rec)
 
     def alter(self, caller: Caller, text: str, body: JobAlter) -> JobRecord:
-        rec = self.find(text)
-        may_act_on(caller, rec.owner, "alter", self.job_id(rec.seq))
+        return self.alter_record(caller, self.find(text), body)
+
+    def alter_record(
+        self, caller: Caller, rec: JobRecord, body: JobAlter, *, in_engine: bool = True
+    ) -> JobRecord:
+        """Change a waiting job (``in_engine``: it is in its queue when queued; an array's
+        own record never is)."""
+        may_act_on(caller, rec.owner, "alter", self.jid(rec))
         if rec.state not in (JobState.QUEUED, JobState.HELD, JobState.WAITING):
             raise conflict(
-                f"job {self.job_id(rec.seq)} is {rec.state.name.lower()}; qalter changes "
+                f"job {self.jid(rec)} is {rec.state.name.lower()}; qalter changes "
                 "queued, held or waiting jobs only"
             )
         job = rec.job
@@ -508,7 +567,7 @@ class Lifecycle:
             resources = ResourceRules(self.site).moved(resources, self.machine_of(qname))
             nodes = resources.width
         self.admission.check(qname, nodes if mold is None else mold.high, walltime, self.engine.now)
-        queued = job.state is JobState.QUEUED
+        queued = in_engine and job.state is JobState.QUEUED
         if queued:
             self.engine.withdraw(job)
         job.queue = qname

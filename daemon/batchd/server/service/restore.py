@@ -95,9 +95,12 @@ def restore(svc: BatchService, saved: Saved) -> None:
         raise ValueError(
             f"the state was saved at emulated time {saved_now}, after the clock's {svc.clock.now()}"
         )
-    records = [JobRecord.from_row(r) for r in saved.jobs]  # the unfinished ones
+    loaded = [JobRecord.from_row(r) for r in saved.jobs]  # the unfinished ones
+    records = [r for r in loaded if r.array is None]
     for rec in records:
         svc.records[rec.seq] = rec
+    # Job arrays, with their subjobs that were saved (the others are made again below).
+    svc.array_jobs.restore([r for r in loaded if r.array is not None])
     deps = svc.dependencies
     for rec in records:
         # A state saved before dependencies were dropped as they were met lists all.
@@ -157,6 +160,7 @@ def restore(svc: BatchService, saved: Saved) -> None:
         engine.restore_finished(rec.job, at, outcome)
     for rec in requeued:
         svc.metrics.job_requeued(rec.job, "overflow", now)
+    svc.array_jobs.fill_all()
     for resv in svc.reservations.items.values():
         if resv.queue in closed:
             svc.control.reservation_closed(resv, [])
@@ -169,6 +173,7 @@ def restore(svc: BatchService, saved: Saved) -> None:
     log.info(
         "state_restored",
         jobs=len(records),
+        arrays=len(svc.arrays),
         running=len(running),
         queued=len(waiting),
         overflow=len(requeued) + sum(outcome == "overflow" for _, _, outcome in ended),

@@ -116,7 +116,7 @@
         const box = runsRects(jg, parts, job.start, end);
         const h = parts.length >= 2 ? parts[1] * b.rowH : 0;
         if (box.w > 34 && h >= 11) {
-          const label = fitText(`${job.seq} ${job.name}`, box.w - 6);
+          const label = fitText(`${job.label} ${job.name}`, box.w - 6);
           jg.appendChild(UI.svg("text", {
             x: (box.left + 3).toFixed(1), y: (y(parts[0]) + Math.min(h, 22) / 2 + 4).toFixed(1),
           }, label));

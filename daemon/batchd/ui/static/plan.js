@@ -83,10 +83,14 @@
     matcher() {
       const q = this.query;
       if (!q) return null;
-      const id = /^(\d+)(\..*)?$/.exec(q);
+      const id = /^(\d+(?:\[\d*\])?)(\..*)?$/.exec(q);
       if (id) {
-        const seq = Number(id[1]);
-        return (job) => job.seq === seq;
+        const label = id[1];
+        if (label.endsWith("[]")) {
+          const prefix = label.slice(0, -1);  // 12[ : every subjob of array 12
+          return (job) => job.label.startsWith(prefix);
+        }
+        return (job) => job.label === label;
       }
       const lower = q.toLowerCase();
       return (job) => job.owner.toLowerCase().includes(lower);

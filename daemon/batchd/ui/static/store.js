@@ -51,7 +51,8 @@
         const seq = row[F.seq];
         let job = this.jobs.get(seq);
         if (!job) {
-          job = { seq, id: `${seq}.${this.server}`, name: "", owner: "", queue: "" };
+          const label = jobLabel(seq);
+          job = { seq, label, id: `${label}.${this.server}`, name: "", owner: "", queue: "" };
           this.jobs.set(seq, job);
         }
         job.state = row[F.state];
@@ -138,6 +139,17 @@
     }
   }
 
+  // A subjob's key is 2**52 + (its array's seq) * 2**20 + its index (batchd.server.arrays):
+  // below 2**53, so exact here; the page shows it as PBS does, 12[3].
+  const SUBJOB_BASE = 2 ** 52;
+  const INDEX_SPAN = 2 ** 20;
+
+  function jobLabel(seq) {
+    if (seq < SUBJOB_BASE) return String(seq);
+    const rest = seq - SUBJOB_BASE;
+    return `${Math.floor(rest / INDEX_SPAN)}[${rest % INDEX_SPAN}]`;
+  }
+
   function indexOf(fields) {
     const out = {};
     (fields || []).forEach((name, i) => {
@@ -147,4 +159,5 @@
   }
 
   UI.Store = Store;
+  UI.jobLabel = jobLabel;
 })(window.BatchdUI);

@@ -1,0 +1,123 @@
+"""The API's answers about jobs: ``JobOut``, ``JobList`` and the brief forms of listings."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+JOB_STATES = Literal["Q", "H", "W", "R", "E", "F", "B", "X"]
+
+
+class JobOut(BaseModel):
+    id: str = Field(description="SEQ.SERVER, an array's SEQ[].SERVER, a subjob's SEQ[INDEX].SERVER")
+    seq: int = Field(description="the sequence number (a subjob's: its array's)")
+    name: str
+    owner: str
+    queue: str
+    state: JOB_STATES = Field(
+        description="Q H W R E F; an array: B once a subjob has begun; a subjob: X once "
+        "finished or deleted (F when its array has finished)"
+    )
+    nodes: int
+    walltime: int
+    runtime: int | None = Field(description="emulated runtime (BATCHD_RUNTIME), if given")
+    priority: int
+    hold_types: str
+    depend: str | None
+    ctime: int = Field(description="creation (submission) time")
+    qtime: int = Field(description="time it entered its queue")
+    etime: int | None = Field(description="time it became eligible to run")
+    exec_time: int | None
+    stime: int | None = Field(description="start time")
+    end_time: int | None
+    est_start: int | None = Field(description="planned start in the current full schedule")
+    elapsed: int | None = Field(description="seconds run so far (or in total once ended)")
+    machine: str | None = Field(
+        None,
+        description="the machine it runs on, ran on, or waits for; on a grid site null while "
+        "it waits for any machine (a central queue, the job pool) or is held",
+    )
+    exec_host: list[str] = Field(
+        description="node names it runs (or ran) on; on a grid site MACHINE/NODE"
+    )
+    exec_vnode: str | None = Field(
+        None, description="its chunks on its nodes, as PBS shows them: (NODE:ncpus=C:mem=M)+..."
+    )
+    resource_list: dict[str, str] = Field(
+        default_factory=dict,
+        description="Resource_List as PBS shows it but walltime: select, place, ncpus, nodect, "
+        "mem, mpiprocs, nodes (old syntax), the site's per-job resources",
+    )
+    exit_status: int | None
+    outcome: str | None = Field(
+        description="ok | walltime | cancelled | node_fail | overflow (killed at its queue "
+        "window's close) | dependency | requeued"
+    )
+    comment: str | None = Field(description="why it is not running, or how it ended")
+    started_by: str | None = Field(description="policy in force when it started")
+    variables: dict[str, str]
+    utility: list[list[float]] | None = Field(
+        None, description="its utility function: [seconds since submission, value] points"
+    )
+    utility_now: float | None = Field(
+        None,
+        description="what its utility function gives if it ended now (a finished job: what "
+        "it earned at its end)",
+    )
+    nodes_min: int | None = Field(
+        None, description="a moldable job's width range: its narrowest width (the requested one)"
+    )
+    nodes_max: int | None = Field(None, description="a moldable job's widest width")
+    speedup: str | None = Field(
+        None, description="a moldable job's speedup model: downey:A:SIGMA or fixed"
+    )
+    planned_nodes: int | None = Field(
+        None,
+        description="a waiting moldable job: the width the policy plans to start it with "
+        "(moldable-greedy's choice, moldable-iterative's in its last plan; the requested "
+        "width under other policies)",
+    )
+    array: bool = Field(False, description="a job array (qsub -J)")
+    array_indices_submitted: str | None = Field(None, description="an array's range: X-Y[:Z]")
+    array_indices_remaining: str | None = Field(
+        None, description="an array's indices still queued, as PBS writes them (- when none)"
+    )
+    array_state_count: str | None = Field(
+        None, description="an array's subjobs: Queued:N Running:N Exiting:0 Expired:N"
+    )
+    max_run_subjobs: int | None = Field(None, description="an array's limit of running subjobs")
+    array_id: str | None = Field(None, description="a subjob's array: SEQ[].SERVER")
+    array_index: int | None = Field(None, description="a subjob's index")
+
+
+class JobList(BaseModel):
+    server: str
+    now: int
+    jobs: list[JobOut]
+    next: int | None = Field(
+        None, description="with limit: the after= of the next page; null on the last page"
+    )
+
+
+class JobBrief(BaseModel):
+    """A job in a ``brief=true`` listing: the fields qstat's tables show."""
+
+    id: str
+    seq: int
+    name: str
+    owner: str
+    queue: str
+    state: JOB_STATES
+    nodes: int
+    walltime: int
+    stime: int | None
+    est_start: int | None
+    elapsed: int | None
+
+
+class JobBriefList(BaseModel):
+    server: str
+    now: int
+    jobs: list[JobBrief]
+    next: int | None

@@ -1,0 +1,67 @@
+"""A subjob made from its array: the array's request, its own key, index and variables."""
+
+from __future__ import annotations
+
+from batchd.model.job import Job
+from batchd.model.states import JobState
+from batchd.server.arrays import EXPIRED, label, subjob_key
+from batchd.server.records import JobRecord
+
+
+def subjob_record(parent: JobRecord, index: int, server: str, now: int) -> JobRecord:
+    """Subjob ``index`` of array ``parent`` as it would be made now, not yet anywhere: held
+    while the array is, waiting while the array's execution time is ahead, else queued.
+    Its environment holds PBS_ARRAY_INDEX, PBS_ARRAY_ID and its own PBS_JOBID."""
+    t = parent.job
+    seq = parent.seq
+    job = Job(
+        id=subjob_key(seq, index),
+        submit=t.submit,
+        width=t.width,
+        estimate=t.estimate,
+        runtime=t.runtime,
+        user=t.user,
+        queue=t.queue,
+        name=t.name,
+        machine=t.machine,
+        priority=t.priority,
+        utility=t.utility,
+        priority_class=t.priority_class,
+        mold=t.mold,
+    )
+    variables = dict(parent.variables)
+    variables["PBS_ARRAY_INDEX"] = str(index)
+    variables["PBS_ARRAY_ID"] = f"{label(seq, True)}.{server}"
+    variables["PBS_JOBID"] = f"{seq}[{index}].{server}"
+    rec = JobRecord(
+        job=job,
+        owner=parent.owner,
+        ctime=parent.ctime,
+        qtime=parent.qtime,
+        exec_time=parent.exec_time,
+        hold_types=parent.hold_types,
+        variables=variables,
+        script=parent.script,
+        runtime_given=parent.runtime_given,
+        resources=parent.resources,
+        subjob_index=index,
+    )
+    if rec.hold_types:
+        job.state = JobState.HELD
+        rec.comment = parent.comment
+    elif rec.exec_time is not None and rec.exec_time > now:
+        job.state = JobState.WAITING
+    return rec
+
+
+def shown_subjob(parent: JobRecord, index: int, server: str, now: int) -> JobRecord:
+    """A subjob that is not in memory nor in the history, as qstat shows it: queued (held,
+    waiting) until its turn, or expired (deleted before it was made, or purged)."""
+    spec = parent.array
+    assert spec is not None
+    position = spec.position(index)
+    rec = subjob_record(parent, index, server, now)
+    if position is not None and spec.letter(position) == EXPIRED:
+        rec.job.state = JobState.FINISHED
+        rec.job.end = parent.job.end if parent.job.end >= 0 else now
+    return rec
