@@ -249,6 +249,8 @@ def test_building_the_cli_parser_loads_no_study() -> None:
         "batchd.report.grid.options",
         "batchd.report.utility",
         "batchd.report.utility.options",
+        "batchd.report.moldable",
+        "batchd.report.moldable.options",
     }
 
 
