@@ -21,12 +21,15 @@ from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
 
 from batchd.engine.machine import MachineState, Timer
+from batchd.engine.placement import PlacementError, moldable_to, reshape, widths_text
 from batchd.engine.reservations import ReservationRunner, ResvRun
 from batchd.model.job import UNSET, Job
 from batchd.model.machine import Grid
 from batchd.model.reservation import Reservation
 from batchd.model.states import JobState, change_state
 from batchd.sched.policy import Placement, Policy
+
+__all__ = ["Engine", "PlacementError", "StuckJobsError", "STUCK_AFTER"]
 
 JobHook = Callable[[Job], None]
 
@@ -44,33 +47,12 @@ class StuckJobsError(ValueError):
 STUCK_AFTER = 366 * 86_400  # a year without a start, an end or an arrival
 
 
-class PlacementError(RuntimeError):
-    """A policy placed a job where, or as wide as, it cannot run: a bug in the policy."""
-
-
 def _check_machine(policy: Policy, index: int) -> None:
     if policy.machine != index:
         raise ValueError(
             f"policy {policy.name} was built for machine {policy.machine}, not {index} "
             "(build it with BuildContext(machine=...))"
         )
-
-
-def _moldable_to(job: Job, width: int) -> bool:
-    return job.mold is not None and job.mold.allows(width)
-
-
-def _widths(job: Job) -> str:
-    return str(job.width) if job.mold is None else f"{job.mold.range_text()} nodes"
-
-
-def reshape(job: Job, width: int) -> None:
-    """A moldable job takes ``width`` nodes: its runtime and estimate follow its model."""
-    mold = job.mold
-    assert mold is not None
-    job.width = width
-    job.runtime = mold.runtime_on(width)
-    job.estimate = mold.estimate_on(width)
 
 
 class Engine:
@@ -364,12 +346,12 @@ class Engine:
         job, machine, width = placement
         pool = m.pool
         if machine != m.index or width != job.width or width > len(pool._free):
-            if machine == m.index and width <= len(pool._free) and _moldable_to(job, width):
+            if machine == m.index and width <= len(pool._free) and moldable_to(job, width):
                 reshape(job, width)
             else:
                 raise PlacementError(
                     f"policy {m.policy.name} placed job {job.id} on machine {machine} with "
-                    f"{width} nodes; it waits on machine {m.index} for {_widths(job)}, "
+                    f"{width} nodes; it waits on machine {m.index} for {widths_text(job)}, "
                     f"{pool.free} are free"
                 )
         if job.state is not _QUEUED:  # change_state(job, RUNNING), once per job
