@@ -4,9 +4,6 @@ and tracejob of arrays and subjobs, against a real ``batchd serve`` through a ki
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -16,7 +13,8 @@ import pytest
 from batchclient import jobtable, qsub
 from batchclient.attrs import job_attrs
 from batchclient.cli import UsageError
-from daemon_proc import ROOT, Daemon
+from daemon_proc import Daemon
+from pbs_commands import ok, run
 
 SITE = """
 [[machine]]
@@ -31,10 +29,6 @@ max_array_size = 100
 name = "workq"
 default_walltime = "01:00:00"
 """
-MODULES = {
-    "qsub": "qsub", "qstat": "qstat", "qselect": "qselect", "qdel": "qdel",
-    "qhold": "qhold", "tracejob": "tracejob",
-}  # fmt: skip
 
 
 # -- without a daemon ---------------------------------------------------------------
@@ -123,22 +117,6 @@ def test_arrays_and_subjobs_in_qstat_layouts() -> None:
 
 
 # -- against a daemon ---------------------------------------------------------------
-
-
-def run(d: Daemon, *argv: str, stdin: str = "true\n") -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, BATCHD_SOCKET=str(d.socket))
-    env.pop("BATCHD_URL", None)
-    module = f"batchclient.{MODULES[argv[0]]}"
-    return subprocess.run(
-        [sys.executable, "-m", module, *argv[1:]], input=stdin, capture_output=True,
-        text=True, env=env, cwd=ROOT, timeout=60,
-    )  # fmt: skip
-
-
-def ok(d: Daemon, *argv: str, stdin: str = "true\n") -> str:
-    out = run(d, *argv, stdin=stdin)
-    assert out.returncode == 0, (argv, out.stderr)
-    return out.stdout
 
 
 def states(d: Daemon, *args: str) -> dict[str, str]:

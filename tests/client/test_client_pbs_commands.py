@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from daemon_proc import ROOT, Daemon
+from pbs_commands import ok, run
 
 SITE = """
 [[machine]]
@@ -32,27 +33,6 @@ name = "short"
 max_nodes = 2
 max_walltime = "00:30:00"
 """
-MODULES = {
-    "qsub": "qsub", "qstat": "qstat", "qselect": "qselect", "qrerun": "qrerun",
-    "qmove": "qmove", "qsig": "qsig", "tracejob": "tracejob", "qmgr": "qmgr",
-    "pbs_rsub": "rsub", "pbs_rstat": "rstat", "pbs_rdel": "rdel", "qdel": "qdel",
-}  # fmt: skip
-
-
-def run(d: Daemon, *argv: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, BATCHD_SOCKET=str(d.socket))
-    env.pop("BATCHD_URL", None)
-    module = f"batchclient.{MODULES[argv[0]]}"
-    return subprocess.run(
-        [sys.executable, "-m", module, *argv[1:]], input=stdin, capture_output=True,
-        text=True, env=env, cwd=ROOT, timeout=60,
-    )  # fmt: skip
-
-
-def ok(d: Daemon, *argv: str, stdin: str = "") -> str:
-    out = run(d, *argv, stdin=stdin)
-    assert out.returncode == 0, (argv, out.stderr)
-    return out.stdout
 
 
 @pytest.fixture
