@@ -67,3 +67,13 @@ def previous_meta(path: Path) -> dict[str, Any] | None:
     except (OSError, json.JSONDecodeError):
         return None
     return data if isinstance(data, dict) and "command" in data else None
+
+
+def record_invocation(meta: dict[str, Any], out: Path, replayed: bool) -> None:
+    """Keep ``meta`` in OUT/study.json when this invocation replayed or collected runs;
+    otherwise note in it, as ``replayed_by``, the invocation that last did."""
+    path = out / META_FILE
+    if replayed:
+        save_meta(path, meta)
+    else:
+        meta["replayed_by"] = previous_meta(path)

@@ -7,10 +7,8 @@ from pathlib import Path
 
 from batchd.report.framework import StudyError
 from batchd.report.framework.meta import (
-    META_FILE,
     elapsed,
-    previous_meta,
-    save_meta,
+    record_invocation,
     started,
     study_meta,
 )
@@ -66,11 +64,7 @@ def run_study(opts: StudyOptions) -> StudyOutcome[Run]:
     results = order_entries(done.results)
     meta = study_meta(opts.command, done)
     meta["seconds"] = elapsed(began)
-    meta_path = opts.out / META_FILE
-    if done.new or done.collected:
-        save_meta(meta_path, meta)
-    else:
-        meta["replayed_by"] = previous_meta(meta_path)
+    record_invocation(meta, opts.out, bool(done.new or done.collected))
     report, figures = write_report(
         opts, source, size_note(opts.trace, opts.nodes), facts, scheds, results, meta, done.failures
     )

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from batchd.report.framework.meta import (
-    META_FILE,
     elapsed,
-    previous_meta,
-    save_meta,
+    record_invocation,
     started,
     study_meta,
 )
@@ -44,10 +42,6 @@ def run_study(opts: StudyOptions) -> StudyOutcome[Run]:
         return StudyOutcome(done, elapsed(began))
     meta = study_meta(opts.command, done)
     meta["seconds"] = elapsed(began)
-    meta_path = opts.out / META_FILE
-    if done.new or done.collected:
-        save_meta(meta_path, meta)
-    else:
-        meta["replayed_by"] = previous_meta(meta_path)
+    record_invocation(meta, opts.out, bool(done.new or done.collected))
     report, figures = write_report(opts, specs, nodes, done.results, meta, done.failures)
     return StudyOutcome(done, meta["seconds"], report, figures)
