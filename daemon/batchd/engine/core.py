@@ -215,8 +215,11 @@ class Engine:
                 policy = m.policy
                 placements = policy.schedule(m)
                 if placements:
-                    for placement in placements:
-                        start(m, placement)
+                    if m.shared:
+                        self._start_shared(m, placements)
+                    else:
+                        for placement in placements:
+                            start(m, placement)
                 if policy.wakes:
                     self._arm_wakeup(m)
             if self.reserved.runs:
@@ -300,9 +303,12 @@ class Engine:
             policy = m.policy
             placements = policy.schedule(m)
             if placements:
-                start = self._start
-                for placement in placements:
-                    start(m, placement)
+                if m.shared:
+                    self._start_shared(m, placements)
+                else:
+                    start = self._start
+                    for placement in placements:
+                        start(m, placement)
             if policy.wakes:
                 self._arm_wakeup(m)
         if self.reserved.runs:
@@ -342,6 +348,20 @@ class Engine:
         for hook in self.on_submit:
             hook(job)
 
+    def _start_shared(self, m: MachineState, placements: list[Placement]) -> None:
+        """A pass's placements on shared nodes: a job whose pieces find no node goes back
+        to its policy and, under an in-order policy, so does every job placed after it."""
+        m.unplaced.clear()
+        held = False
+        for placement in placements:
+            job = placement[0]
+            if held:
+                m.policy.job_submitted(m, job)
+                continue
+            self._start(m, placement)
+            if job.state is _QUEUED:  # handed back: its pieces found no node
+                held = m.policy.serves_in_order
+
     def _start(self, m: MachineState, placement: Placement) -> None:
         job, machine, width = placement
         pool = m.pool
@@ -354,13 +374,20 @@ class Engine:
                     f"{width} nodes; it waits on machine {m.index} for {widths_text(job)}, "
                     f"{pool.free} are free"
                 )
+        if job.pieces is None:
+            job.nodes = pool.allocate(width)
+        else:  # shared nodes: each piece on one node
+            units = pool.allocate_pieces(job.pieces, job.spread)
+            if units is None:
+                self._hold_back(m, job)
+                return
+            job.nodes = units
         if job.state is not _QUEUED:  # change_state(job, RUNNING), once per job
             change_state(job, _RUNNING)
         job.state = _RUNNING
         now = self.now
         self._progress_at = now
         job.start = now
-        job.nodes = pool.allocate(width)
         if not job.started_by:
             job.started_by = m.policy.name
         estimate = job.estimate
@@ -375,6 +402,13 @@ class Engine:
         heapq.heappush(self._ends, (end, self._seq, job))
         for hook in self.on_start:
             hook(job)
+
+    def _hold_back(self, m: MachineState, job: Job) -> None:
+        """Enough cores are free but not on the nodes the job's pieces need (shared
+        nodes): it goes back to its policy's queue and waits for cores to free up."""
+        m.unplaced.add(job.id)
+        m.policy.job_submitted(m, job)
+        m.policy.invalidate()
 
     def push_end(self, job: Job) -> None:
         """The end event of a job that starts now, or started before a restart."""

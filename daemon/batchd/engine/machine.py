@@ -31,6 +31,8 @@ class MachineState:
         "_holders",
         "future",
         "_pending",
+        "shared",
+        "unplaced",
     )
 
     def __init__(self, index: int, machine: Machine, policy: Policy, kill: bool) -> None:
@@ -45,6 +47,10 @@ class MachineState:
         self._holders: list[Job | Reservation] = []
         self.future: list[Reservation] = []  # confirmed reservations, by start
         self._pending: list[tuple[int, int, int]] = []  # their windows, for the planners
+        # Shared nodes (a unit is a core): the jobs whose pieces found no node in the
+        # last pass that placed any.
+        self.shared = machine.slots_per_node > 1
+        self.unplaced: set[int] = set()
 
     # -- the policy's view ------------------------------------------------------
     @property

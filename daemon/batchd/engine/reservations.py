@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from batchd.model.cores import place_pieces
 from batchd.model.job import Job
+from batchd.model.machine import NodePool
 from batchd.model.reservation import Reservation, ResvState
 from batchd.model.states import JobState, change_state
 from batchd.sched.reserved import ReservationQueue
@@ -97,13 +99,23 @@ class ReservationRunner:
         m.drop_future(resv)
         # Planners kept these nodes free; only a job past its estimate (no kill)
         # or nodes out of service can leave it short.
-        resv.nodes = m.pool.allocate(min(resv.width, m.pool.free))
+        resv.nodes = self._hold(m.pool, resv.width)
         resv.state = ResvState.RUNNING
         m.add_running(resv.end, resv)
         run = self.runs.get(resv.queue)
         if run is not None:
             run.free = sorted(resv.nodes)
         m.policy.invalidate()
+
+    @staticmethod
+    def _hold(pool: NodePool, width: int) -> list[int]:
+        """The reservation's units: whole nodes when they are shared and free whole."""
+        per = pool.per_node
+        if per > 1 and width % per == 0:
+            units = pool.allocate_pieces((per,) * (width // per), True)
+            if units is not None:
+                return units
+        return pool.allocate(min(width, pool.free))
 
     def _close(self, resv: Reservation) -> None:
         m = self.engine.machines[resv.machine]
@@ -135,7 +147,16 @@ class ReservationRunner:
             pool = self.engine.machines[run.resv.machine].pool
             usable = [n for n in run.free if pool.in_service(n)]
             for job in run.queue.select(len(usable)):
-                nodes, usable = usable[: job.width], usable[job.width :]
+                if job.pieces is None:
+                    nodes, usable = usable[: job.width], usable[job.width :]
+                else:
+                    units = place_pieces(usable, pool.per_node, job.pieces, job.spread)
+                    if units is None:  # its pieces fit no node of the reservation now
+                        run.queue.add(job)
+                        continue
+                    nodes = units
+                    taken = set(units)
+                    usable = [n for n in usable if n not in taken]
                 self._start(run, job, nodes)
 
     def _start(self, run: ResvRun, job: Job, nodes: list[int]) -> None:

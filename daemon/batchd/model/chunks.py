@@ -10,8 +10,10 @@ machine are identical, so where chunks go follows from the arrangement alone:
 - ``free``: chunks in the order asked, each on the first node it fits beside
   the job's earlier chunks (first fit), by every consumable resource.
 
-The scheduler counts nodes: a job's width is the number of nodes its chunks
-fill, and those nodes are its alone while it runs.
+On a machine of whole nodes the scheduler counts nodes: a job's width is the
+number of nodes its chunks fill, and those nodes are its alone while it runs. On a
+machine whose nodes are shared it counts cores (``shared_layout``,
+``batchd.model.cores``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from batchd.model.cores import footprint
 from batchd.model.sizes import format_size
 
 Value = int | str | bool
@@ -236,3 +239,42 @@ def chunks_on_nodes(
     except ChunkError:
         groups = [[i] for i, c in enumerate(chunks) for _ in range(c.count)]
     return [(nodes[g % len(nodes)], u) for g, group in enumerate(groups) for u in group]
+
+
+@dataclass(frozen=True, slots=True)
+class SharedLayout:
+    """A job's chunks on a machine whose nodes are shared: the chunks of each piece
+    (one node each), the cores each piece takes, and whether no two pieces may share
+    a node (``scatter``, ``vscatter``, exclusive nodes)."""
+
+    groups: list[list[int]]
+    cores: tuple[int, ...]
+    spread: bool
+
+
+def shared_layout(
+    chunks: Sequence[Chunk],
+    arrangement: str,
+    sharing: str | None,
+    shape: NodeShape,
+    sizes: frozenset[str] = frozenset(),
+) -> SharedLayout:
+    """The pieces of a job on shared nodes. ``excl``/``exclhost`` take whole nodes
+    (packed as on a machine of whole nodes); ``pack`` is one piece; ``scatter`` and
+    ``vscatter`` a piece per chunk on nodes of their own; ``free`` a piece per chunk,
+    several of the job's pieces may go on one node. Raises ChunkError as ``pack_chunks``."""
+    cap = _capacity(shape)
+    if sharing in ("excl", "exclhost"):
+        groups = pack_chunks(chunks, arrangement, shape, sizes)
+        return SharedLayout(groups, tuple(shape.ncpus for _ in groups), True)
+    if arrangement == "pack":
+        groups = pack_chunks(chunks, "pack", shape, sizes)
+        need = _sum(_needs(chunks[u], shape) for u in groups[0])
+        return SharedLayout(groups, (footprint(need, cap, shape.ncpus),), True)
+    for i, chunk in enumerate(chunks, 1):
+        check_chunk(chunk, i, shape, sizes)
+    sizes_of = [footprint(_needs(c, shape), cap, shape.ncpus) for c in chunks]
+    units = [i for i, c in enumerate(chunks) for _ in range(c.count)]
+    return SharedLayout(
+        [[u] for u in units], tuple(sizes_of[u] for u in units), arrangement != "free"
+    )

@@ -49,6 +49,11 @@ class Job:
     # it was submitted with; ``width``, ``runtime`` and ``estimate`` above are those of the
     # width it runs on once started (the engine reshapes it), else the requested ones.
     mold: Moldable | None = None
+    # On a machine whose nodes are shared: the cores each piece of the job takes on one
+    # node (``width`` is their sum), and whether its pieces go on different nodes.
+    # None: any ``width`` of the machine's units.
+    pieces: tuple[int, ...] | None = None
+    spread: bool = True
 
     @property
     def duration(self) -> int:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from bisect import insort
 from dataclasses import dataclass, field
 
+from batchd.model.cores import place_pieces
+
 
 class NodePool:
     """The nodes of one machine; allocation hands out the lowest free ids first.
@@ -15,12 +17,16 @@ class NodePool:
     service idle, so allocating and releasing touch no node one by one.
     """
 
-    __slots__ = ("size", "_free", "_out", "_out_busy")
+    __slots__ = ("size", "per_node", "_free", "_out", "_out_busy")
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, per_node: int = 1) -> None:
         if size <= 0:
             raise ValueError(f"a node pool needs at least one node, got {size}")
+        if per_node <= 0 or size % per_node:
+            raise ValueError(f"{size} units do not make nodes of {per_node}")
         self.size = size
+        # Units per node: 1, or a shared machine's cores (batchd.model.cores).
+        self.per_node = per_node
         self._free: list[int] = list(range(size))  # ascending
         self._out: set[int] = set()  # out of service
         self._out_busy: set[int] = set()  # out of service while a holder still has them
@@ -44,6 +50,15 @@ class NodePool:
         nodes = self._free[:count]
         del self._free[:count]
         return nodes
+
+    def allocate_pieces(self, pieces: tuple[int, ...], spread: bool) -> list[int] | None:
+        """Units for each piece on one node (``cores.place_pieces``), or None: they do not
+        fit the free units now."""
+        units = place_pieces(self._free, self.per_node, pieces, spread)
+        if units is not None:
+            taken = set(units)
+            self._free = [u for u in self._free if u not in taken]
+        return units
 
     def take(self, nodes: list[int]) -> None:
         """Allocate these very nodes (a job restored after a restart)."""
@@ -109,15 +124,20 @@ class NodePool:
 
 @dataclass(slots=True)
 class Machine:
-    """One machine: a name and a pool of identical nodes."""
+    """One machine: a name and a pool of identical nodes.
+
+    ``nodes`` counts the scheduler's units: nodes, or on a machine whose nodes are
+    shared its cores, ``slots_per_node`` to a node.
+    """
 
     name: str
     nodes: int
     description: str = ""
+    slots_per_node: int = 1
     pool: NodePool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.pool = NodePool(self.nodes)
+        self.pool = NodePool(self.nodes, self.slots_per_node)
 
 
 @dataclass(slots=True)

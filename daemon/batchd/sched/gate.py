@@ -87,6 +87,7 @@ class WindowGate(Policy):
         self.name = name
         self.inner = inner
         self.machine = inner.machine
+        self.serves_in_order = inner.serves_in_order  # what it offers starts in order too
         self.classify = classify
         self.overflow = overflow
         self.must_fit = must_fit

@@ -1,0 +1,105 @@
+"""Shared nodes as cores: what a chunk takes of a node, and pieces placed on nodes."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from batchd.model.chunks import Chunk, ChunkError, NodeShape, shared_layout
+from batchd.model.cores import footprint, piece_nodes, place_pieces
+from batchd.model.machine import NodePool
+
+GB = 1 << 30
+NODE = NodeShape(ncpus=4, mem=8 * GB, amounts={"ngpus": 2})
+
+
+@pytest.mark.parametrize(
+    "need,cores",
+    [
+        ({"ncpus": 1}, 1),
+        ({"ncpus": 3}, 3),
+        ({"ncpus": 1, "mem": 2 * GB}, 1),  # a quarter of the memory: one core's share
+        ({"ncpus": 1, "mem": 2 * GB + 1}, 2),  # a byte more: the next core
+        ({"ncpus": 1, "mem": 8 * GB}, 4),  # all the memory: the whole node
+        ({"ncpus": 2, "ngpus": 1}, 2),  # half the GPUs: half the cores
+        ({"ncpus": 1, "ngpus": 2}, 4),
+        ({"ncpus": 0}, 1),  # at least one core
+    ],
+)
+def test_a_chunk_takes_the_largest_share_it_asks_for(need: dict[str, int], cores: int) -> None:
+    assert footprint(need, {"ncpus": 4, "mem": 8 * GB, "ngpus": 2}, 4) == cores
+
+
+def test_pieces_go_best_fit_largest_first() -> None:
+    # Nodes of 4 units: node 0 has 1 free (3), node 1 has 3 free (5-7), node 2 all (8-11).
+    free = [3, 5, 6, 7, 8, 9, 10, 11]
+    # The piece of 3 goes to node 1 (3 free: the fewest that hold it), then 1 to node 0.
+    assert place_pieces(free, 4, (1, 3), spread=False) == [3, 5, 6, 7]
+    # Two pieces of 2: node 1 first (3 free), then it has 1, so node 2.
+    assert place_pieces(free, 4, (2, 2), spread=False) == [5, 6, 8, 9]
+    # Spread: never two pieces on one node.
+    assert place_pieces(free, 4, (1, 1, 1), spread=True) == [3, 5, 8]
+    assert place_pieces(free, 4, (1, 1, 1, 1), spread=True) is None
+
+
+def test_single_units_fill_the_fullest_nodes_first() -> None:
+    free = [0, 1, 2, 3, 5, 6, 7, 11]
+    assert place_pieces(free, 4, (1, 1, 1, 1, 1), spread=False) == [11, 5, 6, 7, 0]
+    assert place_pieces(free, 4, (1,) * 9, spread=False) is None
+
+
+def test_enough_units_scattered_over_nodes_do_not_hold_a_piece() -> None:
+    assert place_pieces([1, 2, 7, 8], 4, (2,), spread=False) == [1, 2]
+    assert place_pieces([1, 6, 11], 4, (2,), spread=False) is None
+    assert piece_nodes([9, 10, 1, 2, 3], (2, 3), 4) == [2, 0]
+
+
+def test_the_pool_hands_out_pieces_and_takes_them_back() -> None:
+    pool = NodePool(8, per_node=4)
+    a = pool.allocate_pieces((3,), True)
+    assert a == [0, 1, 2] and pool.free == 5
+    b = pool.allocate_pieces((2, 1), False)
+    assert b == [4, 5, 3]  # the 2 on the empty node, the 1 in node 0's last core
+    assert pool.allocate_pieces((1, 1), True) is None and pool.free == 2  # both on node 1
+    pool.release(a)
+    assert pool.allocate_pieces((3,), True) == [0, 1, 2]
+    with pytest.raises(ValueError, match="do not make nodes of 4"):
+        NodePool(6, per_node=4)
+
+
+def test_random_pieces_keep_each_piece_on_one_node_and_no_unit_twice() -> None:
+    rng = random.Random(7)
+    for _ in range(400):
+        per = rng.randint(1, 6)
+        nodes = rng.randint(1, 8)
+        free = sorted(rng.sample(range(nodes * per), rng.randint(0, nodes * per)))
+        pieces = tuple(rng.randint(1, per) for _ in range(rng.randint(1, 5)))
+        spread = rng.random() < 0.5
+        got = place_pieces(free, per, pieces, spread)
+        if got is None:
+            continue
+        assert len(got) == sum(pieces) and len(set(got)) == len(got) and set(got) <= set(free)
+        at = 0
+        hosts = []
+        for size in pieces:
+            unit_nodes = {u // per for u in got[at : at + size]}
+            assert len(unit_nodes) == 1
+            hosts += unit_nodes
+            at += size
+        if spread:
+            assert len(set(hosts)) == len(hosts)
+
+
+def test_layouts_on_shared_nodes() -> None:
+    two = (Chunk(count=2, ncpus=1, mem=3 * GB),)
+    free = shared_layout(two, "free", None, NODE)
+    assert (free.groups, free.cores, free.spread) == ([[0], [0]], (2, 2), False)
+    scatter = shared_layout(two, "scatter", None, NODE)
+    assert (scatter.cores, scatter.spread) == ((2, 2), True)
+    pack = shared_layout(two, "pack", None, NODE)
+    assert (pack.groups, pack.cores) == ([[0, 0]], (3,))  # 6gb of 8: 3 cores
+    excl = shared_layout((Chunk(count=3, ncpus=2),), "free", "excl", NODE)
+    assert (excl.groups, excl.cores, excl.spread) == ([[0, 0], [0]], (4, 4), True)
+    with pytest.raises(ChunkError, match="asks for ncpus=5; a node has 4"):
+        shared_layout((Chunk(ncpus=5),), "free", None, NODE)
