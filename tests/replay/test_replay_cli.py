@@ -555,3 +555,13 @@ def test_metrics_by_hand_direct() -> None:
     for key, value in HAND_METRICS.items():
         assert got[key] == pytest.approx(value), key
     assert schedule_metrics([], 4)["jobs"] == 0
+
+
+def test_a_shared_machine_replays_the_widths_as_cores(tmp_path: Path) -> None:
+    conf = tmp_path / "shared.toml"
+    conf.write_text('[[machine]]\nname = "s"\nnodes = 2\ncores_per_node = 2\nshared = true\n')
+    shared = run_replay(ReplayOptions(trace=str(METRICS_SWF), machine=str(conf), policy="fcfs"))
+    whole = run_replay(ReplayOptions(trace=str(METRICS_SWF), nodes=4, policy="fcfs"))
+    # Two nodes of two cores are four units: the same schedule as four whole nodes.
+    assert shared.summary["nodes"] == 4
+    assert [(j.start, j.nodes) for j in shared.jobs] == [(j.start, j.nodes) for j in whole.jobs]

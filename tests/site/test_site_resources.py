@@ -67,6 +67,9 @@ def test_the_shipped_hpcline_has_two_cores_and_512mb(tmp_path: Path) -> None:
          "resource[1].name: 'x' is defined twice"),
         ('[[resource]]\nname = "x"\ntype = "long"\nper = "job"\n[machine.resources]\nx = 1\n',
          "machine[0].resources.x: not a per-node [[resource]]"),
+        ('shared = true\n[grid]\nstructure = "central"\n',
+         "machine[0].shared: machine m shares its nodes; the machines of a grid ([grid]) give "
+         "whole nodes"),
     ],
 )  # fmt: skip
 def test_errors_name_the_file_and_the_key(tmp_path: Path, extra: str, says: str) -> None:
@@ -74,3 +77,25 @@ def test_errors_name_the_file_and_the_key(tmp_path: Path, extra: str, says: str)
     with pytest.raises(ConfigError) as err:
         load_site(path)
     assert str(err.value).startswith(f"{path}: ") and says in str(err.value)
+
+
+def test_a_shared_machine_is_its_cores_to_the_engine(tmp_path: Path) -> None:
+    site = load_site(write(tmp_path, BASE + "cores_per_node = 8\nshared = true\n"))
+    conf = site.machine[0]
+    assert (conf.slots_per_node, conf.slots) == (8, 32)
+    machine = site.grid().machines[0]
+    assert (machine.nodes, machine.slots_per_node, machine.pool.per_node) == (32, 8, 8)
+    assert site.grid(nodes=2).machines[0].nodes == 16  # --nodes counts nodes
+    whole = load_site(write(tmp_path, BASE + "cores_per_node = 8\n")).grid().machines[0]
+    assert (whole.nodes, whole.slots_per_node) == (4, 1)
+
+
+def test_a_shared_machine_of_too_many_cores_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, '[[machine]]\nname = "m"\nnodes = 20\ncores_per_node = 60000\n'
+                 "shared = true\n")  # fmt: skip
+    with pytest.raises(ConfigError) as err:
+        load_site(path)
+    assert str(err.value).startswith(
+        f"{path}: machine[0]: shared: 20 nodes of 60000 cores make 1,200,000 cores; a "
+        "machine whose nodes are shared has at most 1,000,000"
+    )

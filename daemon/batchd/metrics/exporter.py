@@ -36,6 +36,10 @@ class PoolState:
     cores_per_node: int | None
     policy: str
     order: str
+    # Shared nodes: the scheduler's units are cores; each core's state (a node's own
+    # state when it is out of service), and the cores in all.
+    cores_by_state: dict[str, int] | None = None
+    units: int = 0
 
 
 class MetricsSource(Protocol):
@@ -160,11 +164,15 @@ class ServiceCollector(Collector):
                 nodes.add_metric([pool.name, state], n)
             if pool.cores_per_node:
                 with_cores = True
-                for state, n in pool.by_state.items():
-                    cores.add_metric([pool.name, state], n * pool.cores_per_node)
+                per_core = pool.cores_by_state or {
+                    state: n * pool.cores_per_node for state, n in pool.by_state.items()
+                }
+                for state, n in per_core.items():
+                    cores.add_metric([pool.name, state], n)
             busy = live.busy[i]
-            util.add_metric([pool.name], busy.busy / pool.nodes)
-            window.add_metric([pool.name], busy.window_ratio(now, pool.nodes))
+            units = pool.units or pool.nodes
+            util.add_metric([pool.name], busy.busy / units)
+            window.add_metric([pool.name], busy.window_ratio(now, units))
             node_seconds.add_metric([pool.name], busy.total(now))
         yield nodes
         if with_cores:

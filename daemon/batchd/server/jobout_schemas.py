@@ -19,7 +19,10 @@ class JobOut(BaseModel):
         description="Q H W R E F; an array: B once a subjob has begun; a subjob: X once "
         "finished or deleted (F when its array has finished)"
     )
-    nodes: int
+    nodes: int = Field(
+        description="nodes the job runs on or asks for; on a machine of shared nodes the "
+        "nodes its chunks run on, or its chunks (nodect) while it waits"
+    )
     walltime: int
     runtime: int | None = Field(description="emulated runtime (BATCHD_RUNTIME), if given")
     priority: int

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from batchd.model.chunks import Chunk, Place, Value, show_value
+from batchd.model.job import Job
 from batchd.model.sizes import format_size
 
 
@@ -22,10 +23,16 @@ class JobResources:
     job: tuple[tuple[str, Value], ...] = ()  # per-job resources (-l NAME=VALUE)
     nodes_spec: str | None = None  # -l nodes= as written (old syntax), converted to chunks
     sizes: frozenset[str] = frozenset()  # the custom resources here of type size
+    # On a machine whose nodes are shared: the cores each group takes of its node (the
+    # groups are then pieces, and several may share a node unless ``spread``); empty on
+    # a machine of whole nodes.
+    cores: tuple[int, ...] = ()
+    spread: bool = True
 
     @property
     def width(self) -> int:
-        return len(self.groups)
+        """What the scheduler counts: nodes, or cores on a machine of shared nodes."""
+        return sum(self.cores) if self.cores else len(self.groups)
 
     @property
     def nodect(self) -> int:
@@ -105,6 +112,7 @@ class JobResources:
             "job": [list(kv) for kv in self.job],
             "nodes_spec": self.nodes_spec,
             "sizes": sorted(self.sizes),
+            **({"cores": list(self.cores), "spread": self.spread} if self.cores else {}),
         }
 
     @classmethod
@@ -128,7 +136,17 @@ class JobResources:
             job=tuple((str(k), v) for k, v in row["job"]),
             nodes_spec=row.get("nodes_spec"),
             sizes=frozenset(row.get("sizes", ())),
+            cores=tuple(int(c) for c in row.get("cores", ())),
+            spread=bool(row.get("spread", True)),
         )
+
+
+def shape_job(job: Job, resources: JobResources | None) -> None:
+    """Give the engine the pieces a job on shared nodes asks for (none: whole nodes)."""
+    if resources is not None and resources.cores:
+        job.pieces, job.spread = resources.cores, resources.spread
+    else:
+        job.pieces, job.spread = None, True
 
 
 def whole_nodes(width: int) -> JobResources:

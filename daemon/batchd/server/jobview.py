@@ -8,11 +8,12 @@ history then sends saved text.
 from __future__ import annotations
 
 import json
+from itertools import accumulate
 from typing import Any
 
 from batchd.model.states import JobState
 from batchd.server.arrays import label
-from batchd.server.jobresources import whole_nodes
+from batchd.server.jobresources import JobResources, whole_nodes
 from batchd.server.records import JobRecord
 
 # The fields of JobBrief: what qstat's tables show, without hosts, comments or variables.
@@ -68,9 +69,12 @@ def job_view(
         end = job.end
     else:
         elapsed = end = None
-    if exec_host is None:
-        exec_host = [prefix + hosts[n] for n in job.nodes]
     res = rec.resources or whole_nodes(job.width)
+    if exec_host is None:
+        units = job.nodes
+        if res.cores and units:  # shared nodes: each piece's node (its first core's)
+            units = [units[at] for at in accumulate(res.cores[:-1], initial=0)]
+        exec_host = [prefix + hosts[n] for n in units]
     return {
         "id": f"{rec.label()}.{server}",
         "seq": rec.pbs_seq,
@@ -78,7 +82,7 @@ def job_view(
         "owner": rec.owner,
         "queue": job.queue,
         "state": shown_state(rec, now),
-        "nodes": job.width,
+        "nodes": _node_count(job.width, res, exec_host),
         "walltime": job.estimate,
         "runtime": rec.runtime_given,
         "priority": job.priority,
@@ -105,6 +109,14 @@ def job_view(
         **_mold_view(rec, planned),
         **_array_view(rec, server),
     }
+
+
+def _node_count(width: int, res: JobResources, exec_host: list[str]) -> int:
+    """Nodes as qstat's NDS shows them: the job's width; on shared nodes (where the width
+    counts cores) the nodes it runs on, or its chunks (``nodect``) while it waits."""
+    if not res.cores:
+        return width
+    return len(set(exec_host)) if exec_host else res.nodect
 
 
 def _array_view(rec: JobRecord, server: str) -> dict[str, Any]:

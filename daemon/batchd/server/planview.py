@@ -123,13 +123,21 @@ def machine_sections(svc: BatchService) -> list[dict[str, Any]]:
     out = []
     now = svc.now
     for m, conf in zip(svc.engine.machines, svc.site.machine, strict=True):
+        # The chart's rows are the engine's units: nodes, or cores when nodes are shared.
         states = _node_states(svc, m.index, conf.nodes)
+        if conf.shared:
+            states = "".join(c for c in states for _ in range(conf.slots_per_node))
+            held = {u: h for h in m.holders() for u in h.nodes}
+            states = "".join(
+                c if c not in (ALLOCATED, RESERVED) else _unit_letter(held.get(u))
+                for u, c in enumerate(states)
+            )
         busy = svc.metrics.busy[m.index]
         start, means = busy.series(now, DAY_STEP, DAY // DAY_STEP)
         out.append(
             {
                 "name": conf.name,
-                "nodes": conf.nodes,
+                "nodes": conf.slots,
                 "policy": svc.scheduler.choices[m.index].name,
                 "params": dict(svc.scheduler.choices[m.index].params),
                 "order": m.policy.order(),
@@ -138,13 +146,19 @@ def machine_sections(svc: BatchService) -> list[dict[str, Any]]:
                 "day": {
                     "start": start,
                     "step": DAY_STEP,
-                    "values": [round(v / conf.nodes, 4) for v in means],
+                    "values": [round(v / conf.slots, 4) for v in means],
                 },
                 "windows": _closed_windows(svc, m.index, now),
                 "decisions": [list(d) for d in svc.decisions[m.index].entries],
             }
         )
     return out
+
+
+def _unit_letter(holder: Job | Reservation | None) -> str:
+    if holder is None:
+        return IDLE
+    return ALLOCATED if isinstance(holder, Job) else RESERVED
 
 
 def _node_states(svc: BatchService, machine: int, count: int) -> str:
@@ -156,7 +170,7 @@ def _node_states(svc: BatchService, machine: int, count: int) -> str:
         if state is not None:
             letters.append(OUT_OF_SERVICE.get(state[0], "o"))
         elif i in holders:
-            letters.append(ALLOCATED if isinstance(holders[i], Job) else RESERVED)
+            letters.append(ALLOCATED if any(isinstance(h, Job) for h in holders[i]) else RESERVED)
         else:
             letters.append(IDLE)
     return "".join(letters)
@@ -207,6 +221,6 @@ def _reservation_row(svc: BatchService, resv: Reservation) -> dict[str, Any]:
         "state": resv.state.value,
         "start": resv.start,
         "end": resv.end,
-        "nodes": resv.width,
+        "nodes": resv.width // svc.nodes.per_node[resv.machine],
         "runs": list(node_runs(resv.nodes)),
     }

@@ -12,7 +12,7 @@ from batchd.model.reservation import Reservation, ResvState
 from batchd.model.states import JobState
 from batchd.model.utility import Utility
 from batchd.server.arrays import ArraySpec, label, split_key
-from batchd.server.jobresources import JobResources
+from batchd.server.jobresources import JobResources, shape_job
 
 DEPEND_TYPES = ("afterok", "afternotok", "afterany")
 HOLD_ORDER = "uos"
@@ -106,6 +106,9 @@ class JobRecord:
     # subjob is made from; it never reaches the engine.
     array: ArraySpec | None = None
     subjob_index: int | None = None  # a subjob: its index (its key says its array's seq)
+
+    def __post_init__(self) -> None:
+        shape_job(self.job, self.resources)
 
     @property
     def seq(self) -> int:

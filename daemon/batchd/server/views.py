@@ -10,6 +10,7 @@ from typing import Any
 
 from batchd import __version__
 from batchd.model.chunks import NodeShape, Value, show_value
+from batchd.model.cores import piece_nodes
 from batchd.model.job import Job
 from batchd.model.reservation import Reservation
 from batchd.model.sizes import format_size
@@ -37,7 +38,7 @@ def job_out(
     planned = None
     if job.mold is not None and job.state is JobState.QUEUED and not brief and rec.array is None:
         planned = svc.engine.machines[job.machine].policy.planned_width(job)
-    hosts = svc.nodes.names[job.machine]
+    hosts = svc.nodes.unit_names[job.machine]
     machine, prefix = svc.job_machine(rec)
     view = job_view(
         rec,
@@ -88,9 +89,11 @@ def node_out(
     svc: BatchService,
     machine: int,
     index: int,
-    holders: dict[int, Job | Reservation],
+    holders: dict[int, list[Job | Reservation]],
     shape: NodeShape | None = None,
 ) -> dict[str, Any]:
+    """A node as ``pbsnodes`` shows it: a shared node that still has free cores is
+    ``free`` with its jobs listed, ``job-busy`` when they take all its cores."""
     states: list[str] = []
     jobs: list[str] = []
     resv: str | None = None
@@ -99,18 +102,27 @@ def node_out(
     if out is not None:
         states.append(out[0])
         comment = out[1]
-    holder = holders.get(index)
-    if isinstance(holder, Job):
-        states.append("job-exclusive")
-        jobs.append(svc.job_id(holder.id))
-    elif isinstance(holder, Reservation):
-        states.append("resv-exclusive")
-        resv = svc.resv_id(holder.id)
+    held = holders.get(index, [])
+    on_node = [h for h in held if isinstance(h, Job)]
+    shape = shape or svc.site.node_shape(machine)
+    used: dict[str, int] = {}
+    for job in on_node:
+        jobs.append(svc.job_id(job.id))
+        for name, amount in _assigned(svc, job, machine, index).items():
+            used[name] = used.get(name, 0) + amount
+    per = svc.nodes.per_node[machine]
+    if on_node:
+        if per == 1 or any(_exclusive(svc, j) for j in on_node):
+            states.append("job-exclusive")
+        elif sum(1 for j in on_node for u in j.nodes if u // per == index) >= per:
+            states.append("job-busy")
+    for h in held:
+        if isinstance(h, Reservation):
+            states.append("resv-exclusive")
+            resv = svc.resv_id(h.id)
     if not states:
         states.append("free")
     name = svc.nodes.name(machine, index)
-    shape = shape or svc.site.node_shape(machine)
-    used = _assigned(svc, holder, index) if isinstance(holder, Job) else {}
     return {
         "name": name,
         "index": index,
@@ -125,13 +137,28 @@ def node_out(
     }
 
 
-def _assigned(svc: BatchService, holder: Job, index: int) -> dict[str, int]:
+def _exclusive(svc: BatchService, job: Job) -> bool:
+    """A job on shared nodes that asked for its nodes whole (place=excl or exclhost)."""
+    rec = svc.records.get(job.id)
+    res = rec.resources if rec is not None else None
+    return res is not None and res.place.sharing in ("excl", "exclhost")
+
+
+def _assigned(svc: BatchService, holder: Job, machine: int, index: int) -> dict[str, int]:
     """What the chunks of the job on a node take of it."""
     rec = svc.records.get(holder.id)
     res = rec.resources if rec is not None and not rec.parts else None
+    per = svc.nodes.per_node[machine]
     if res is None:
-        return {"ncpus": 1}
-    return res.on_node(holder.nodes.index(index))
+        return {"ncpus": sum(1 for u in holder.nodes if u // per == index)}
+    if not res.cores:
+        return res.on_node(holder.nodes.index(index))
+    used: dict[str, int] = {}
+    for position, node in enumerate(piece_nodes(holder.nodes, res.cores, per)):
+        if node == index:
+            for name, amount in res.on_node(position).items():
+                used[name] = used.get(name, 0) + amount
+    return used
 
 
 def _available(svc: BatchService, name: str, shape: NodeShape) -> dict[str, str]:
@@ -225,9 +252,11 @@ def reservation_out(svc: BatchService, resv: Reservation) -> dict[str, Any]:
         "start": resv.start,
         "end": resv.end,
         "duration": resv.duration,
-        "nodes": resv.width,
+        "nodes": resv.width // svc.nodes.per_node[resv.machine],
         "machine": svc.nodes.machine_names[resv.machine],
-        "node_list": [svc.nodes.name(resv.machine, n) for n in resv.nodes],
+        "node_list": [
+            svc.nodes.name(resv.machine, n) for n in svc.nodes.hosts_of(resv.machine, resv.nodes)
+        ],
         "queue": resv.queue,
     }
 

@@ -40,6 +40,7 @@ from batchd.sched.queues import QueueSpec
 from batchd.site.resources import ResourceConfig, convert
 
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+MAX_SHARED_CORES = 1_000_000  # the engine keeps one unit per core of a shared machine
 
 
 def _text(value: Any) -> Any:
@@ -64,8 +65,9 @@ class MachineConfig(BaseModel):
     cores_per_node: int | None = Field(None, gt=0, le=100_000)
     # Memory of each node in bytes (a PBS size in the file: "512mb"); None: not limited.
     mem_per_node: int | None = Field(None, gt=0)
-    # Several chunks of a job packed on a node by default (place=free), instead of one
-    # chunk per node (scatter); the scheduler still gives each job whole nodes.
+    # Nodes that several jobs share: the scheduler counts cores (batchd.model.cores),
+    # and a job's chunks go where they fit by default (place=free) instead of one chunk
+    # per node of its own (scatter).
     shared: bool = Field(False, strict=True)
     # The values of the site's per-node [[resource]]s on every node of this machine.
     resources: dict[str, int | str | bool] = Field(default_factory=dict)
@@ -80,10 +82,36 @@ class MachineConfig(BaseModel):
                 raise ValueError(str(exc)) from None
         return value
 
+    @model_validator(mode="after")
+    def _shared_size(self) -> MachineConfig:
+        if self.shared and self.nodes * self.ncpus > MAX_SHARED_CORES:
+            raise ValueError(
+                f"shared: {self.nodes} nodes of {self.ncpus} cores make "
+                f"{self.nodes * self.ncpus:,} cores; a machine whose nodes are shared "
+                f"has at most {MAX_SHARED_CORES:,}"
+            )
+        return self
+
     @property
     def ncpus(self) -> int:
         """Cores of each node: cores_per_node, 1 when unset."""
         return self.cores_per_node or 1
+
+    @property
+    def slots_per_node(self) -> int:
+        """The scheduler's units on each node: its cores when shared, else the node."""
+        return self.ncpus if self.shared else 1
+
+    @property
+    def slots(self) -> int:
+        """The scheduler's units on the machine: nodes, or cores when nodes are shared."""
+        return self.nodes * self.slots_per_node
+
+    def engine_machine(self, nodes: int | None = None) -> Machine:
+        """The engine's model of this machine (``nodes``: another number of nodes)."""
+        count = self.nodes if nodes is None else nodes
+        per = self.slots_per_node
+        return Machine(self.name, count * per, self.description, per)
 
     def node_names(self) -> list[str]:
         digits = max(3, len(str(self.nodes)))
@@ -325,12 +353,9 @@ class SiteConfig(BaseModel):
 
     def grid(self, nodes: int | None = None) -> Grid:
         """The machines as a grid; ``nodes`` overrides the size of a single machine."""
-        machines = [Machine(m.name, m.nodes, m.description) for m in self.machine]
-        if nodes is not None:
-            if len(machines) != 1:
-                raise ConfigError("--nodes only applies to a configuration with one machine")
-            machines = [Machine(machines[0].name, nodes, machines[0].description)]
-        return Grid(machines)
+        if nodes is not None and len(self.machine) != 1:
+            raise ConfigError("--nodes only applies to a configuration with one machine")
+        return Grid([m.engine_machine(nodes) for m in self.machine])
 
 
 def local_timezone() -> tzinfo:
@@ -436,6 +461,14 @@ def load_site(path: str | Path) -> SiteConfig:
         raise ConfigError(f"{path}: {key}: {exc}") from None
     if site.grid_table is not None:
         from batchd.sched.grid import GridError, parse_grid_params
+
+        for i, m in enumerate(site.machine):
+            if m.shared:
+                raise ConfigError(
+                    f"{path}: machine[{i}].shared: machine {m.name} shares its nodes; the "
+                    "machines of a grid ([grid]) give whole nodes, as jobs move between "
+                    "them by their number of nodes"
+                )
         from batchd.sched.registry import policy_names
 
         try:

@@ -51,12 +51,21 @@ class Admission:
                 raise bad_request(f"nodes: {nodes} nodes requested; {refused}")
         else:
             machine = self.site.machine[self.site.machine_index(queue.machine)]
-            if nodes > machine.nodes:
+            if nodes > machine.slots:
+                what = "ncpus" if machine.shared else "nodes"
+                unit = "cores" if machine.shared else "nodes"
                 raise bad_request(
-                    f"nodes: {nodes} nodes requested; machine {machine.name} has "
-                    f"{machine.nodes}{self.takers(nodes, walltime, now)}"
+                    f"{what}: {nodes} {unit} requested; machine {machine.name} has "
+                    f"{machine.slots}{self.takers(nodes, walltime, now)}"
                 )
-        if queue.max_nodes is not None and nodes > queue.max_nodes:
+        per = self._per_node(queue)
+        if queue.max_nodes is not None and nodes > queue.max_nodes * per:
+            if per > 1:  # shared nodes: the limit allows that many nodes' cores
+                raise bad_request(
+                    f"ncpus: {nodes} cores exceed the limit of queue {qname} "
+                    f"(resources_max.nodect = {queue.max_nodes}; {per} cores a node)"
+                    f"{self.takers(nodes, walltime, now)}"
+                )
             raise bad_request(
                 f"nodes: {nodes} nodes exceed the limit of queue {qname} "
                 f"(resources_max.nodect = {queue.max_nodes}){self.takers(nodes, walltime, now)}"
@@ -93,17 +102,23 @@ class Admission:
             f"{self.takers(nodes, walltime, now)}"
         )
 
+    def _per_node(self, queue: QueueConfig) -> int:
+        """The scheduler's units on a node of the queue's machine (cores when shared)."""
+        return self.site.machine[self.site.machine_index(queue.machine)].slots_per_node
+
     def takers(self, nodes: int, walltime: int | None, now: int) -> str:
         """A hint for a refused job: the queues whose limits (and window) would take it."""
         must_fit = self.site.server.window_must_fit
         names = []
         for q in self.site.queues():
-            if not q.enabled or (q.max_nodes is not None and nodes > q.max_nodes):
+            if not q.enabled or (
+                q.max_nodes is not None and nodes > q.max_nodes * self._per_node(q)
+            ):
                 continue
             if self.site.grid_table is not None:
                 if self.grid_width(nodes) is not None:
                     continue
-            elif nodes > self.site.machine[self.site.machine_index(q.machine)].nodes:
+            elif nodes > self.site.machine[self.site.machine_index(q.machine)].slots:
                 continue
             if walltime is not None:
                 if q.max_walltime is not None and walltime > q.max_walltime:

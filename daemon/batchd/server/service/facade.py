@@ -28,7 +28,6 @@ from batchd.engine.core import Engine
 from batchd.metrics.exporter import PoolState
 from batchd.metrics.live import LiveMetrics
 from batchd.model.job import Job
-from batchd.model.machine import Grid, Machine
 from batchd.model.reservation import Reservation
 from batchd.model.states import JobState
 from batchd.sched.grid import widest_job
@@ -64,6 +63,11 @@ from batchd.server.service.searches import SearchWorker
 from batchd.server.store import Saved, SaveError, Store, StoreError
 from batchd.site.config import SiteConfig
 
+# PBS's words for a job that fits by count but not on any node (shared nodes).
+UNPLACED = (
+    "Insufficient amount of resource: ncpus (enough cores are free, but not on nodes "
+    "that can hold its chunks)"
+)
 log = structlog.get_logger("batchd")
 
 
@@ -133,7 +137,7 @@ class BatchService:
             PoolObserver(self.metrics, m.name, self.decisions[i], self._order_of(i))
             for i, m in enumerate(site.machine)
         ]
-        grid = Grid([Machine(m.name, m.nodes, m.description) for m in site.machine])
+        grid = site.grid()
         self.engine = Engine(grid, self.scheduler.policies(), kill=True, keep_finished=False)
         self.engine.now = now
         for m in self.engine.machines:
@@ -144,12 +148,13 @@ class BatchService:
         self.admission = Admission(site, self.scheduler.windows)
         self.admission.grid_width = self.scheduler.grid_width
         self.dependencies = Dependencies(self.records, self.server, self.history.outcome)
-        self.reservations = Reservations(self.server, self.journal)
+        self.reservations = Reservations(
+            self.server, self.journal, [m.slots_per_node for m in site.machine]
+        )
         machine_names = [m.name for m in site.machine]
         self.admission.reserved = lambda q: self.reservations.queue_config(q, machine_names)
-        self.events = JobEvents(
-            self.journal, self.server, [m.node_names() for m in site.machine], lambda: self.now
-        )
+        self.nodes = Nodes(site, self.journal)
+        self.events = JobEvents(self.journal, self.server, self.nodes.unit_names, lambda: self.now)
         self.lifecycle = Lifecycle(
             site,
             self.engine,
@@ -166,7 +171,6 @@ class BatchService:
         self.control = JobControl(self.lifecycle)
         self.engine.reserved.on_close.append(self.array_jobs.reservation_closed)
         self.engine.reserved.on_close.append(self.control.reservation_closed)
-        self.nodes = Nodes(site, self.journal)
         self.queue_admin = QueueAdmin()
 
     def _order_of(self, machine: int) -> Callable[[], str]:
@@ -325,7 +329,7 @@ class BatchService:
         return finished_views(
             rec,
             self.server,
-            self.nodes.names[rec.job.machine],
+            self.nodes.unit_names[rec.job.machine],
             machine,
             prefix,
             self.part_hosts(rec),
@@ -439,16 +443,19 @@ class BatchService:
         return self.scheduler.planned_starts()
 
     def explain(self, job: Job) -> str | None:
-        """Why a queued job does not start now, for a reason of its policy's own."""
-        return self.engine.machines[job.machine].policy.explain(job, self.now)
+        """Why a queued job does not start now, for a reason of its policy's own, or
+        because its chunks found no node with the cores they need (shared nodes)."""
+        m = self.engine.machines[job.machine]
+        if job.id in m.unplaced:
+            return UNPLACED
+        return m.policy.explain(job, self.now)
 
     # -- nodes ------------------------------------------------------------------------
     def set_node(self, caller: Caller, name: str, change: NodeChange) -> tuple[int, int]:
         with self.change():
             where = self.nodes.find(name)
             require(caller, "operator", "change node states")
-            down = self.nodes.set(self.engine, where, change.state, change.comment)
-            if down is not None:
+            for down in self.nodes.set(self.engine, where, change.state, change.comment):
                 self.lifecycle.node_failed(down)
         log.info("node_state", node=name, state=change.state, by=caller.user)
         return where

@@ -17,9 +17,11 @@ from batchd.model.job import Job
 from batchd.model.reservation import Reservation
 from batchd.model.states import PENDING_STATES, JobState
 from batchd.server.errors import ApiError, bad_request, conflict
+from batchd.server.jobresources import JobResources, shape_job
 from batchd.server.records import JobRecord
 from batchd.server.service.access import Caller, may_act_on
 from batchd.server.service.lifecycle import Lifecycle
+from batchd.server.service.resources import ResourceRules
 from batchd.server.signals import BY_NUMBER, ENDING, SIGNALS, SUSPENDING
 
 BAD_STATE = "Request invalid for state of job"
@@ -117,9 +119,17 @@ class JobControl:
             self.life.admission.queue(queue)
         except ApiError:
             raise ApiError(404, "not_found", f"Unknown queue {queue}") from None
-        width = job.width if job.mold is None else job.mold.high
+        target = self.life.machine_of(queue)
+        resources = rec.resources
+        if resources is not None and target != job.machine:
+            resources = ResourceRules(self.life.site).moved(resources, target)
+        elif job.mold is not None and self.life.site.machine[target].shared:
+            ResourceRules(self.life.site).on_shared(job.width, True, target)
+        width = resources.width if resources is not None else job.width
         walltime = job.estimate
-        self.life.admission.check(queue, width, walltime, self.engine.now)
+        self.life.admission.check(
+            queue, width if job.mold is None else job.mold.high, walltime, self.engine.now
+        )
         old = job.queue
         moving = [rec]
         if rec.array is not None:  # the array, and each of its subjobs made so far
@@ -129,19 +139,26 @@ class JobControl:
                 if r.subjob_index is not None and r.pbs_seq == seq
             ]  # fmt: skip
         for each in moving:
-            self._move(each, queue, in_engine=each.array is None)
+            self._move(each, queue, resources, in_engine=each.array is None)
         self.events.said(
             rec, f"Job moved from {old} to {queue} at request of {self.events.who(caller.user)}"
         )
         return rec
 
-    def _move(self, rec: JobRecord, queue: str, *, in_engine: bool) -> None:
+    def _move(
+        self, rec: JobRecord, queue: str, resources: JobResources | None, *, in_engine: bool
+    ) -> None:
+        """Into ``queue``, with its resources as they are on that queue's machine."""
         job = rec.job
         queued = in_engine and job.state is JobState.QUEUED
         if queued:
             self.engine.withdraw(job)
         job.queue = queue
         job.machine = self.life.machine_of(queue)
+        if resources is not None:
+            rec.resources = resources
+            job.width = resources.width
+            shape_job(job, resources)
         if queued:
             self.engine.enqueue(job)
         self.journal.touch(rec)

@@ -21,6 +21,7 @@ from batchd.model.times import MAX_DURATION, hms, parse_duration
 from batchd.model.utility import Utility
 from batchd.server.arrays import label, parse_ref, subjob_key
 from batchd.server.errors import bad_request, conflict, forbidden, not_found
+from batchd.server.jobresources import shape_job
 from batchd.server.records import (
     EXIT_STATUS,
     SEQ_DIGITS,
@@ -561,10 +562,15 @@ class Lifecycle:
         mold = altered_mold(job, body.nodes, body.nodes_max, body.speedup, walltime, runtime)
         self.admission.queue(qname)  # an unknown queue is refused before anything else
         resources = rec.resources
+        rules = ResourceRules(self.site)
+        target = self.machine_of(qname)
         if body.nodes is not None or mold is not None:
             resources = None  # whole nodes of the width asked for (or chosen)
-        elif resources is not None and self.machine_of(qname) != job.machine:
-            resources = ResourceRules(self.site).moved(resources, self.machine_of(qname))
+            if self.site.machine[target].shared:
+                resources = rules.on_shared(nodes, mold is not None, target)
+                nodes = resources.width
+        elif resources is not None and target != job.machine:
+            resources = rules.moved(resources, target)
             nodes = resources.width
         self.admission.check(qname, nodes if mold is None else mold.high, walltime, self.engine.now)
         queued = in_engine and job.state is JobState.QUEUED
@@ -577,6 +583,7 @@ class Lifecycle:
         job.estimate = walltime
         job.mold = mold
         rec.resources = resources
+        shape_job(job, resources)
         if body.priority is not None:
             job.priority = body.priority
         if body.name is not None:

@@ -1,7 +1,9 @@
 """Nodes by name across the machines, and their states: offline, down, back in service.
 
 Node names are unique across a site's machines (the config refuses clashes); every
-operation resolves a name to (machine, node) and acts on that machine.
+operation resolves a name to (machine, node) and acts on that machine. On a machine
+whose nodes are shared the engine counts cores (``batchd.model.cores``): node ``n``
+is units ``n*c .. n*c+c-1``, and a node's state applies to each of them.
 """
 
 from __future__ import annotations
@@ -19,6 +21,12 @@ Where = tuple[int, int]  # (machine, node)
 class Nodes:
     def __init__(self, site: SiteConfig, journal: Journal) -> None:
         self.names: list[list[str]] = [m.node_names() for m in site.machine]
+        self.per_node = [m.slots_per_node for m in site.machine]
+        # The node name of each of the engine's units (the same list for whole nodes).
+        self.unit_names: list[list[str]] = [
+            names if per == 1 else [n for n in names for _ in range(per)]
+            for names, per in zip(self.names, self.per_node, strict=True)
+        ]
         self.machine_names = [m.name for m in site.machine]
         self.index = {
             name: (mi, ni) for mi, names in enumerate(self.names) for ni, name in enumerate(names)
@@ -35,43 +43,59 @@ class Nodes:
     def name(self, machine: int, node: int) -> str:
         return self.names[machine][node]
 
+    def units(self, machine: int, node: int) -> range:
+        """The engine's units of a node: the node, or its cores when shared."""
+        per = self.per_node[machine]
+        return range(node * per, node * per + per)
+
+    def hosts_of(self, machine: int, units: list[int]) -> list[int]:
+        """The nodes of these units, each once, in order."""
+        per = self.per_node[machine]
+        return list(dict.fromkeys(u // per for u in units)) if per > 1 else list(units)
+
     def all(self) -> list[Where]:
         return [(mi, ni) for mi, names in enumerate(self.names) for ni in range(len(names))]
 
-    def set(self, engine: Engine, where: Where, state: str, comment: str | None) -> Job | None:
+    def set(self, engine: Engine, where: Where, state: str, comment: str | None) -> list[Job]:
         """Put a node in service ("online"), or out ("offline", "down").
 
-        Returns the job running on a node that went down, for the caller to requeue or kill.
+        Returns the jobs running on a node that went down, for the caller to requeue or kill.
         """
         machine, node = where
         old = self.states.get(where)
         if state == "online":
             if old is not None:
                 del self.states[where]
-                engine.node_in(machine, node)
+                for unit in self.units(machine, node):
+                    engine.node_in(machine, unit)
             self.journal.put_node(machine, node, None, None)
-            return None
+            return []
         if old is None:
-            engine.node_out(machine, node)
+            for unit in self.units(machine, node):
+                engine.node_out(machine, unit)
         self.states[where] = (state, comment)
         self.journal.put_node(machine, node, state, comment)
-        if state == "down":
-            holder = engine.machines[machine].holder_of(node)
-            if isinstance(holder, Job):
-                return holder
-        return None
+        if state != "down":
+            return []
+        m = engine.machines[machine]
+        holders = (m.holder_of(unit) for unit in self.units(machine, node))
+        return list(dict.fromkeys(h for h in holders if isinstance(h, Job)))
 
     def restore(self, engine: Engine, saved: list[tuple[int, int, str, str | None]]) -> None:
         for machine, node, state, comment in saved:
             if 0 <= machine < len(self.names) and 0 <= node < len(self.names[machine]):
                 self.states[(machine, node)] = (state, comment)
-                engine.node_out(machine, node)
+                for unit in self.units(machine, node):
+                    engine.node_out(machine, unit)
 
-    @staticmethod
-    def holders(engine: Engine, machine: int) -> dict[int, Job | Reservation]:
-        """What holds each busy node of a machine: a running job or an open reservation."""
-        out: dict[int, Job | Reservation] = {}
+    def holders(self, engine: Engine, machine: int) -> dict[int, list[Job | Reservation]]:
+        """What holds each busy node of a machine: running jobs (several on a shared
+        node) or an open reservation, in the order they started."""
+        per = self.per_node[machine]
+        out: dict[int, list[Job | Reservation]] = {}
         for h in engine.machines[machine].holders():
-            for n in h.nodes:
-                out[n] = h
+            for unit in h.nodes:
+                held = out.setdefault(unit // per, [])
+                if h not in held:
+                    held.append(h)
         return out

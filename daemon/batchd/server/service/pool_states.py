@@ -24,7 +24,8 @@ def pool_states(
             if state is not None:
                 by_state[state[0]] += 1
             elif i in holders:
-                by_state["allocated" if isinstance(holders[i], Job) else "reserved"] += 1
+                job = any(isinstance(h, Job) for h in holders[i])
+                by_state["allocated" if job else "reserved"] += 1
             else:
                 by_state["idle"] += 1
         out.append(
@@ -35,6 +36,28 @@ def pool_states(
                 cores_per_node=conf.cores_per_node,
                 policy=scheduler.choices[m.index].name,
                 order=m.policy.order(),
+                cores_by_state=_cores_by_state(engine, m.index, nodes) if conf.shared else None,
+                units=conf.slots,
             )
         )
+    return out
+
+
+def _cores_by_state(engine: Engine, machine: int, nodes: Nodes) -> dict[str, int]:
+    """A machine of shared nodes, core by core: its node's state when out of service,
+    else allocated (a job's), reserved or idle."""
+    per = nodes.per_node[machine]
+    held: dict[int, bool] = {}
+    for h in engine.machines[machine].holders():
+        for unit in h.nodes:
+            held[unit] = isinstance(h, Job)
+    out = dict.fromkeys(NODE_STATES, 0)
+    for unit in range(len(nodes.names[machine]) * per):
+        state = nodes.states.get((machine, unit // per))
+        if state is not None:
+            out[state[0]] += 1
+        elif unit in held:
+            out["allocated" if held[unit] else "reserved"] += 1
+        else:
+            out["idle"] += 1
     return out

@@ -26,9 +26,10 @@ def stamp(t: int) -> str:
 
 
 class Reservations:
-    def __init__(self, server: str, journal: Journal) -> None:
+    def __init__(self, server: str, journal: Journal, per_node: list[int] | None = None) -> None:
         self.server = server
         self.journal = journal
+        self.per_node = per_node or []  # each machine's units to a node (cores when shared)
         self.items: dict[int, Reservation] = {}
         self.seq = 0
         self._saved: dict[int, ResvState] = {}
@@ -45,19 +46,21 @@ class Reservations:
 
         m = engine.machines[machine]
         now = engine.now
-        if body.nodes > m.capacity:
+        per = m.pool.per_node  # shared nodes: a node is its cores to the planners
+        width = body.nodes * per
+        if width > m.capacity:
             raise bad_request(
-                f"nodes: {body.nodes} nodes requested; {m.capacity} of {nodes_total} nodes "
-                f"of machine {m.machine.name} are in service"
+                f"nodes: {body.nodes} nodes requested; {m.capacity // per} of {nodes_total} "
+                f"nodes of machine {m.machine.name} are in service"
             )
         profile = base_profile(m, 0)
         if body.start == "asap":
-            start = profile.earliest_start(body.nodes, body.duration, now)
+            start = profile.earliest_start(width, body.duration, now)
         else:
             start = now if body.start == "now" else int(body.start)
             if start < now:
                 raise bad_request(f"start: {stamp(start)} is in the past (now {stamp(now)})")
-            if profile.earliest_start(body.nodes, body.duration, start) != start:
+            if profile.earliest_start(width, body.duration, start) != start:
                 raise conflict(
                     f"reservation of {body.nodes} nodes for {hms(body.duration)} at "
                     f"{stamp(start)} does not fit around running jobs and reservations; "
@@ -68,7 +71,7 @@ class Reservations:
             id=self.seq,
             start=start,
             end=start + body.duration,
-            width=body.nodes,
+            width=width,
             machine=machine,
             owner=owner,
             name=body.name,
@@ -108,10 +111,14 @@ class Reservations:
             return None
         return QueueConfig(
             name=name,
-            max_nodes=resv.width,
+            max_nodes=resv.width // self.nodes_of(resv.machine),
             default_walltime=resv.duration,
             machine=machine_names[resv.machine],
         )
+
+    def nodes_of(self, machine: int) -> int:
+        """Units to a node of ``machine``: a reservation's width is in units."""
+        return self.per_node[machine] if machine < len(self.per_node) else 1
 
     def queue_configs(self, machine_names: list[str]) -> list[QueueConfig]:
         out = []

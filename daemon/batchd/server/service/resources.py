@@ -29,6 +29,7 @@ from batchd.model.chunks import (
     Value,
     pack_chunks,
     parse_place,
+    shared_layout,
 )
 from batchd.model.sizes import SizeError, parse_size
 from batchd.server.errors import bad_request
@@ -88,6 +89,8 @@ class ResourceRules:
         if body.place is not None and body.select is None:
             raise bad_request(PLACE_NO_SELECT)
         if body.nodes_max is not None:
+            if self.site.machine[machine].shared:
+                self.on_shared(body.nodes, True, machine)
             if new or per_node or body.nodes_spec is not None:
                 raise bad_request(
                     "nodes=MIN-MAX: a moldable job takes whole nodes; it cannot ask for "
@@ -247,6 +250,17 @@ class ResourceRules:
             )
         return tuple(chunks), Place("scatter", sharing)
 
+    def on_shared(self, nodes: int, moldable: bool, machine: int) -> JobResources:
+        """``qalter -l nodes=N`` of a job on a machine of shared nodes: N chunks of one
+        CPU, each on a node of its own, as PBS converts ``nodes=N``."""
+        conf = self.site.machine[machine]
+        if moldable:
+            raise bad_request(
+                f"nodes=MIN-MAX: a moldable job takes whole nodes; machine {conf.name} "
+                "shares its nodes (use a queue of a machine of whole nodes)"
+            )
+        return self._placed((Chunk(count=nodes),), Place("scatter"), (), str(nodes), machine)
+
     def moved(self, res: JobResources, machine: int) -> JobResources:
         """The same request on another machine (qalter -q to a queue of another machine)."""
         return self._placed(res.chunks, res.place, res.job, res.nodes_spec, machine)
@@ -286,15 +300,29 @@ class ResourceRules:
         assert arrangement in ARRANGEMENTS
         sizes = self.site.size_resources()
         self._check_count(chunks, arrangement, machine)
+        shape = self.site.node_shape(machine)
+        cores: tuple[int, ...] = ()
+        spread = True
         try:
-            groups = pack_chunks(chunks, arrangement, self.site.node_shape(machine), sizes)
+            if conf.shared:
+                layout = shared_layout(chunks, arrangement, place.sharing, shape, sizes)
+                groups, cores, spread = layout.groups, layout.cores, layout.spread
+            else:
+                groups = pack_chunks(chunks, arrangement, shape, sizes)
         except ChunkError as exc:
             raise bad_request(f"{exc}, on machine {conf.name}") from None
+        if conf.shared and spread and len(groups) > conf.nodes:
+            raise bad_request(
+                f"select: the chunks need {len(groups)} nodes of their own; machine "
+                f"{conf.name} has {conf.nodes}"
+            )
         return JobResources(
             chunks=chunks,
             place=place,
             arrangement=arrangement,
             groups=tuple(tuple(g) for g in groups),
+            cores=cores,
+            spread=spread,
             job=job,
             nodes_spec=nodes_spec,
             sizes=frozenset(n for c in chunks for n, _ in c.custom if n in sizes)

@@ -66,6 +66,13 @@ def grid_refusal(site: SiteConfig, structure: str | None = None) -> str | None:
         return (
             f"grid.structure: {structure!r} is not served by the daemon: {GRID_REFUSED[structure]}"
         )
+    shared = [(i, m.name) for i, m in enumerate(site.machine) if m.shared]
+    if shared:
+        i, name = shared[0]
+        return (
+            f"machine[{i}].shared: machine {name} shares its nodes; the machines of a grid "
+            "give whole nodes, as jobs move between them by their number of nodes"
+        )
     windowed = [(i, q.name) for i, q in enumerate(site.queues()) if q.spec().gated]
     if windowed:
         i, name = windowed[0]
@@ -111,7 +118,7 @@ class Scheduler:
         """The policy of ``machine``: the choice, built for it, behind its queues' windows."""
         context = BuildContext(
             machine=machine,
-            nodes=self.site.machine[machine].nodes,
+            nodes=self.site.machine[machine].slots,
             calendar=self.calendar,
             offload=self.offload,
         )
