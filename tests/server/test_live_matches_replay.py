@@ -130,3 +130,17 @@ def test_the_daemon_serves_priority_classes_as_the_replay_does(tmp_path: Path) -
     # The classes matter: fcfs-easy, which ignores them, starts some job at another time.
     assert {j.id: j.start for j in fcfs.jobs} != {j.id: j.start for j in replay.jobs}
     assert live_schedule(tmp_path, site, trace, jobs) == expected
+
+
+def test_a_machine_of_shared_nodes_runs_a_trace_as_the_replay_does(tmp_path: Path) -> None:
+    """4 nodes of 4 cores shared: the trace's widths are cores, live as in the replay."""
+    jobs = 60
+    site = tmp_path / "site.toml"
+    text = SITE.format(policy="fcfs-easy", overflow="kill", params="", window=DAY)
+    site.write_text(text.replace("nodes = 16", "nodes = 4\ncores_per_node = 4\nshared = true"))
+    trace = tmp_path / "trace.swf"
+    write_trace(trace, jobs, seed=5)
+    replay = run_replay(ReplayOptions(trace=str(trace), machine=str(site)))
+    assert replay.summary["nodes"] == NODES  # 16 cores
+    expected = {j.id: (j.start if j.start >= 0 else None, j.end, j.outcome) for j in replay.jobs}
+    assert live_schedule(tmp_path, site, trace, jobs) == expected

@@ -222,7 +222,7 @@ async def serve(opts: ServeOptions) -> int:
             )
     else:
         queue = site.queue_named(site.default_queue)
-        nodes = site.machine[site.machine_index(queue.machine)].nodes
+        nodes = site.machine[site.machine_index(queue.machine)].slots
         if site.grid_table is not None:  # what the grid takes
             nodes = widest_job(site.grid_table.structure, [m.nodes for m in site.machine])
         start = int(saved_now) if saved_now is not None else start_time(opts, nodes)

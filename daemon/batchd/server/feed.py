@@ -91,9 +91,9 @@ class ReplayFeed:
         if svc.scheduler.grid is not None:  # what the grid takes (the layer refuses the rest)
             nodes = svc.widest_job()
         else:
-            nodes = site.machine[
+            nodes = site.machine[  # the widths a trace job may have: nodes, or cores if shared
                 site.machine_index(site.queue_named(site.default_queue).machine)
-            ].nodes
+            ].slots
         self.jobs = TraceColumns(load_trace(trace, nodes, shrink=shrink, seed=seed).jobs)
         self._timer: Any = None
 
