@@ -8,7 +8,7 @@ import pytest
 
 from batchd.model.chunks import Chunk, ChunkError, NodeShape, shared_layout
 from batchd.model.cores import footprint, piece_nodes, place_pieces
-from batchd.model.machine import NodePool
+from batchd.model.machine import CorePool, NodePool
 
 GB = 1 << 30
 NODE = NodeShape(ncpus=4, mem=8 * GB, amounts={"ngpus": 2})
@@ -103,3 +103,38 @@ def test_layouts_on_shared_nodes() -> None:
     assert (excl.groups, excl.cores, excl.spread) == ([[0, 0], [0]], (4, 4), True)
     with pytest.raises(ChunkError, match="asks for ncpus=5; a node has 4"):
         shared_layout((Chunk(ncpus=5),), "free", None, NODE)
+
+
+def test_the_core_pool_places_as_the_reference_does() -> None:
+    """CorePool keeps each node's free count; through random allocations, releases and
+    nodes out of service it places every request exactly as place_pieces over its free
+    list would, and its counts stay those of the free list."""
+    rng = random.Random(11)
+    for _ in range(60):
+        per, nodes = rng.randint(2, 6), rng.randint(1, 10)
+        pool = CorePool(per * nodes, per)
+        held: list[list[int]] = []
+        for _ in range(80):
+            op = rng.random()
+            if op < 0.5:
+                pieces = tuple(rng.randint(1, per) for _ in range(rng.randint(1, 4)))
+                if rng.random() < 0.3:
+                    pieces = (1,) * rng.randint(1, per * 2)
+                spread = rng.random() < 0.5
+                expect = place_pieces(list(pool._free), per, pieces, spread)
+                got = pool.allocate_pieces(pieces, spread)
+                assert got == expect
+                if got is not None:
+                    held.append(got)
+            elif op < 0.6 and pool.free:
+                held.append(pool.allocate(rng.randint(1, pool.free)))
+            elif op < 0.85 and held:
+                pool.release(held.pop(rng.randrange(len(held))))
+            elif op < 0.93:
+                pool.take_out(rng.randrange(pool.size))
+            else:
+                pool.put_back(rng.randrange(pool.size))
+            counts = [0] * nodes
+            for unit in pool._free:
+                counts[unit // per] += 1
+            assert pool.node_free == counts

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bisect import insort
+from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 
 from batchd.model.cores import place_pieces
@@ -122,6 +122,108 @@ class NodePool:
         return list(self._free)
 
 
+class CorePool(NodePool):
+    """The cores of a machine whose nodes are shared: a NodePool of units that also
+    keeps each node's free count, so that placing pieces looks at nodes, not cores.
+
+    It places exactly as ``cores.place_pieces`` over the free units does (a test
+    compares the two); the free list stays the one the engine and planners read.
+    """
+
+    __slots__ = ("node_free",)
+
+    def __init__(self, size: int, per_node: int) -> None:
+        super().__init__(size, per_node)
+        self.node_free = [per_node] * (size // per_node)
+
+    def _count(self, units: list[int], change: int) -> None:
+        per, node_free = self.per_node, self.node_free
+        for unit in units:
+            node_free[unit // per] += change
+
+    def allocate(self, count: int) -> list[int]:
+        units = super().allocate(count)
+        self._count(units, -1)
+        return units
+
+    def allocate_pieces(self, pieces: tuple[int, ...], spread: bool) -> list[int] | None:
+        node_free, per = self.node_free, self.per_node
+        if not spread and all(p == 1 for p in pieces):
+            order = sorted(
+                (n for n, left in enumerate(node_free) if left), key=node_free.__getitem__
+            )
+            nodes: list[int] = []
+            want = len(pieces)
+            for n in order:  # fullest first; sorted() is stable, so lowest first on ties
+                take = min(node_free[n], want - len(nodes))
+                nodes += [n] * take
+                if len(nodes) == want:
+                    break
+            else:
+                return None
+        else:
+            nodes = [0] * len(pieces)
+            taken: dict[int, int] = {}  # what this call took of each node's count so far
+            for i in sorted(range(len(pieces)), key=lambda i: -pieces[i]):
+                need = pieces[i]
+                best, best_left = -1, per + 1
+                for n, left in enumerate(node_free):
+                    if need <= left < best_left and not (spread and n in taken):
+                        best, best_left = n, left
+                if best >= 0:
+                    nodes[i] = best
+                    taken[best] = taken.get(best, 0) + need
+                    node_free[best] -= need
+                    continue
+                for n, k in taken.items():
+                    node_free[n] += k
+                return None
+            for n, k in taken.items():  # taken again below, with the units
+                node_free[n] += k
+        return self._take_on(nodes, pieces)
+
+    def _take_on(self, nodes: list[int], pieces: tuple[int, ...]) -> list[int]:
+        """Each piece's units: the lowest free ones of its node, in the order the pieces
+        were placed there (largest first); they leave the free list."""
+        free, per = self._free, self.per_node
+        order = sorted(range(len(pieces)), key=lambda i: -pieces[i])
+        at: dict[int, int] = {}
+        starts: dict[int, int] = {}
+        for n in dict.fromkeys(nodes[i] for i in order):
+            starts[n] = bisect_left(free, n * per)
+        placed: list[list[int]] = [[] for _ in pieces]
+        for i in order:
+            n = nodes[i]
+            first = starts[n] + at.get(n, 0)
+            placed[i] = free[first : first + pieces[i]]
+            at[n] = at.get(n, 0) + pieces[i]
+        for n in sorted(at, reverse=True):
+            del free[starts[n] : starts[n] + at[n]]
+            self.node_free[n] -= at[n]
+        return [u for piece in placed for u in piece]
+
+    def take(self, nodes: list[int]) -> None:
+        super().take(nodes)
+        self._count(nodes, -1)
+
+    def release(self, nodes: list[int]) -> None:
+        back = [n for n in nodes if n not in self._out_busy] if self._out else nodes
+        super().release(nodes)
+        self._count(back, 1)
+
+    def take_out(self, node: int) -> None:
+        free = node in self._free
+        super().take_out(node)
+        if free:
+            self.node_free[node // self.per_node] -= 1
+
+    def put_back(self, node: int) -> None:
+        back = node in self._out and node not in self._out_busy
+        super().put_back(node)
+        if back:
+            self.node_free[node // self.per_node] += 1
+
+
 @dataclass(slots=True)
 class Machine:
     """One machine: a name and a pool of identical nodes.
@@ -137,7 +239,8 @@ class Machine:
     pool: NodePool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.pool = NodePool(self.nodes, self.slots_per_node)
+        per = self.slots_per_node
+        self.pool = CorePool(self.nodes, per) if per > 1 else NodePool(self.nodes)
 
 
 @dataclass(slots=True)
