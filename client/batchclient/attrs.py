@@ -177,7 +177,9 @@ def node_attrs(node: Mapping[str, Any]) -> Attrs:
         ("pcpus", str(available.get("ncpus", "1"))),
     ]
     if jobs:
-        out.append(("jobs", ", ".join(f"{j}/0" for j in jobs)))
+        # JOB/CORE for each core held (daemons before shared nodes send the jobs alone).
+        cores = node.get("job_cores") or [f"{j}/0" for j in jobs]
+        out.append(("jobs", ", ".join(cores)))
     if node.get("reservation"):
         out.append(("resv", node["reservation"]))
     out += [(f"resources_available.{k}", str(v)) for k, v in sorted(available.items())]

@@ -441,6 +441,22 @@ def test_node_blocks():
     ]
 
 
+def test_a_shared_node_lists_each_core_its_jobs_hold():
+    shared = dict(
+        BUSY,
+        state="free",
+        jobs=["12.hpcline", "13.hpcline"],
+        job_cores=["12.hpcline/0", "13.hpcline/1", "13.hpcline/2"],
+        sharing="default_shared",
+        resources_available={"host": "node001", "ncpus": "4", "vnode": "node001"},
+        resources_assigned={"ncpus": "3"},
+    )
+    block = nodes.node_block(shared)
+    assert "     jobs = 12.hpcline/0, 13.hpcline/1, 13.hpcline/2" in block
+    assert "     state = free" in block and "     sharing = default_shared" in block
+    assert "     pcpus = 4" in block and "     resources_assigned.ncpus = 3" in block
+
+
 def test_marked_lines():
     assert [nodes.is_marked(n) for n in (BUSY, FREE, OFFLINE, DOWN)] == [False, False, True, True]
     assert nodes.marked_line(OFFLINE) == "node003" + " " * 14 + "offline bad fan"

@@ -126,6 +126,7 @@ async def test_exec_vnode_and_the_nodes_resources(excl: Api) -> None:
     assert two["resources_assigned"] == {"mem": "1gb", "ncpus": "2", "ngpus": "0"}
     assert three["resources_assigned"] == {"mem": "0kb", "ncpus": "0", "ngpus": "0"}
     assert one["sharing"] == "default_excl" and one["state"] == "job-exclusive"
+    assert one["job_cores"] == [f"{job['id']}/{core}" for core in range(4)]  # 2+2 CPUs
 
 
 async def test_a_shared_machine_packs_chunks_by_default(shared: Api) -> None:

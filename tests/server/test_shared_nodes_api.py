@@ -67,6 +67,7 @@ async def test_jobs_share_a_node_and_the_node_shows_each(api: Api) -> None:
     node = (await nodes(api))["node001"]
     assert node["state"] == "free"  # a core is still free: PBS shows the node free
     assert node["jobs"] == [a["id"], b["id"]]
+    assert node["job_cores"] == [f"{a['id']}/0", f"{b['id']}/1", f"{b['id']}/2"]
     assert node["resources_assigned"] == {"mem": "2gb", "ncpus": "3", "ngpus": "0"}
     c = await api.submit(**one(ncpus=1), walltime=600)
     assert c["exec_vnode"] == "(node001:ncpus=1)"  # the fullest node that holds it

@@ -18,6 +18,10 @@ class NodeOut(BaseModel):
     machine: str
     state: str = Field(description="free | job-exclusive | resv-exclusive | offline | down, ...")
     jobs: list[str]
+    job_cores: list[str] = Field(
+        default_factory=list,
+        description="pbsnodes' jobs: JOB/CORE for each core a job holds on the node",
+    )
     reservation: str | None
     comment: str | None
     sharing: str = Field("default_excl", description="default_excl, or default_shared")

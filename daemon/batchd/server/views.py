@@ -106,11 +106,18 @@ def node_out(
     on_node = [h for h in held if isinstance(h, Job)]
     shape = shape or svc.site.node_shape(machine)
     used: dict[str, int] = {}
-    for job in on_node:
-        jobs.append(svc.job_id(job.id))
-        for name, amount in _assigned(svc, job, machine, index).items():
-            used[name] = used.get(name, 0) + amount
     per = svc.nodes.per_node[machine]
+    cores: list[tuple[int, str]] = []  # (core, JOB/CORE) as pbsnodes lists them
+    for job in on_node:
+        jid = svc.job_id(job.id)
+        jobs.append(jid)
+        assigned = _assigned(svc, job, machine, index)
+        for name, amount in assigned.items():
+            used[name] = used.get(name, 0) + amount
+        if per > 1:
+            cores += [(u % per, f"{jid}/{u % per}") for u in job.nodes if u // per == index]
+        else:
+            cores += [(i, f"{jid}/{i}") for i in range(max(assigned.get("ncpus", 1), 1))]
     if on_node:
         if per == 1 or any(_exclusive(svc, j) for j in on_node):
             states.append("job-exclusive")
@@ -129,6 +136,7 @@ def node_out(
         "machine": svc.nodes.machine_names[machine],
         "state": ",".join(states),
         "jobs": jobs,
+        "job_cores": [text for _, text in sorted(cores, key=lambda c: c[0])],
         "reservation": resv,
         "comment": comment,
         "sharing": "default_shared" if svc.site.machine[machine].shared else "default_excl",
