@@ -88,13 +88,32 @@ def elap_column(job: Obj) -> str:
     return BLANK
 
 
-def alt_row(job: Obj, now: int, est: bool = False) -> str:
+def requested(job: Obj) -> tuple[str, str, str]:
+    """qstat -a's NDS, TSK and Req'd Memory: ``Resource_List.nodect``, ``.ncpus`` (not
+    when 0) and ``.mem``, as OpenPBS's qstat takes them (the job's nodes for NDS and TSK
+    from a daemon that sends no resource list)."""
+    resources = job.get("resource_list") or {}
     nodes = str(job["nodes"])
+    ncpus = resources.get("ncpus", nodes)
+    return (
+        resources.get("nodect", nodes),
+        BLANK if ncpus == "0" else ncpus,
+        resources.get("mem", BLANK),
+    )
+
+
+def field(value: str, cols: int) -> str:
+    """A column's value as ``fit`` cuts it; the empty field as PBS's ``%N.Ns`` prints it."""
+    return BLANK[:cols] if value == BLANK else fit(value, cols)
+
+
+def alt_row(job: Obj, now: int, est: bool = False) -> str:
+    nds, tsk, mem = requested(job)
     last = est_column(job, now) if est else elap_column(job)
     return (
         f"{cell(job['id'], 15)} {cell(job['owner'], 8)} {cell(job['queue'], 8)} "
-        f"{cell(job['name'], 10)} {BLANK:>6} {fit(nodes, 3):>3} {fit(nodes, 3):>3} "
-        f"{BLANK:>6} {fit(hm(job['walltime']), 5):>5} {escape(job['state']):1.1} "
+        f"{cell(job['name'], 10)} {BLANK:>6} {field(nds, 3):>3} {field(tsk, 3):>3} "
+        f"{field(mem, 6):>6} {fit(hm(job['walltime']), 5):>5} {escape(job['state']):1.1} "
         f"{fit(last, 5):>5}"
     )
 

@@ -19,6 +19,8 @@ from .jobtable import (
     elap_column,
     est_column,
     exec_host_lines,
+    field,
+    requested,
     time_use,
 )
 from .text import cell, escape, fit, pad
@@ -70,12 +72,12 @@ def wide_alt_header(server: str, est: bool = False) -> list[str]:
 
 
 def wide_alt_row(job: Obj, now: int, est: bool = False) -> str:
-    nodes = str(job["nodes"])
+    nds, tsk, mem = requested(job)
     last = est_column(job, now) if est else elap_column(job)
     return (
         f"{cell(job['id'], ID_W)} {cell(job['owner'], USER_W)} {cell(job['queue'], QUEUE_W)} "
-        f"{cell(job['name'], NAME_W)} {BLANK:>{SESS_W}} {fit(nodes, NDS_W):>{NDS_W}} "
-        f"{fit(nodes, TSK_W):>{TSK_W}} {BLANK:>6} {fit(hm(job['walltime']), 5):>5} "
+        f"{cell(job['name'], NAME_W)} {BLANK:>{SESS_W}} {field(nds, NDS_W):>{NDS_W}} "
+        f"{field(tsk, TSK_W):>{TSK_W}} {field(mem, 6):>6} {fit(hm(job['walltime']), 5):>5} "
         f"{escape(job['state']):1.1} {fit(last, 5):>5}"
     )
 

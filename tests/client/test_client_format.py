@@ -149,6 +149,14 @@ def test_alt_table():
     ]
 
 
+def test_alt_row_shows_the_requested_chunks_cpus_and_memory():
+    """OpenPBS's qstat -a: NDS is Resource_List.nodect, TSK .ncpus, Memory .mem."""
+    chunks = dict(RUNNING, nodes=2, resource_list={"nodect": "3", "ncpus": "6", "mem": "4gb"})
+    assert jobtable.alt_row(chunks, NOW).startswith(ROW_R.split("--")[0] + "--    3   6    4gb ")
+    none = dict(RUNNING, resource_list={"nodect": "1", "ncpus": "0"})
+    assert jobtable.alt_row(none, NOW).startswith(ROW_R.split("--")[0] + "--    1  --    -- ")
+
+
 def test_alt_table_est_start_sorted():
     lines = jobtable.alt_table([HELD, QUEUED, RUNNING], "hpcline", NOW, est=True)
     assert lines == [

@@ -64,6 +64,7 @@ async def test_jobs_share_a_node_and_the_node_shows_each(api: Api) -> None:
     b = await api.submit(**one(ncpus=2, mem="2gb"), walltime=600)
     assert (a["state"], a["exec_vnode"], a["nodes"]) == ("R", "(node001:ncpus=1)", 1)
     assert (b["state"], b["exec_vnode"]) == ("R", "(node001:ncpus=2:mem=2097152kb)")
+    assert b["comment"].endswith("on 1 nodes")  # two cores of one node
     node = (await nodes(api))["node001"]
     assert node["state"] == "free"  # a core is still free: PBS shows the node free
     assert node["jobs"] == [a["id"], b["id"]]
@@ -276,3 +277,9 @@ async def test_moving_between_whole_and_shared_nodes(tmp_path: Path) -> None:
                         status=400, code="bad_request",
                         says="a moldable job takes whole nodes; machine mini shares its nodes")  # fmt: skip
         assert await api.state() == before
+
+
+async def test_a_job_waiting_for_cores_says_ncpus(api: Api) -> None:
+    await api.submit(**one(ncpus=4), walltime=600)
+    waiting = await api.submit(select=[{"count": 2, "ncpus": 3}], walltime=60)
+    assert waiting["comment"] == "Not Running: Insufficient amount of resource: ncpus"

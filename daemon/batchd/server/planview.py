@@ -62,8 +62,7 @@ def plan_state(svc: BatchService) -> PlanState:
     info: dict[int, Info] = {}
     order: list[list[int]] = []
     records = svc.records
-    now = svc.now
-    policies = [m.policy for m in svc.engine.machines]  # why a job waits, as comment_of asks
+    policies = [m.policy for m in svc.engine.machines]  # the widths they plan with
     for m in svc.engine.machines:
         waiting: list[int] = []
         for job, start in svc.scheduler.plan(m.index):
@@ -73,7 +72,8 @@ def plan_state(svc: BatchService) -> PlanState:
                 continue
             est = None if start == NEVER else start
             policy = policies[job.machine]
-            reason = waiting_comment(policy.explain(job, now), rec.comment, est)
+            shared = svc.site.machine[job.machine].shared
+            reason = waiting_comment(svc.explain(job), rec.comment, est, shared)
             width, walltime = planned_shape(job, policy.planned_width(job))
             rows[seq] = (seq, "Q", m.index, width, walltime, est, None, None, reason)
             waiting.append(seq)

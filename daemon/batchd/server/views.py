@@ -67,22 +67,29 @@ def comment_of(svc: BatchService, rec: JobRecord, est: int | None) -> str | None
         return svc.array_jobs.comment(rec) or rec.comment
     if rec.job.state is not JobState.QUEUED:
         return rec.comment
-    return waiting_comment(svc.explain(rec.job), rec.comment, est)
+    shared = svc.site.machine[rec.job.machine].shared
+    return waiting_comment(svc.explain(rec.job), rec.comment, est, shared)
 
 
 NO_NODES = "Not Running: more nodes requested than are in service"
 BUSY = "Not Running: Insufficient amount of resource: nodes"
+BUSY_CORES = "Not Running: Insufficient amount of resource: ncpus"  # shared nodes
 
 
-def waiting_comment(why: str | None, comment: str | None, est: int | None) -> str:
+def waiting_comment(
+    why: str | None, comment: str | None, est: int | None, shared: bool = False
+) -> str:
     """Why a queued job is not running: a window or rule that holds it back (``why``, its
     policy's explanation) says so first; then the job's own comment (requeued,
-    released); then the nodes it waits for (``est``: its planned start, if any)."""
+    released); then the nodes (cores, when nodes are ``shared``) it waits for (``est``:
+    its planned start, if any)."""
     if why:
         return f"Not Running: {why}"
     if comment:
         return comment
-    return NO_NODES if est is None else BUSY
+    if est is None:
+        return NO_NODES
+    return BUSY_CORES if shared else BUSY
 
 
 def node_out(

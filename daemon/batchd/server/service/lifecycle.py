@@ -308,7 +308,9 @@ class Lifecycle:
         self.metrics.job_started(job, self.engine.now)
         if rec is None:
             return
-        rec.comment = f"Job run at {stamp(job.start)} on {job.width} nodes"
+        per = self.site.machine[job.machine].slots_per_node  # cores, on shared nodes
+        nodes = len({unit // per for unit in job.nodes}) if per > 1 else job.width
+        rec.comment = f"Job run at {stamp(job.start)} on {nodes} nodes"
         self.events.run(rec)
         self.journal.touch(rec)
         self._subjob_moved(rec)
