@@ -23,6 +23,7 @@ from operator import attrgetter
 from batchd.engine.machine import MachineState, Timer
 from batchd.engine.placement import PlacementError, moldable_to, reshape, widths_text
 from batchd.engine.reservations import ReservationRunner, ResvRun
+from batchd.engine.shared import start_shared
 from batchd.model.job import UNSET, Job
 from batchd.model.machine import Grid
 from batchd.model.reservation import Reservation
@@ -216,7 +217,7 @@ class Engine:
                 placements = policy.schedule(m)
                 if placements:
                     if m.shared:
-                        self._start_shared(m, placements)
+                        start_shared(self, m, placements)
                     else:
                         for placement in placements:
                             start(m, placement)
@@ -304,7 +305,7 @@ class Engine:
             placements = policy.schedule(m)
             if placements:
                 if m.shared:
-                    self._start_shared(m, placements)
+                    start_shared(self, m, placements)
                 else:
                     start = self._start
                     for placement in placements:
@@ -348,20 +349,6 @@ class Engine:
         for hook in self.on_submit:
             hook(job)
 
-    def _start_shared(self, m: MachineState, placements: list[Placement]) -> None:
-        """A pass's placements on shared nodes: a job whose pieces find no node goes back
-        to its policy and, under an in-order policy, so does every job placed after it."""
-        m.unplaced.clear()
-        held = False
-        for placement in placements:
-            job = placement[0]
-            if held:
-                m.policy.job_submitted(m, job)
-                continue
-            self._start(m, placement)
-            if job.state is _QUEUED:  # handed back: its pieces found no node
-                held = m.policy.serves_in_order
-
     def _start(self, m: MachineState, placement: Placement) -> None:
         job, machine, width = placement
         pool = m.pool
@@ -376,10 +363,9 @@ class Engine:
                 )
         if job.pieces is None:
             job.nodes = pool.allocate(width)
-        else:  # shared nodes: each piece on one node
-            units = pool.allocate_pieces(job.pieces, job.spread)
-            if units is None:
-                self._hold_back(m, job)
+        else:  # shared nodes: none when its pieces fit no node now (engine/shared.py)
+            if (units := pool.allocate_pieces(job.pieces, job.spread)) is None:
+                m.unplaced.add(job.id)
                 return
             job.nodes = units
         if job.state is not _QUEUED:  # change_state(job, RUNNING), once per job
@@ -392,7 +378,7 @@ class Engine:
             job.started_by = m.policy.name
         estimate = job.estimate
         m.add_running(now + (estimate if estimate > 0 else 1), job)  # Job.duration
-        runtime = job.runtime  # _push_end, inline
+        runtime = job.runtime  # push_end, inline
         if self.kill and runtime > estimate:
             end = now + estimate
             job.killed = True
@@ -403,18 +389,8 @@ class Engine:
         for hook in self.on_start:
             hook(job)
 
-    def _hold_back(self, m: MachineState, job: Job) -> None:
-        """Enough cores are free but not on the nodes the job's pieces need (shared
-        nodes): it goes back to its policy's queue and waits for cores to free up."""
-        m.unplaced.add(job.id)
-        m.policy.job_submitted(m, job)
-        m.policy.invalidate()
-
     def push_end(self, job: Job) -> None:
         """The end event of a job that starts now, or started before a restart."""
-        self._push_end(job)
-
-    def _push_end(self, job: Job) -> None:
         runtime, estimate = job.runtime, job.estimate
         if self.kill and runtime > estimate:
             end = job.start + estimate
@@ -529,7 +505,7 @@ class Engine:
             return
         m.pool.take(job.nodes)
         m.add_running(job.start + job.duration, job)
-        self._push_end(job)
+        self.push_end(job)
         m.policy.invalidate()
         m.policy.job_resumed(m, job)
 

@@ -72,3 +72,8 @@ def piece_nodes(units: Sequence[int], pieces: Sequence[int], per_node: int) -> l
         out.append(units[at] // per_node if at < len(units) else -1)
         at += size
     return out
+
+
+def nodes_used(units: Sequence[int], per_node: int) -> int:
+    """How many nodes these units are on."""
+    return len({unit // per_node for unit in units}) if per_node > 1 else len(units)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from batchd.engine.core import Engine
 from batchd.engine.machine import Timer
 from batchd.metrics.live import LiveMetrics
+from batchd.model.cores import nodes_used
 from batchd.model.job import UNSET, Job
 from batchd.model.states import JobState, change_state
 from batchd.model.times import MAX_DURATION, hms, parse_duration
@@ -308,8 +309,7 @@ class Lifecycle:
         self.metrics.job_started(job, self.engine.now)
         if rec is None:
             return
-        per = self.site.machine[job.machine].slots_per_node  # cores, on shared nodes
-        nodes = len({unit // per for unit in job.nodes}) if per > 1 else job.width
+        nodes = nodes_used(job.nodes, self.site.machine[job.machine].slots_per_node)
         rec.comment = f"Job run at {stamp(job.start)} on {nodes} nodes"
         self.events.run(rec)
         self.journal.touch(rec)
@@ -563,16 +563,11 @@ class Lifecycle:
         runtime = rec.runtime_given if rec.runtime_given is not None else walltime
         mold = altered_mold(job, body.nodes, body.nodes_max, body.speedup, walltime, runtime)
         self.admission.queue(qname)  # an unknown queue is refused before anything else
-        resources = rec.resources
-        rules = ResourceRules(self.site)
-        target = self.machine_of(qname)
-        if body.nodes is not None or mold is not None:
-            resources = None  # whole nodes of the width asked for (or chosen)
-            if self.site.machine[target].shared:
-                resources = rules.on_shared(nodes, mold is not None, target)
-                nodes = resources.width
-        elif resources is not None and target != job.machine:
-            resources = rules.moved(resources, target)
+        reshaped = body.nodes is not None or mold is not None
+        resources = ResourceRules(self.site).altered(
+            rec.resources, reshaped, nodes, mold is not None, job.machine, self.machine_of(qname)
+        )
+        if resources is not None:
             nodes = resources.width
         self.admission.check(qname, nodes if mold is None else mold.high, walltime, self.engine.now)
         queued = in_engine and job.state is JobState.QUEUED

@@ -261,6 +261,24 @@ class ResourceRules:
             )
         return self._placed((Chunk(count=nodes),), Place("scatter"), (), str(nodes), machine)
 
+    def altered(
+        self,
+        res: JobResources | None,
+        reshaped: bool,
+        width: int,
+        moldable: bool,
+        old: int,
+        new: int,
+    ) -> JobResources | None:
+        """A waiting job's resources after qalter, from machine ``old`` to ``new``: given a
+        width or a moldable range (``reshaped``), whole nodes (None), or on shared nodes
+        chunks of one CPU; else its chunks as they are, placed again on another machine."""
+        if reshaped:
+            return self.on_shared(width, moldable, new) if self.site.machine[new].shared else None
+        if res is not None and new != old:
+            return self.moved(res, new)
+        return res
+
     def moved(self, res: JobResources, machine: int) -> JobResources:
         """The same request on another machine (qalter -q to a queue of another machine)."""
         return self._placed(res.chunks, res.place, res.job, res.nodes_spec, machine)
