@@ -65,6 +65,17 @@ def run(jobs: list[Job], nodes: int) -> tuple[float, Engine, int]:
     return wall, engine, unplaced
 
 
+def one_wide_job(nodes: int, chunks: int, seed: int) -> tuple[float, bool]:
+    """One placement of a job of ``chunks`` chunks of one to eight cores on an empty
+    machine: the seconds it takes and whether it fit."""
+    rng = random.Random(seed)
+    pool = Machine("m", nodes * CORES, slots_per_node=CORES).pool
+    pieces = tuple(rng.randint(1, CORES) for _ in range(chunks))
+    t0 = time.perf_counter()
+    units = pool.allocate_pieces(pieces, False)
+    return time.perf_counter() - t0, units is not None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=positive_int, default=256)
@@ -72,6 +83,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--load", type=float, default=1.0, help="offered load (default 1.0)")
     args = ap.parse_args()
+    wall, placed = one_wide_job(20_000, 30_000, args.seed)
+    print(
+        f"one job of 30000 chunks on 20000 nodes x {CORES} cores: {wall * 1e3:.0f} ms, fit {placed}"
+    )
     for pieces in (False, True):
         jobs = workload(args.jobs, args.nodes, args.seed, pieces, args.load)
         wall, engine, unplaced = run(jobs, args.nodes)

@@ -68,6 +68,28 @@ def test_the_pool_hands_out_pieces_and_takes_them_back() -> None:
         NodePool(6, per_node=4)
 
 
+def naive_place(
+    free: list[int], per: int, pieces: tuple[int, ...], spread: bool
+) -> list[int] | None:
+    """Best fit as written down, node by node for every piece: the reference."""
+    by_node: dict[int, list[int]] = {}
+    for unit in free:
+        by_node.setdefault(unit // per, []).append(unit)
+    placed: list[list[int]] = [[] for _ in pieces]
+    used: set[int] = set()
+    for i in sorted(range(len(pieces)), key=lambda i: -pieces[i]):
+        best, best_left = -1, per + 1
+        for node, units in by_node.items():
+            if pieces[i] <= len(units) < best_left and not (spread and node in used):
+                best, best_left = node, len(units)
+        if best < 0:
+            return None
+        placed[i] = by_node[best][: pieces[i]]
+        del by_node[best][: pieces[i]]
+        used.add(best)
+    return [u for piece in placed for u in piece]
+
+
 def test_random_pieces_keep_each_piece_on_one_node_and_no_unit_twice() -> None:
     rng = random.Random(7)
     for _ in range(400):
@@ -77,6 +99,7 @@ def test_random_pieces_keep_each_piece_on_one_node_and_no_unit_twice() -> None:
         pieces = tuple(rng.randint(1, per) for _ in range(rng.randint(1, 5)))
         spread = rng.random() < 0.5
         got = place_pieces(free, per, pieces, spread)
+        assert got == naive_place(free, per, pieces, spread)
         if got is None:
             continue
         assert len(got) == sum(pieces) and len(set(got)) == len(got) and set(got) <= set(free)
@@ -107,8 +130,8 @@ def test_layouts_on_shared_nodes() -> None:
 
 def test_the_core_pool_places_as_the_reference_does() -> None:
     """CorePool keeps each node's free count; through random allocations, releases and
-    nodes out of service it places every request exactly as place_pieces over its free
-    list would, and its counts stay those of the free list."""
+    nodes out of service it places every request exactly as the reference would over
+    its free list, and its counts stay those of the free list."""
     rng = random.Random(11)
     for _ in range(60):
         per, nodes = rng.randint(2, 6), rng.randint(1, 10)
@@ -121,7 +144,7 @@ def test_the_core_pool_places_as_the_reference_does() -> None:
                 if rng.random() < 0.3:
                     pieces = (1,) * rng.randint(1, per * 2)
                 spread = rng.random() < 0.5
-                expect = place_pieces(list(pool._free), per, pieces, spread)
+                expect = naive_place(list(pool._free), per, pieces, spread)
                 got = pool.allocate_pieces(pieces, spread)
                 assert got == expect
                 if got is not None:

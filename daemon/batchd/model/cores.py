@@ -11,7 +11,8 @@ consumable within the node.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from heapq import heappop, heappush
 
 
 def footprint(need: Mapping[str, int], capacity: Mapping[str, int], cores: int) -> int:
@@ -27,40 +28,53 @@ def footprint(need: Mapping[str, int], capacity: Mapping[str, int], cores: int) 
     return taken
 
 
-def place_pieces(
-    free: Sequence[int], per_node: int, pieces: Sequence[int], spread: bool
+def best_fit(
+    free_counts: Iterable[tuple[int, int]], per_node: int, pieces: Sequence[int], spread: bool
 ) -> list[int] | None:
-    """Units for each piece on one node, from the free units ``free`` (ascending), the
-    pieces' units in the order of ``pieces``; None when the free units cannot hold them.
+    """The node of each piece, from each node's free units ``(node, count)`` in node
+    order; None when they cannot hold the pieces.
 
     Larger pieces are placed first, each on the node with the fewest free units that
     holds it (the lowest such node on ties), so partly used nodes fill up before empty
-    ones are broken into; ``spread``: no two pieces on one node.
+    ones are broken into; ``spread``: no two pieces on one node. Nodes are kept in
+    buckets by free units, so a piece costs a look at the bucket sizes, not at every
+    node: a job of many chunks on a large machine is placed in time linear in both.
     """
+    buckets: list[list[int]] = [[] for _ in range(per_node + 1)]  # free units -> node heap
+    for node, count in free_counts:
+        if count:
+            buckets[count].append(node)  # in node order: already a heap
+    nodes = [0] * len(pieces)
+    for i in sorted(range(len(pieces)), key=lambda i: -pieces[i]):
+        need = left = pieces[i]
+        while left <= per_node and not buckets[left]:
+            left += 1
+        if left > per_node:
+            return None
+        node = heappop(buckets[left])
+        nodes[i] = node
+        if left > need and not spread:
+            heappush(buckets[left - need], node)
+    return nodes
+
+
+def place_pieces(
+    free: Sequence[int], per_node: int, pieces: Sequence[int], spread: bool
+) -> list[int] | None:
+    """Units for each piece on one node (``best_fit``), from the free units ``free``
+    (ascending), the pieces' units in the order of ``pieces``: the lowest free units of
+    its node, taken by the pieces placed there largest first. None when they do not fit."""
     by_node: dict[int, list[int]] = {}
     for unit in free:
         by_node.setdefault(unit // per_node, []).append(unit)
-    if not spread and all(p == 1 for p in pieces):
-        # Best fit one unit at a time fills the fullest nodes first.
-        order = sorted(by_node, key=lambda n: (len(by_node[n]), n))
-        units = [u for n in order for u in by_node[n]]
-        return units[: len(pieces)] if len(units) >= len(pieces) else None
+    nodes = best_fit(((n, len(u)) for n, u in by_node.items()), per_node, pieces, spread)
+    if nodes is None:
+        return None
     placed: list[list[int]] = [[] for _ in pieces]
-    used: set[int] = set()
     for i in sorted(range(len(pieces)), key=lambda i: -pieces[i]):
-        need = pieces[i]
-        best = -1
-        best_left = per_node + 1
-        for node, units in by_node.items():
-            left = len(units)
-            if need <= left < best_left and not (spread and node in used):
-                best, best_left = node, left
-        if best < 0:
-            return None
-        units = by_node[best]
-        placed[i] = units[:need]
-        del units[:need]
-        used.add(best)
+        units = by_node[nodes[i]]
+        placed[i] = units[: pieces[i]]
+        del units[: pieces[i]]
     return [u for piece in placed for u in piece]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 
-from batchd.model.cores import place_pieces
+from batchd.model.cores import best_fit, place_pieces
 
 
 class NodePool:
@@ -147,40 +147,8 @@ class CorePool(NodePool):
         return units
 
     def allocate_pieces(self, pieces: tuple[int, ...], spread: bool) -> list[int] | None:
-        node_free, per = self.node_free, self.per_node
-        if not spread and all(p == 1 for p in pieces):
-            order = sorted(
-                (n for n, left in enumerate(node_free) if left), key=node_free.__getitem__
-            )
-            nodes: list[int] = []
-            want = len(pieces)
-            for n in order:  # fullest first; sorted() is stable, so lowest first on ties
-                take = min(node_free[n], want - len(nodes))
-                nodes += [n] * take
-                if len(nodes) == want:
-                    break
-            else:
-                return None
-        else:
-            nodes = [0] * len(pieces)
-            taken: dict[int, int] = {}  # what this call took of each node's count so far
-            for i in sorted(range(len(pieces)), key=lambda i: -pieces[i]):
-                need = pieces[i]
-                best, best_left = -1, per + 1
-                for n, left in enumerate(node_free):
-                    if need <= left < best_left and not (spread and n in taken):
-                        best, best_left = n, left
-                if best >= 0:
-                    nodes[i] = best
-                    taken[best] = taken.get(best, 0) + need
-                    node_free[best] -= need
-                    continue
-                for n, k in taken.items():
-                    node_free[n] += k
-                return None
-            for n, k in taken.items():  # taken again below, with the units
-                node_free[n] += k
-        return self._take_on(nodes, pieces)
+        nodes = best_fit(enumerate(self.node_free), self.per_node, pieces, spread)
+        return None if nodes is None else self._take_on(nodes, pieces)
 
     def _take_on(self, nodes: list[int], pieces: tuple[int, ...]) -> list[int]:
         """Each piece's units: the lowest free ones of its node, in the order the pieces
