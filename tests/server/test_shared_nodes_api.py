@@ -283,3 +283,21 @@ async def test_a_job_waiting_for_cores_says_ncpus(api: Api) -> None:
     await api.submit(**one(ncpus=4), walltime=600)
     waiting = await api.submit(select=[{"count": 2, "ncpus": 3}], walltime=60)
     assert waiting["comment"] == "Not Running: Insufficient amount of resource: ncpus"
+
+
+async def test_sharing_nodes_or_not_is_part_of_what_the_state_means(tmp_path: Path) -> None:
+    """The engine counts cores on shared nodes: a state saved so cannot be read with
+    whole nodes (or other cores), and a reload cannot switch it."""
+    path = tmp_path / "state.db"
+    raw = site().model_dump(by_alias=True)
+    raw["machine"][0]["shared"] = False
+    whole = SiteConfig.model_validate(raw)
+    async with start_api(new_service(path, site())) as api:
+        api.svc.save_meta(machine=api.svc.machine_identity())
+        await api.submit(**one(ncpus=1), walltime=900)
+        with pytest.raises(ValueError, match="cannot change while the daemon runs"):
+            api.svc.reload(whole)
+    svc = BatchService(whole, VirtualClock(T0), Store(path), daemon_user="batchd")
+    with pytest.raises(ValueError, match=r"for machines \[\['mini', 2, 'node', 'shared', 4\]\]"):
+        svc.restore(Store(path).load())
+    svc.store.close()  # type: ignore[union-attr]

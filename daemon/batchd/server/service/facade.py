@@ -390,9 +390,13 @@ class BatchService:
 
     def machine_identity(self, site: SiteConfig | None = None) -> dict[str, Any]:
         site = site or self.site
+        # A shared machine's engine counts cores: its layout is part of what state means.
         return {
             "server": site.server_name,
-            "machines": [[m.name, m.nodes, m.node_prefix] for m in site.machine],
+            "machines": [
+                [m.name, m.nodes, m.node_prefix, *(["shared", m.ncpus] if m.shared else [])]
+                for m in site.machine
+            ],
         }
 
     # -- names ------------------------------------------------------------------------
