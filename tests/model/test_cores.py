@@ -56,7 +56,7 @@ def test_enough_units_scattered_over_nodes_do_not_hold_a_piece() -> None:
 
 
 def test_the_pool_hands_out_pieces_and_takes_them_back() -> None:
-    pool = NodePool(8, per_node=4)
+    pool = CorePool(8, per_node=4)
     a = pool.allocate_pieces((3,), True)
     assert a == [0, 1, 2] and pool.free == 5
     b = pool.allocate_pieces((2, 1), False)
@@ -65,7 +65,7 @@ def test_the_pool_hands_out_pieces_and_takes_them_back() -> None:
     pool.release(a)
     assert pool.allocate_pieces((3,), True) == [0, 1, 2]
     with pytest.raises(ValueError, match="do not make nodes of 4"):
-        NodePool(6, per_node=4)
+        CorePool(6, per_node=4)
 
 
 def naive_place(
@@ -88,6 +88,14 @@ def naive_place(
         del by_node[best][: pieces[i]]
         used.add(best)
     return [u for piece in placed for u in piece]
+
+
+def test_a_pool_of_whole_nodes_takes_pieces_of_one_node() -> None:
+    pool = NodePool(4)
+    pool.allocate(1)
+    assert pool.allocate_pieces((1, 1), True) == [1, 2]
+    assert pool.allocate_pieces((2,), False) is None and pool.free == 1
+    assert pool.allocate_pieces((1, 1), False) is None
 
 
 def test_random_pieces_keep_each_piece_on_one_node_and_no_unit_twice() -> None:

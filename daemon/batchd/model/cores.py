@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from heapq import heappop, heappush
+from itertools import accumulate
 
 
 def footprint(need: Mapping[str, int], capacity: Mapping[str, int], cores: int) -> int:
@@ -78,14 +79,14 @@ def place_pieces(
     return [u for piece in placed for u in piece]
 
 
+def piece_starts(units: Sequence[int], pieces: Sequence[int]) -> list[int]:
+    """The first unit of each piece, from a job's units as ``place_pieces`` gave them."""
+    return [units[at] for at in accumulate(pieces[:-1], initial=0)] if units else []
+
+
 def piece_nodes(units: Sequence[int], pieces: Sequence[int], per_node: int) -> list[int]:
     """The node of each piece, from a job's units as ``place_pieces`` gave them."""
-    out = []
-    at = 0
-    for size in pieces:
-        out.append(units[at] // per_node if at < len(units) else -1)
-        at += size
-    return out
+    return [unit // per_node for unit in piece_starts(units, pieces)]
 
 
 def nodes_used(units: Sequence[int], per_node: int) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 
-from batchd.model.cores import best_fit, place_pieces
+from batchd.model.cores import best_fit
 
 
 class NodePool:
@@ -19,14 +19,11 @@ class NodePool:
 
     __slots__ = ("size", "per_node", "_free", "_out", "_out_busy")
 
-    def __init__(self, size: int, per_node: int = 1) -> None:
+    def __init__(self, size: int) -> None:
         if size <= 0:
             raise ValueError(f"a node pool needs at least one node, got {size}")
-        if per_node <= 0 or size % per_node:
-            raise ValueError(f"{size} units do not make nodes of {per_node}")
         self.size = size
-        # Units per node: 1, or a shared machine's cores (batchd.model.cores).
-        self.per_node = per_node
+        self.per_node = 1  # units per node: a CorePool's are a shared machine's cores
         self._free: list[int] = list(range(size))  # ascending
         self._out: set[int] = set()  # out of service
         self._out_busy: set[int] = set()  # out of service while a holder still has them
@@ -52,13 +49,11 @@ class NodePool:
         return nodes
 
     def allocate_pieces(self, pieces: tuple[int, ...], spread: bool) -> list[int] | None:
-        """Units for each piece on one node (``cores.place_pieces``), or None: they do not
-        fit the free units now."""
-        units = place_pieces(self._free, self.per_node, pieces, spread)
-        if units is not None:
-            taken = set(units)
-            self._free = [u for u in self._free if u not in taken]
-        return units
+        """Units for each piece on one node, or None: they do not fit the free units now.
+        Here a unit is a node, so only pieces of one fit, on the lowest free nodes."""
+        if any(p != 1 for p in pieces) or len(pieces) > len(self._free):
+            return None
+        return self.allocate(len(pieces))
 
     def take(self, nodes: list[int]) -> None:
         """Allocate these very nodes (a job restored after a restart)."""
@@ -133,7 +128,10 @@ class CorePool(NodePool):
     __slots__ = ("node_free",)
 
     def __init__(self, size: int, per_node: int) -> None:
-        super().__init__(size, per_node)
+        if per_node <= 0 or size % per_node:
+            raise ValueError(f"{size} units do not make nodes of {per_node}")
+        super().__init__(size)
+        self.per_node = per_node
         self.node_free = [per_node] * (size // per_node)
 
     def _count(self, units: list[int], change: int) -> None:

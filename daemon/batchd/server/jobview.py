@@ -8,9 +8,9 @@ history then sends saved text.
 from __future__ import annotations
 
 import json
-from itertools import accumulate
 from typing import Any
 
+from batchd.model.cores import piece_starts
 from batchd.model.states import JobState
 from batchd.server.arrays import label
 from batchd.server.jobresources import JobResources, whole_nodes
@@ -72,8 +72,8 @@ def job_view(
     res = rec.resources or whole_nodes(job.width)
     if exec_host is None:
         units = job.nodes
-        if res.cores and units:  # shared nodes: each piece's node (its first core's)
-            units = [units[at] for at in accumulate(res.cores[:-1], initial=0)]
+        if res.cores:  # shared nodes: each piece's node (its first core's)
+            units = piece_starts(units, res.cores)
         exec_host = [prefix + hosts[n] for n in units]
     return {
         "id": f"{rec.label()}.{server}",

@@ -35,6 +35,7 @@ Info = tuple[str, str, str]
 # Node states, one letter a node (the Machine view's colours).
 IDLE, ALLOCATED, RESERVED = "i", "a", "r"
 OUT_OF_SERVICE = {"offline": "o", "down": "d"}
+LETTERS = {"idle": IDLE, "allocated": ALLOCATED, "reserved": RESERVED, **OUT_OF_SERVICE}
 
 
 @dataclass(slots=True)
@@ -124,14 +125,8 @@ def machine_sections(svc: BatchService) -> list[dict[str, Any]]:
     now = svc.now
     for m, conf in zip(svc.engine.machines, svc.site.machine, strict=True):
         # The chart's rows are the engine's units: nodes, or cores when nodes are shared.
-        states = _node_states(svc, m.index, conf.nodes)
-        if conf.shared:
-            states = "".join(c for c in states for _ in range(conf.slots_per_node))
-            held = {u: h for h in m.holders() for u in h.nodes}
-            states = "".join(
-                c if c not in (ALLOCATED, RESERVED) else _unit_letter(held.get(u))
-                for u, c in enumerate(states)
-            )
+        units = svc.nodes.unit_states(svc.engine, m.index)
+        states = "".join(LETTERS.get(state, "o") for state in units)
         busy = svc.metrics.busy[m.index]
         start, means = busy.series(now, DAY_STEP, DAY // DAY_STEP)
         out.append(
@@ -153,27 +148,6 @@ def machine_sections(svc: BatchService) -> list[dict[str, Any]]:
             }
         )
     return out
-
-
-def _unit_letter(holder: Job | Reservation | None) -> str:
-    if holder is None:
-        return IDLE
-    return ALLOCATED if isinstance(holder, Job) else RESERVED
-
-
-def _node_states(svc: BatchService, machine: int, count: int) -> str:
-    holders = svc.nodes.holders(svc.engine, machine)
-    out = svc.nodes.states
-    letters = []
-    for i in range(count):
-        state = out.get((machine, i))
-        if state is not None:
-            letters.append(OUT_OF_SERVICE.get(state[0], "o"))
-        elif i in holders:
-            letters.append(ALLOCATED if any(isinstance(h, Job) for h in holders[i]) else RESERVED)
-        else:
-            letters.append(IDLE)
-    return "".join(letters)
 
 
 def _closed_windows(svc: BatchService, machine: int, now: int) -> list[dict[str, Any]]:

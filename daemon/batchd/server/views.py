@@ -128,7 +128,7 @@ def node_out(
     if on_node:
         if per == 1 or any(_exclusive(svc, j) for j in on_node):
             states.append("job-exclusive")
-        elif sum(1 for j in on_node for u in j.nodes if u // per == index) >= per:
+        elif len(cores) >= per:  # a core each
             states.append("job-busy")
     for h in held:
         if isinstance(h, Reservation):

@@ -119,12 +119,10 @@ class JobControl:
             self.life.admission.queue(queue)
         except ApiError:
             raise ApiError(404, "not_found", f"Unknown queue {queue}") from None
-        target = self.life.machine_of(queue)
-        resources = rec.resources
-        if resources is not None and target != job.machine:
-            resources = ResourceRules(self.life.site).moved(resources, target)
-        elif job.mold is not None and self.life.site.machine[target].shared:
-            ResourceRules(self.life.site).on_shared(job.width, True, target)
+        moldable = job.mold is not None
+        resources = ResourceRules(self.life.site).altered(
+            rec.resources, moldable, job.width, moldable, job.machine, self.life.machine_of(queue)
+        )
         width = resources.width if resources is not None else job.width
         walltime = job.estimate
         self.life.admission.check(

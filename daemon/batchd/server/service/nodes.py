@@ -88,6 +88,24 @@ class Nodes:
                 for unit in self.units(machine, node):
                     engine.node_out(machine, unit)
 
+    def unit_states(self, engine: Engine, machine: int) -> list[str]:
+        """The state of each of the engine's units of a machine, by the names of
+        ``metrics.catalog.NODE_STATES``: its node's when out of service, else allocated
+        (a job's), reserved or idle."""
+        per = self.per_node[machine]
+        m = engine.machines[machine]
+        held = {unit: isinstance(h, Job) for h in m.holders() for unit in h.nodes}
+        out = []
+        for unit in range(m.pool.size):
+            state = self.states.get((machine, unit // per))
+            if state is not None:
+                out.append(state[0])
+            elif unit in held:
+                out.append("allocated" if held[unit] else "reserved")
+            else:
+                out.append("idle")
+        return out
+
     def holders(self, engine: Engine, machine: int) -> dict[int, list[Job | Reservation]]:
         """What holds each busy node of a machine: running jobs (several on a shared
         node) or an open reservation, in the order they started."""

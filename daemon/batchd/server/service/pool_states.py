@@ -36,28 +36,15 @@ def pool_states(
                 cores_per_node=conf.cores_per_node,
                 policy=scheduler.choices[m.index].name,
                 order=m.policy.order(),
-                cores_by_state=_cores_by_state(engine, m.index, nodes) if conf.shared else None,
+                cores_by_state=_count(nodes.unit_states(engine, m.index)) if conf.shared else None,
                 units=conf.slots,
             )
         )
     return out
 
 
-def _cores_by_state(engine: Engine, machine: int, nodes: Nodes) -> dict[str, int]:
-    """A machine of shared nodes, core by core: its node's state when out of service,
-    else allocated (a job's), reserved or idle."""
-    per = nodes.per_node[machine]
-    held: dict[int, bool] = {}
-    for h in engine.machines[machine].holders():
-        for unit in h.nodes:
-            held[unit] = isinstance(h, Job)
+def _count(states: list[str]) -> dict[str, int]:
     out = dict.fromkeys(NODE_STATES, 0)
-    for unit in range(len(nodes.names[machine]) * per):
-        state = nodes.states.get((machine, unit // per))
-        if state is not None:
-            out[state[0]] += 1
-        elif unit in held:
-            out["allocated" if held[unit] else "reserved"] += 1
-        else:
-            out["idle"] += 1
+    for state in states:
+        out[state] += 1
     return out

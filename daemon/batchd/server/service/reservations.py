@@ -26,10 +26,10 @@ def stamp(t: int) -> str:
 
 
 class Reservations:
-    def __init__(self, server: str, journal: Journal, per_node: list[int] | None = None) -> None:
+    def __init__(self, server: str, journal: Journal, per_node: list[int]) -> None:
         self.server = server
         self.journal = journal
-        self.per_node = per_node or []  # each machine's units to a node (cores when shared)
+        self.per_node = per_node  # each machine's units to a node: its cores when shared
         self.items: dict[int, Reservation] = {}
         self.seq = 0
         self._saved: dict[int, ResvState] = {}
@@ -46,7 +46,7 @@ class Reservations:
 
         m = engine.machines[machine]
         now = engine.now
-        per = m.pool.per_node  # shared nodes: a node is its cores to the planners
+        per = self.per_node[machine]  # shared nodes: a node is its cores to the planners
         width = body.nodes * per
         if width > m.capacity:
             raise bad_request(
@@ -111,14 +111,10 @@ class Reservations:
             return None
         return QueueConfig(
             name=name,
-            max_nodes=resv.width // self.nodes_of(resv.machine),
+            max_nodes=resv.width // self.per_node[resv.machine],
             default_walltime=resv.duration,
             machine=machine_names[resv.machine],
         )
-
-    def nodes_of(self, machine: int) -> int:
-        """Units to a node of ``machine``: a reservation's width is in units."""
-        return self.per_node[machine] if machine < len(self.per_node) else 1
 
     def queue_configs(self, machine_names: list[str]) -> list[QueueConfig]:
         out = []

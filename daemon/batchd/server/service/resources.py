@@ -89,8 +89,7 @@ class ResourceRules:
         if body.place is not None and body.select is None:
             raise bad_request(PLACE_NO_SELECT)
         if body.nodes_max is not None:
-            if self.site.machine[machine].shared:
-                self.on_shared(body.nodes, True, machine)
+            self.check_moldable(machine)
             if new or per_node or body.nodes_spec is not None:
                 raise bad_request(
                     "nodes=MIN-MAX: a moldable job takes whole nodes; it cannot ask for "
@@ -250,16 +249,14 @@ class ResourceRules:
             )
         return tuple(chunks), Place("scatter", sharing)
 
-    def on_shared(self, nodes: int, moldable: bool, machine: int) -> JobResources:
-        """``qalter -l nodes=N`` of a job on a machine of shared nodes: N chunks of one
-        CPU, each on a node of its own, as PBS converts ``nodes=N``."""
+    def check_moldable(self, machine: int) -> None:
+        """A moldable job takes whole nodes: refused on a machine of shared nodes."""
         conf = self.site.machine[machine]
-        if moldable:
+        if conf.shared:
             raise bad_request(
                 f"nodes=MIN-MAX: a moldable job takes whole nodes; machine {conf.name} "
                 "shares its nodes (use a queue of a machine of whole nodes)"
             )
-        return self._placed((Chunk(count=nodes),), Place("scatter"), (), str(nodes), machine)
 
     def altered(
         self,
@@ -270,11 +267,16 @@ class ResourceRules:
         old: int,
         new: int,
     ) -> JobResources | None:
-        """A waiting job's resources after qalter, from machine ``old`` to ``new``: given a
-        width or a moldable range (``reshaped``), whole nodes (None), or on shared nodes
-        chunks of one CPU; else its chunks as they are, placed again on another machine."""
+        """A waiting job's resources after qalter or qmove, from machine ``old`` to ``new``:
+        given a width or a moldable range (``reshaped``), whole nodes (None), or on shared
+        nodes ``nodes=WIDTH`` as PBS converts it (chunks of one CPU, each on a node of its
+        own); else its chunks as they are, placed again on another machine."""
         if reshaped:
-            return self.on_shared(width, moldable, new) if self.site.machine[new].shared else None
+            if moldable:
+                self.check_moldable(new)
+            if not self.site.machine[new].shared:
+                return None
+            return self._placed((Chunk(count=width),), Place("scatter"), (), str(width), new)
         if res is not None and new != old:
             return self.moved(res, new)
         return res
