@@ -20,6 +20,7 @@ import heapq
 from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
 
+from batchd.engine import external
 from batchd.engine.machine import MachineState, Timer
 from batchd.engine.placement import PlacementError, moldable_to, reshape, widths_text
 from batchd.engine.reservations import ReservationRunner, ResvRun
@@ -99,6 +100,9 @@ class Engine:
         self.on_start: list[JobHook] = []
         self.on_end: list[JobHook] = []
         self.on_requeue: list[JobHook] = []  # requeued by a policy at a wake-up
+        # An external job must stop (engine/external.py): its ``stopping`` says what next.
+        self.on_stop: list[JobHook] = []
+        self.stop_runs: dict[int, ResvRun] = {}  # stopping jobs of a reservation: its run
         self._wakeups: list[Timer | None] = [None] * len(self.machines)
         self.reserved = ReservationRunner(self)  # advance reservations and their jobs
 
@@ -379,6 +383,10 @@ class Engine:
         estimate = job.estimate
         m.add_running(now + (estimate if estimate > 0 else 1), job)  # Job.duration
         runtime = job.runtime  # push_end, inline
+        if job.external:  # its end is reported (engine/external.py)
+            for hook in self.on_start:
+                hook(job)
+            return
         if self.kill and runtime > estimate:
             end = now + estimate
             job.killed = True
@@ -390,7 +398,10 @@ class Engine:
             hook(job)
 
     def push_end(self, job: Job) -> None:
-        """The end event of a job that starts now, or started before a restart."""
+        """The end event of a job that starts now, or started before a restart (none for a
+        job that really runs: its end is reported)."""
+        if job.external:
+            return
         runtime, estimate = job.runtime, job.estimate
         if self.kill and runtime > estimate:
             end = job.start + estimate
@@ -399,6 +410,11 @@ class Engine:
             end = job.start + (runtime if runtime > 0 else 0)
         self._seq += 1
         heapq.heappush(self._ends, (end, self._seq, job))
+
+    def finish(self, job: Job, outcome: str, run: ResvRun | None, end: int) -> None:
+        """A job ends now, recorded as ended at ``end`` (an external job's reported end)."""
+        self._finish(job, outcome, run)
+        job.end = end
 
     def _finish(self, job: Job, outcome: str = "", run: ResvRun | None = None) -> None:
         m = self.machines[job.machine]
@@ -454,11 +470,20 @@ class Engine:
 
     def terminate(self, job: Job, outcome: str, run: ResvRun | None = None) -> None:
         """End a running job now (deleted, signalled, its node failed, its reservation
-        ended: ``run`` is that reservation's)."""
+        ended: ``run`` is that reservation's); a job that really runs ends once its
+        processes have stopped (``exited``)."""
+        if job.external:
+            external.stop(self, job, external.END, outcome, run)
+            return
         if job.state is not JobState.RUNNING:
             raise ValueError(f"job {job.id} is not running")
         self._cancel_end(job)
         self._finish(job, outcome, run)
+
+    def exited(self, job: Job, outcome: str, end: int | None = None) -> None:
+        """The processes of a job that really runs ended at ``end`` (default now): it
+        finishes with ``outcome``, or as its stop asked (engine/external.py)."""
+        external.exited(self, job, outcome, end)
 
     def _cancel_end(self, job: Job) -> None:
         """Forget a running job's end event (a rare path: the heap is searched)."""
@@ -468,9 +493,17 @@ class Engine:
                 return
 
     def requeue(self, job: Job) -> None:
-        """Stop a running job and put it back in the queue, to run again from the start."""
+        """Stop a running job and put it back in the queue, to run again from the start
+        (a job that really runs: once its processes have stopped)."""
+        if job.external:
+            external.stop(self, job, external.REQUEUE, "", None)
+            return
         if job.state is not JobState.RUNNING:
             raise ValueError(f"job {job.id} is not running")
+        self.requeue_now(job)
+
+    def requeue_now(self, job: Job) -> None:
+        """Put a running or exiting job back in its queue now."""
         m = self.machines[job.machine]
         self._cancel_end(job)
         run = self.reserved.run_of(job)
@@ -497,7 +530,9 @@ class Engine:
     def restore_running(self, job: Job) -> None:
         """A job that was running before a restart: same nodes, same start."""
         m = self.machines[job.machine]
-        if job.state is not JobState.RUNNING:
+        if job.state is not JobState.RUNNING and not (
+            job.external and job.state is JobState.EXITING
+        ):
             raise ValueError(f"job {job.id} is not running")
         run = self.reserved.run_of(job)
         if run is not None:
@@ -597,4 +632,7 @@ class Engine:
         return [j for m in self.machines for j in m.policy.waiting()]
 
     def running(self) -> list[Job]:
-        return [j for _, _, j in sorted(self._ends, key=lambda e: (e[2].start, e[2].id))]
+        """Running and exiting jobs, by start."""
+        jobs = [h for m in self.machines for h in m.holders() if isinstance(h, Job)]
+        jobs += [j for run in self.reserved.runs.values() for j in run.running.values()]
+        return sorted(jobs, key=lambda j: (j.start, j.id))

@@ -54,6 +54,12 @@ class Job:
     # None: any ``width`` of the machine's units.
     pieces: tuple[int, ...] | None = None
     spread: bool = True
+    # A job that really runs (a script on an executing machine): its end is reported
+    # (``Engine.exited``), the engine pushes no end of its own; ``runtime`` is unknown
+    # until then. While it is being stopped (state EXITING) ``stopping`` says what
+    # follows its end: "end" (it finishes with ``outcome``) or "requeue".
+    external: bool = False
+    stopping: str = ""
 
     @property
     def duration(self) -> int:

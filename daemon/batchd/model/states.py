@@ -33,7 +33,8 @@ _ALLOWED: dict[JobState, frozenset[JobState]] = {
     JobState.WAITING: frozenset({JobState.QUEUED, JobState.HELD, JobState.FINISHED}),
     # A running job goes back to the queue when its node fails and it is rerun.
     JobState.RUNNING: frozenset({JobState.EXITING, JobState.FINISHED, JobState.QUEUED}),
-    JobState.EXITING: frozenset({JobState.FINISHED}),
+    # An exiting job's processes are being stopped: it finishes, or is requeued (qrerun).
+    JobState.EXITING: frozenset({JobState.FINISHED, JobState.QUEUED}),
     JobState.FINISHED: frozenset(),
 }
 
