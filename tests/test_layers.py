@@ -27,7 +27,10 @@ ALLOWED: dict[str, set[str]] = {
     "metrics": {"sched", "engine"},
     "replay": {"workload", "sched", "engine", "site", "metrics"},
     "ui": set(),
-    "server": {"workload", "sched", "engine", "site", "metrics", "ui"},
+    # The launcher and every supervisor run execution's code, as root under a root daemon:
+    # it imports nothing else of batchd (test_execution_stands_alone).
+    "execution": set(),
+    "server": {"workload", "sched", "engine", "site", "metrics", "ui", "execution"},
     "sweep": {"workload", "sched", "engine", "site", "metrics", "replay"},
     "report": {"workload", "sched", "engine", "site", "metrics", "replay", "sweep"},
     "demo": set(),
@@ -82,6 +85,16 @@ def violations() -> list[str]:
             if target not in allowed:
                 found.append(f"{where}: {part} imports {module}")
     return found
+
+
+def test_execution_stands_alone() -> None:
+    """Not even the model: what a supervisor loads is the standard library and its own."""
+    found = []
+    for path in sorted((PACKAGE / "execution").rglob("*.py")):
+        for line, module in imports(path):
+            if module.startswith("batchd.") and not module.startswith("batchd.execution"):
+                found.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
+    assert found == []
 
 
 def test_every_part_is_known() -> None:
