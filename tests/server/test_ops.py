@@ -27,6 +27,7 @@ from pydantic import BaseModel
 from batchd.cli import build_parser, cmd_serve
 from batchd.site.config import (
     AuthConfig,
+    ExecutionConfig,
     MachineConfig,
     MetricsConfig,
     QueueConfig,
@@ -37,6 +38,7 @@ from batchd.site.config import (
 from paths import ROOT
 
 UNIT = ROOT / "systemd" / "batchd.service"
+LOCAL_UNIT = ROOT / "systemd" / "batchd-local.service"
 HPCLINE = ROOT / "conf" / "hpcline96.toml"
 ENV_EXAMPLE = ROOT / "conf" / "batchd.env.example"
 CONFS = sorted((ROOT / "conf").glob("*.toml"))
@@ -196,9 +198,9 @@ def batchd_executable() -> Path:
     return script.resolve()
 
 
-def dev_copy(tmp_path: Path, extra: str = "") -> Path:
+def dev_copy(tmp_path: Path, extra: str = "", unit: Path = UNIT) -> Path:
     """The unit with ExecStart on this checkout's batchd: /usr/bin/batchd is not here."""
-    text = UNIT.read_text(encoding="utf-8")
+    text = unit.read_text(encoding="utf-8")
     exe = str(batchd_executable())
     exe = f'"{exe}"' if " " in exe else exe
     dev = text.replace("ExecStart=/usr/bin/batchd ", f"ExecStart={exe} ", 1)
@@ -224,6 +226,17 @@ def complaints(proc: subprocess.CompletedProcess[str]) -> list[str]:
 
 def test_systemd_analyze_verify(tmp_path: Path) -> None:
     proc = analyze("verify", str(dev_copy(tmp_path)))
+    assert not complaints(proc), proc.stdout + proc.stderr
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_unit_of_a_local_site_keeps_jobs_through_a_stop(tmp_path: Path) -> None:
+    """batchd-local.service: root, the jobs' cgroups delegated, and a stop that stops the
+    daemon alone (the jobs' supervisors go on: docs/execution.md)."""
+    unit = LOCAL_UNIT.read_text(encoding="utf-8")
+    for line in ("KillMode=process", "Delegate=yes", "User=root", "ProtectHome=false"):
+        assert f"\n{line}\n" in unit, line
+    proc = analyze("verify", str(dev_copy(tmp_path, unit=LOCAL_UNIT)))
     assert not complaints(proc), proc.stdout + proc.stderr
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -254,6 +267,7 @@ TABLES: dict[str, type[BaseModel]] = {
     "auth": AuthConfig,
     "metrics": MetricsConfig,
     "queue": QueueConfig,
+    "execution": ExecutionConfig,
 }
 
 

@@ -55,6 +55,23 @@ class ConfigError(ValueError):
     """A configuration file that cannot be used, with file and key in the message."""
 
 
+HOST = "host"  # cores_per_node, mem_per_node: what this host has
+
+
+def host_cores() -> int:
+    """The CPUs this process may run on."""
+    return len(os.sched_getaffinity(0))
+
+
+def host_memory() -> int:
+    """This host's memory in bytes (MemTotal), rounded down to a megabyte."""
+    with open("/proc/meminfo", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) // 1024 * (1 << 20)
+    raise ValueError("/proc/meminfo has no MemTotal")
+
+
 class MachineConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -62,8 +79,10 @@ class MachineConfig(BaseModel):
     nodes: int = Field(gt=0, le=1_000_000)
     description: Text = ""
     node_prefix: str = Field("node", pattern=r"^[A-Za-z][A-Za-z0-9_-]*$", max_length=32)
+    # Cores of each node; "host": this host's CPUs.
     cores_per_node: int | None = Field(None, gt=0, le=100_000)
-    # Memory of each node in bytes (a PBS size in the file: "512mb"); None: not limited.
+    # Memory of each node in bytes (a PBS size in the file: "512mb"; "host": this host's
+    # memory); None: not limited.
     mem_per_node: int | None = Field(None, gt=0)
     # Nodes that several jobs share: the scheduler counts cores (batchd.model.cores),
     # and a job's chunks go where they fit by default (place=free) instead of one chunk
@@ -71,10 +90,20 @@ class MachineConfig(BaseModel):
     shared: bool = Field(False, strict=True)
     # The values of the site's per-node [[resource]]s on every node of this machine.
     resources: dict[str, int | str | bool] = Field(default_factory=dict)
+    # How its jobs run: "emulate" (a job lasts its BATCHD_RUNTIME or walltime and no process
+    # runs) or "local" (a job's script runs on this host, as its owner: docs/execution.md).
+    executor: Literal["emulate", "local"] = "emulate"
+
+    @field_validator("cores_per_node", mode="before")
+    @classmethod
+    def _cores(cls, value: Any) -> Any:
+        return host_cores() if value == HOST else value
 
     @field_validator("mem_per_node", mode="before")
     @classmethod
     def _mem(cls, value: Any) -> Any:
+        if value == HOST:
+            return host_memory()
         if isinstance(value, str):
             try:
                 return parse_size(value)
@@ -91,6 +120,11 @@ class MachineConfig(BaseModel):
                 f"has at most {MAX_SHARED_CORES:,}"
             )
         return self
+
+    @property
+    def executes(self) -> bool:
+        """Whether its jobs' scripts run on this host."""
+        return self.executor == "local"
 
     @property
     def ncpus(self) -> int:
@@ -197,6 +231,12 @@ class ServerConfig(BaseModel):
     job_history_duration: int = 14 * 86_400
     # The most subjobs a job array may have (qsub -J); PBS's server attribute and default.
     max_array_size: int = Field(10_000, ge=1, le=1 << 20)
+    # Seconds between SIGTERM and SIGKILL when a running job is stopped (qdel, its walltime);
+    # PBS's queue attribute kill_delay, whose default is 10.
+    kill_delay: int = Field(10, ge=0, le=86_400)
+    # Users whose uid is 0 and whose jobs may run on an executing machine (PBS's acl_roots);
+    # root's jobs are refused otherwise.
+    acl_roots: list[Text] = Field(default_factory=list)
 
     @field_validator("job_history_duration", mode="before")
     @classmethod
@@ -250,6 +290,37 @@ class MetricsConfig(BaseModel):
         return _duration(value, "utilization_window")
 
 
+class ExecutionConfig(BaseModel):
+    """How jobs run on a machine whose executor is "local" (docs/execution.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # The supervisors' private directory (0700); default: beside the state file, STATE.spool.
+    spool: str | None = None
+    # Where each job's private TMPDIR (and its PBS_NODEFILE) is made, by the job's owner;
+    # PBS's default $tmpdir.
+    tmpdir: str = "/var/tmp"
+    # One cgroup v2 per job: where they have the memory controller ("auto"), wherever the
+    # daemon can make them ("on"), or never ("off").
+    cgroups: Literal["auto", "on", "off"] = "auto"
+    # The jobs' cgroups' parent (in the cgroup2 file system); default batchd-SERVER at its root.
+    cgroup_parent: str | None = None
+    # Kill a job over its mem by measuring its processes, where no cgroup limits it
+    # (OpenPBS's $enforce mem).
+    enforce_mem: bool = True
+    # The PATH a job's environment starts with, before its own variables (pbs_environment).
+    path: str = "/usr/local/bin:/usr/bin:/bin"
+
+    @field_validator("spool", "tmpdir", "cgroup_parent")
+    @classmethod
+    def _absolute(cls, value: str | None) -> str | None:
+        if value is not None and not os.path.isabs(value):
+            raise ValueError(f"{value!r}: give an absolute path")
+        if value is not None:
+            check_text(value)
+        return value
+
+
 class AuthConfig(BaseModel):
     """Roles: users act on their own jobs; operators on any job and on nodes; managers on all."""
 
@@ -284,6 +355,11 @@ class SiteConfig(BaseModel):
     queue: list[QueueConfig] = Field(default_factory=list)
     grid_table: GridConfig | None = Field(None, alias="grid")  # [grid]; grid() is the machines
     resource: list[ResourceConfig] = Field(default_factory=list)  # [[resource]]: custom ones
+    execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
+
+    def executes(self) -> bool:
+        """Whether a machine of the site runs its jobs' scripts on this host."""
+        return any(m.executes for m in self.machine)
 
     def resource_named(self, name: str) -> ResourceConfig | None:
         for r in self.resource:
@@ -463,6 +539,11 @@ def load_site(path: str | Path) -> SiteConfig:
         from batchd.sched.grid import GridError, parse_grid_params
 
         for i, m in enumerate(site.machine):
+            if m.executes:
+                raise ConfigError(
+                    f"{path}: machine[{i}].executor: machine {m.name} runs its jobs' scripts "
+                    '("local"); the machines of a grid ([grid]) run emulated jobs only'
+                )
             if m.shared:
                 raise ConfigError(
                     f"{path}: machine[{i}].shared: machine {m.name} shares its nodes; the "
