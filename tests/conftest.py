@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from api_helpers import Api, serve
+from local_daemon import local_daemon  # noqa: F401 (a fixture: a daemon that runs scripts)
+from users import test_users  # noqa: F401 (a fixture: the tests' own accounts, as root)
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ async def test_submit_answers_201_with_the_full_job(api: Api) -> None:
     assert job.hold_types == "" and job.depend is None and job.exec_time is None
     assert job.exit_status is None and job.outcome is None
     assert job.started_by == "fcfs-easy"
-    assert job.variables == {"BATCHD_RUNTIME": "60"}
+    assert job.variables == {"BATCHD_RUNTIME": "60", "PBS_O_QUEUE": "workq"}
 
     # Defaults: one node, the queue's default walltime (workq: 3600), the default queue.
     body = await api.submit("bob")
@@ -48,7 +48,8 @@ async def test_submit_answers_201_with_the_full_job(api: Api) -> None:
     api.at(65)  # job 1 ended at 5 + 60
     done = await api.job(1)
     assert (done["state"], done["end_time"], done["elapsed"]) == ("F", T0 + 65, 60)
-    assert (done["outcome"], done["exit_status"]) == ("ok", 0)
+    assert (done["outcome"], done["exit_status"]) == ("ok", None)  # emulated: no status
+    assert done["comment"] == "Job run and finished (no process ran: the job was emulated)"
     assert done["est_start"] is None
     running = await api.job("2.mini")
     assert running["elapsed"] == 60  # started at 5, now 65
@@ -68,8 +69,8 @@ async def test_runtime_longer_than_walltime_is_killed_at_walltime(api: Api) -> N
     api.at(100)
     job = await api.job(1)
     assert (job["state"], job["end_time"], job["outcome"]) == ("F", T0 + 100, "walltime")
-    assert job["exit_status"] == -29  # PBS JOB_EXEC_KILL_WALLTIME
-    assert job["comment"] == "Job killed at its walltime"
+    assert job["exit_status"] is None  # emulated: no process ran, no exit status
+    assert job["comment"] == "Job killed at its walltime (no process ran: the job was emulated)"
 
 
 async def test_list_jobs_filters(api: Api) -> None:
@@ -560,7 +561,8 @@ async def test_delete_running_job_frees_its_nodes_at_once(api: Api) -> None:
     api.at(50)
     body = await api.call("alice", "DELETE", "/jobs/1.mini")
     assert (body["state"], body["outcome"], body["end_time"]) == ("F", "cancelled", T0 + 50)
-    assert body["exit_status"] == 271  # 256 + SIGTERM
+    assert body["exit_status"] is None  # emulated: no process ran, no exit status
+    assert body["comment"] == "Job deleted while running (no process ran: the job was emulated)"
     assert body["elapsed"] == 50 and body["exec_host"] == nodes(*range(1, 9))
     b = await api.job(2)
     assert (b["state"], b["stime"], b["exec_host"]) == ("R", T0 + 50, nodes(*range(1, 9)))

@@ -58,12 +58,16 @@ async def test_an_array_runs_its_subjobs_and_finishes(tmp_path: Path) -> None:
         api.at(100)
         assert await subjobs(api) == {"2.mini": "R"}  # the array has finished: -x shows it
         done = await api.job("1[]")
-        assert (done["state"], done["exit_status"], done["end_time"]) == ("F", 0, T0 + 100)
+        # An emulated array ran no process: no exit status, as none of its subjobs has one.
+        assert (done["state"], done["exit_status"], done["end_time"]) == ("F", None, T0 + 100)
+        assert (done["outcome"], done["comment"]) == ("ok", "Job Array finished")
         assert done["array_state_count"] == "Queued:0 Running:0 Exiting:0 Expired:4"
         hist = await subjobs(api, "subjobs=true&history=true")
         assert [hist[f"1[{i}].mini"] for i in range(1, 5)] == ["F"] * 4
         assert (await api.job("1[2]"))["state"] == "F"
-        assert (await api.job("1[2]"))["exit_status"] == 0
+        sub = await api.job("1[2]")
+        assert (sub["outcome"], sub["exit_status"]) == ("ok", None)
+        assert sub["comment"] == "Job run and finished (no process ran: the job was emulated)"
 
 
 async def test_subjobs_are_scheduled_as_jobs_submitted_together(tmp_path: Path) -> None:
@@ -129,7 +133,7 @@ async def test_qdel_of_subjobs_and_of_the_array(tmp_path: Path) -> None:
         ] == "Not Running: Insufficient amount of resource: nodes"
         assert (await api.job("1[6]"))["comment"] == THROTTLED
         killed = await api.job("1[0]")
-        assert (killed["exit_status"], killed["outcome"]) == (271, "cancelled")
+        assert (killed["exit_status"], killed["outcome"]) == (None, "cancelled")  # emulated
         await api.error("alice", "DELETE", "/jobs/1[0]", status=409, code="conflict",
                         says="has already finished")  # fmt: skip
         await api.error("bob", "DELETE", "/jobs/1[]", status=403, code="forbidden")
@@ -143,7 +147,8 @@ async def test_qdel_of_subjobs_and_of_the_array(tmp_path: Path) -> None:
         arr = await api.job("1[]")
         assert arr["state"] == "F"
         assert arr["array_state_count"] == "Queued:0 Running:0 Exiting:0 Expired:10"
-        assert arr["exit_status"] == 1  # killed subjobs exited 271
+        # Emulated: no exit status; its subjobs were killed, so it did not end "ok".
+        assert (arr["exit_status"], arr["outcome"]) == (None, "cancelled")
         nodes = await api.call("alice", "GET", "/nodes")
         assert {n["state"] for n in nodes["nodes"]} == {"free"}
 
@@ -226,7 +231,10 @@ async def test_tracejob_of_a_subjob(tmp_path: Path) -> None:
         assert events.id == "1[2].mini"
         messages = [e.message for e in events.events]
         assert "Job run" in messages
-        assert any(m.startswith("Exit_status=0") for m in messages)
+        assert "run emulated resources_used.walltime=00:00:30" in messages
+        assert not any("Exit_status" in m for m in messages)
+        accounting = [e.message for e in events.events if e.source == "A"][-1]
+        assert f"end={T0 + 30} run emulated resources_used.walltime=00:00:30" in accounting
         whole = JobEvents.model_validate(await api.call("alice", "GET", "/jobs/1[]/events"))
         assert whole.id == "1[].mini"
         assert any("Job Queued at request of alice@mini" in e.message for e in whole.events)
@@ -280,12 +288,17 @@ async def test_signal_and_rerun_act_on_running_subjobs(tmp_path: Path) -> None:
         got = await subjobs(api)
         assert [got[f"1[{i}].mini"] for i in range(1, 5)] == ["X"] * 4
         assert got["1[5].mini"] == "R"  # it took the freed nodes
-        assert (await api.job("1[1]"))["exit_status"] == 265
+        killed = await api.job("1[1]")
+        assert (killed["outcome"], killed["exit_status"]) == ("signal", None)
+        assert killed["comment"] == (
+            "Job killed by signal 9 (no process ran: the job was emulated)"
+        )
         await api.error("alice", "POST", "/jobs/1[4]/signal", {"signal": "KILL"}, status=409,
                         code="conflict", says="Request invalid for state of job 1[4].mini")  # fmt: skip
         api.at(600)
         done = await api.job("1[]")
-        assert (done["state"], done["exit_status"]) == ("F", 1)
+        # Emulated: no exit status; four subjobs were killed, so it did not end "ok".
+        assert (done["state"], done["exit_status"], done["outcome"]) == ("F", None, "cancelled")
         await api.error("alice", "POST", "/jobs/1[]/rerun", status=409, code="conflict")
 
 
@@ -304,4 +317,6 @@ async def test_an_array_in_a_reservation_ends_with_it(tmp_path: Path) -> None:
         assert arr["array_state_count"] == "Queued:0 Running:0 Exiting:0 Expired:10"
         left = await api.job("1[9]")
         assert left["state"] == "F" and left["stime"] is None
-        assert (await api.job("1[1]"))["exit_status"] == 0
+        first = await api.job("1[1]")
+        assert (first["outcome"], first["exit_status"], first["end_time"]) == ("ok", None, T0 + 160)
+        assert first["comment"] == "Job run and finished (no process ran: the job was emulated)"

@@ -52,7 +52,8 @@ async def test_a_job_split_over_two_machines_by_hand(tmp_path: Path) -> None:
         jobs = await api.jobs()
         assert [j["seq"] for j in jobs] == [1, 2, 3]  # the history shows it once
         j2 = next(j for j in jobs if j["seq"] == 2)
-        assert (j2["state"], j2["outcome"], j2["exit_status"]) == ("F", "ok", 0)
+        assert (j2["state"], j2["outcome"], j2["exit_status"]) == ("F", "ok", None)  # emulated
+        assert j2["comment"] == "Job run and finished (no process ran: the job was emulated)"
         assert (j2["stime"], j2["end_time"]) == (T0, T0 + 250)
         assert j2["exec_host"] == WIDE
         nodes = await api.call("alice", "GET", "/nodes")

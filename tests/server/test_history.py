@@ -79,7 +79,8 @@ async def test_finished_jobs_leave_memory_but_stay_listed(api: Api) -> None:
     # One finished job by id, read back from the database (and still not kept).
     job = await api.job(3)
     assert job == jobs[2]
-    assert (job["state"], job["outcome"], job["exit_status"]) == ("F", "ok", 0)
+    assert (job["state"], job["outcome"], job["exit_status"]) == ("F", "ok", None)  # emulated
+    assert job["comment"] == "Job run and finished (no process ran: the job was emulated)"
     assert finished_jobs_in_memory() <= before
     # qdel of a finished job still says it has finished.
     await api.error(

@@ -100,16 +100,21 @@ async def test_qsig_records_signals_and_kill_ends_the_job(tmp_path: Path) -> Non
                         code="forbidden")  # fmt: skip
         assert await api.state() == before
         killed = await api.call("alice", "POST", "/jobs/1/signal", {"signal": "9"})
-        assert (killed["state"], killed["exit_status"], killed["outcome"]) == ("F", 265, "signal")
-        assert killed["comment"] == "Job killed by signal 9"
-        # No body: SIGTERM, 256 + 15.
+        # Emulated: no process ran, so no exit status (256 + 9 were it real).
+        assert (killed["state"], killed["exit_status"], killed["outcome"]) == ("F", None, "signal")
+        assert killed["comment"] == "Job killed by signal 9 (no process ran: the job was emulated)"
+        # No body: SIGTERM.
         termed = await api.call("oper", "POST", "/jobs/2/signal")
-        assert (termed["state"], termed["exit_status"]) == ("F", 271)
+        assert (termed["state"], termed["exit_status"], termed["outcome"]) == ("F", None, "signal")
+        assert termed["comment"] == (
+            "Job killed by signal 15 (no process ran: the job was emulated)"
+        )
         assert (await api.job(3))["state"] == "R"  # took the freed nodes
         lines = await _events(api, 1)
         assert (10, "S", "Job sent signal SIGUSR1 at request of alice@mini") in lines
         assert (10, "M", "Terminated by signal SIGKILL") in lines
-        assert (10, "S", "Exit_status=265 resources_used.walltime=00:00:10") in lines
+        assert (10, "S", "run emulated resources_used.walltime=00:00:10") in lines
+        assert not any("Exit_status" in message for _, _, message in lines)
 
 
 async def test_events_tell_a_jobs_life_in_order(tmp_path: Path) -> None:
@@ -130,9 +135,9 @@ async def test_events_tell_a_jobs_life_in_order(tmp_path: Path) -> None:
                      f"({node(1)}:ncpus=1)+({node(2)}:ncpus=1)"),
             (5, "M", "Started"),
             (105, "M", "walltime 00:01:40 exceeded limit 00:01:40"),
-            (105, "S", "Exit_status=-29 resources_used.walltime=00:01:40"),
+            (105, "S", "run emulated resources_used.walltime=00:01:40"),
             (105, "A", f"user=alice queue=workq ctime={T0} qtime={T0} etime={T0 + 5} "
-                       f"start={T0 + 5} end={T0 + 105} Exit_status=-29 "
+                       f"start={T0 + 5} end={T0 + 105} run emulated "
                        "resources_used.walltime=00:01:40"),
         ]  # fmt: skip
         await api.error("alice", "GET", "/jobs/77/events", status=404, code="not_found",

@@ -199,9 +199,10 @@ async def test_overflow_kill_at_the_close(tmp_path: Path) -> None:
         api.at(TUE_06)
         job = await api.job(1)
         assert (job["state"], job["end_time"], job["outcome"]) == ("F", T0 + TUE_06, "overflow")
-        assert job["exit_status"] == 271
+        assert job["exit_status"] is None  # emulated: no process ran, no exit status
         assert job["comment"] == (
-            "Job killed: queue night closed at 1970-01-13 06:00:00 while it ran (overflow)"
+            "Job killed: queue night closed at 1970-01-13 06:00:00 while it ran (overflow) "
+            "(no process ran: the job was emulated)"
         )
         assert (await api.job(2))["state"] == "R"
         m = await metrics(api)
@@ -413,7 +414,11 @@ async def test_restart_after_a_close_the_daemon_missed(tmp_path: Path, overflow:
             assert (job["state"], job["outcome"], job["end_time"]) == (
                 "F", "overflow", T0 + TUE_06,
             )  # fmt: skip
-            assert job["exit_status"] == 271
+            assert job["exit_status"] is None  # emulated: no process ran, no exit status
+            assert job["comment"] == (
+                "Job killed: queue night closed at 1970-01-13 06:00:00 while it ran "
+                "(overflow) (no process ran: the job was emulated)"
+            )
         else:
             assert (job["state"], job["stime"]) == ("Q", None)
             assert job["comment"] == closed("night", "nonprime", TUE_19)

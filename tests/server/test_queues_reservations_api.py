@@ -90,9 +90,13 @@ async def test_jobs_of_a_reservation_run_in_its_window_on_its_nodes(tmp_path: Pa
         assert (await api.job(4))["state"] == "Q"
         api.at(1100)
         three = await api.job(3)
+        # Emulated: no process ran, no exit status.
         assert (three["state"], three["end_time"], three["exit_status"], three["outcome"]) == (
-            "F", T0 + 1100, 271, "resv_end",
+            "F", T0 + 1100, None, "resv_end",
         )  # fmt: skip
+        assert three["comment"] == (
+            "Job killed: its reservation ended (no process ran: the job was emulated)"
+        )
         four = await api.job(4)
         assert (four["state"], four["outcome"], four["comment"]) == (
             "F", "resv_end", "Job deleted: its reservation R1 ended",

@@ -52,6 +52,8 @@ OUTCOMES = (
     "dependency",
     "signal",
     "resv_end",
+    "failed",
+    "mem",
 )
 PERIODS = ("prime", "nonprime")
 

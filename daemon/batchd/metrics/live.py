@@ -32,7 +32,7 @@ from batchd.model.job import Job
 from batchd.model.times import NEVER
 from batchd.sched.decider import CASES
 
-REQUEUE_REASONS = ("node_fail", "overflow", "rerun")
+REQUEUE_REASONS = ("node_fail", "overflow", "rerun", "restart")
 DAY = 86_400
 
 # The _created series (wall time a label set first appeared) mean nothing on an

@@ -23,6 +23,7 @@ import structlog
 from aiohttp import web
 
 from batchd.engine.clock import RealClock, ScaledClock
+from batchd.execution.local import LocalExecutor
 from batchd.model.times import CLOCK_MAX, CLOCK_RANGE, TIME_MIN
 from batchd.sched.grid import widest_job
 from batchd.server.app import create_app
@@ -32,7 +33,7 @@ from batchd.server.paths import default_socket, default_state_path, make_dirs
 from batchd.server.service import BatchService
 from batchd.server.service.scheduler import grid_refusal
 from batchd.server.store import SaveError, Store
-from batchd.site.config import ConfigError, load_site
+from batchd.site.config import ConfigError, SiteConfig, load_site
 
 log = structlog.get_logger("batchd")
 HEARTBEAT_WALL_SECONDS = 1.0
@@ -188,6 +189,46 @@ def _start_time(opts: ServeOptions, text: str, nodes: int) -> int:
     return int(when.timestamp())
 
 
+def check_executing(site: SiteConfig, opts: ServeOptions, config: str) -> None:
+    """A machine whose jobs run for real runs on the real-time clock."""
+    if opts.speed is None or opts.realtime or opts.speed == 1:
+        return
+    for i, m in enumerate(site.machine):
+        if m.executes:
+            raise ServeError(
+                f"{config}: machine[{i}].executor: machine {m.name} runs job scripts for real "
+                f'(executor = "local") on the real-time clock; --speed {opts.speed:g} is '
+                "refused (leave --speed out, or make the machine emulate)"
+            )
+
+
+def make_executor(site: SiteConfig, state: Path, server: str) -> LocalExecutor | None:
+    """The executor of a site whose machines run scripts: its spool beside the state file
+    (``[execution] spool``), a cgroup per job where this host lets the daemon make them."""
+    if not site.executes():
+        return None
+    from batchd.execution import cgroups
+    from batchd.execution.spool import SpoolError
+
+    conf = site.execution
+    spool = conf.spool or str(state.with_suffix(".spool"))
+    parent = None
+    if conf.cgroups != "off":
+        parent, why = cgroups.prepare(server, conf.cgroup_parent)
+        if parent is not None and conf.cgroups == "auto" and not parent.memory:
+            # Moving each job's process into its cgroup costs milliseconds (the kernel
+            # waits for an RCU grace period); without the memory controller a cgroup
+            # enforces nothing the supervisor's descendants do not give already.
+            cgroups.remove(parent.path)
+            parent, why = None, "the cgroups have no memory controller here"
+        if parent is None:
+            log.info("job_cgroups_off", reason=why)
+    try:
+        return LocalExecutor(spool, parent)
+    except (SpoolError, OSError) as exc:
+        raise ServeError(f"[execution] spool: {exc}") from None
+
+
 async def serve(opts: ServeOptions) -> int:
     # Until the reload handler is in place, a SIGHUP must not kill a starting daemon.
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
@@ -195,6 +236,7 @@ async def serve(opts: ServeOptions) -> int:
     refused = grid_refusal(site)
     if refused is not None:
         raise ServeError(f"{opts.config}: {refused}")
+    check_executing(site, opts, opts.config)
     tokens = load_tokens(opts.token_file) if opts.token_file else None
     if opts.listen and not tokens:
         raise ServeError("--listen needs --token-file: TCP callers are identified by token")
@@ -227,6 +269,10 @@ async def serve(opts: ServeOptions) -> int:
             nodes = widest_job(site.grid_table.structure, [m.nodes for m in site.machine])
         start = int(saved_now) if saved_now is not None else start_time(opts, nodes)
         clock = ScaledClock(speed, start=start)
+    executor = make_executor(site, store.path, site.server_name)
+    wake = asyncio.Event()
+    if executor is not None:
+        executor.start(asyncio.get_running_loop(), wake.set)
     svc = BatchService(
         site,
         clock,
@@ -234,6 +280,7 @@ async def serve(opts: ServeOptions) -> int:
         daemon_user=daemon_user(),
         speed=speed,
         realtime=isinstance(clock, RealClock),
+        executor=executor,
     )
     if saved.meta.get("now") is not None:
         try:
@@ -279,7 +326,6 @@ async def serve(opts: ServeOptions) -> int:
         await web.TCPSite(runner, listen[0], listen[1]).start()
 
     stop = asyncio.Event()
-    wake = asyncio.Event()
     reload = asyncio.Event()
     svc.on_change.append(wake.set)
     svc.on_lost.append(stop.set)
@@ -335,6 +381,8 @@ async def serve(opts: ServeOptions) -> int:
                 log.error("state_save_failing", error=exc.cause, state=str(store.path))
             with contextlib.suppress(FileNotFoundError):
                 sock_path.unlink()
+            if executor is not None:
+                executor.close()  # the launcher goes; running jobs and their supervisors stay
         log.info(
             "daemon_stopped", now=svc.now, jobs=len(svc.records), crashed=crashed, saved=all_saved
         )

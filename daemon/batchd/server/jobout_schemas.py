@@ -52,10 +52,16 @@ class JobOut(BaseModel):
         description="Resource_List as PBS shows it but walltime: select, place, ncpus, nodect, "
         "mem, mpiprocs, nodes (old syntax), the site's per-job resources",
     )
-    exit_status: int | None
+    exit_status: int | None = Field(
+        description="Exit_status of a job that ran for real: its script's exit code, 256 + N "
+        "when signal N killed it, a negative JOB_EXEC_* code when the system ended it "
+        "(-29 walltime, -27 mem) or could not start it; null for an emulated job (no process "
+        "ran) and while it runs"
+    )
     outcome: str | None = Field(
-        description="ok | walltime | cancelled | node_fail | overflow (killed at its queue "
-        "window's close) | dependency | requeued"
+        description="ok | failed (a non-zero exit, or it could not start) | walltime | mem | "
+        "cancelled | signal | node_fail | overflow (killed at its queue window's close) | "
+        "resv_end | dependency"
     )
     comment: str | None = Field(description="why it is not running, or how it ended")
     started_by: str | None = Field(description="policy in force when it started")
@@ -92,6 +98,21 @@ class JobOut(BaseModel):
     max_run_subjobs: int | None = Field(None, description="an array's limit of running subjobs")
     array_id: str | None = Field(None, description="a subjob's array: SEQ[].SERVER")
     array_index: int | None = Field(None, description="a subjob's index")
+    executed: bool = Field(
+        False, description="whether the job runs its script for real (else it is emulated)"
+    )
+    rerunable: bool = Field(True, description="Rerunable: whether qrerun may requeue it")
+    output_path: str | None = Field(None, description="Output_Path: HOST:PATH")
+    error_path: str | None = Field(None, description="Error_Path: HOST:PATH")
+    join_path: str | None = Field(None, description="Join_Path: oe, eo or n")
+    shell: str | None = Field(None, description="Shell_Path_List (qsub -S)")
+    euser: str | None = Field(None, description="the account it runs as, once started")
+    egroup: str | None = Field(None, description="its primary group, once started")
+    resources_used: dict[str, float] | None = Field(
+        None,
+        description="what its processes used, once it ended: walltime and cput (seconds), mem "
+        "and vmem (bytes, the most held at once)",
+    )
 
 
 class JobList(BaseModel):

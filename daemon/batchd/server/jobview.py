@@ -108,6 +108,23 @@ def job_view(
         **_utility_view(rec, now),
         **_mold_view(rec, planned),
         **_array_view(rec, server),
+        **_run_view(rec),
+    }
+
+
+def _run_view(rec: JobRecord) -> dict[str, Any]:
+    """Where a job that runs for real writes, as whom, and what it used."""
+    real = rec.job.external
+    return {
+        "executed": real,
+        "rerunable": rec.rerunable,
+        "output_path": rec.output_path if real else None,
+        "error_path": rec.error_path if real else None,
+        "join_path": rec.join if real else None,
+        "shell": rec.shell,
+        "euser": rec.euser,
+        "egroup": rec.egroup,
+        "resources_used": rec.used,
     }
 
 

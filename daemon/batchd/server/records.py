@@ -17,20 +17,6 @@ from batchd.server.jobresources import JobResources, shape_job
 DEPEND_TYPES = ("afterok", "afternotok", "afterany")
 HOLD_ORDER = "uos"
 
-# Exit statuses as PBS reports them: 0 for success, negative for what the
-# server did (JOB_EXEC_KILL_WALLTIME is -29), 256 + signal for a kill.
-# Killed by the server (qdel, or its window closed): 256 + SIGTERM, as PBS reports it.
-# A job killed when its reservation ended: 271 too, the server deletes it. A job ended
-# by qsig gets 256 + the signal's number (265 for SIGKILL), set where it is signalled.
-EXIT_STATUS = {
-    "ok": 0,
-    "walltime": -29,
-    "cancelled": 271,
-    "node_fail": -2,
-    "overflow": 271,
-    "resv_end": 271,
-}
-
 # At most 18 digits: every job number fits the state database's 64-bit integers.
 SEQ_DIGITS = 18
 _ID = re.compile(r"^([0-9]+)(?:\.([A-Za-z0-9_.-]+))?$")
@@ -106,6 +92,19 @@ class JobRecord:
     # subjob is made from; it never reaches the engine.
     array: ArraySpec | None = None
     subjob_index: int | None = None  # a subjob: its index (its key says its array's seq)
+    # Where a job that runs for real writes (Output_Path, Error_Path: HOST:PATH), whether
+    # its streams are joined (Join_Path: oe, eo or n), the shell asked for (qsub -S), and
+    # once it ended what its processes used (resources_used: walltime, cput, mem, vmem).
+    output_path: str | None = None
+    error_path: str | None = None
+    join: str = "n"
+    shell: str | None = None
+    used: dict[str, float] | None = None
+    euser: str | None = None  # the account it runs as, and its group, once started
+    egroup: str | None = None
+    # A running job being stopped to go back to its queue: the reason and the words the
+    # requeue is told with once its processes have ended.
+    requeue_why: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         shape_job(self.job, self.resources)
@@ -170,6 +169,23 @@ class JobRecord:
             **({"resources": self.resources.to_row()} if self.resources is not None else {}),
             **({"array": self.array.to_row()} if self.array is not None else {}),
             **({"array_index": self.subjob_index} if self.subjob_index is not None else {}),
+            **(self._run_row() if j.external else {}),
+        }
+
+    def _run_row(self) -> dict[str, Any]:
+        """What a job that runs for real has beyond an emulated one (only then)."""
+        j = self.job
+        return {
+            "external": True,
+            "stopping": j.stopping,
+            "output_path": self.output_path,
+            "error_path": self.error_path,
+            "join": self.join,
+            "shell": self.shell,
+            "used": self.used,
+            "euser": self.euser,
+            "egroup": self.egroup,
+            "requeue_why": list(self.requeue_why) if self.requeue_why else None,
         }
 
     def _parts_row(self) -> dict[str, Any]:
@@ -206,6 +222,8 @@ class JobRecord:
             utility=Utility((t, v) for t, v in row["utility"]) if row.get("utility") else None,
             priority_class=row.get("priority_class", 0),
             mold=mold_from_row(row["mold"]) if row.get("mold") else None,
+            external=bool(row.get("external", False)),
+            stopping=str(row.get("stopping", "")),
         )
         parts = [
             Job(
@@ -252,7 +270,19 @@ class JobRecord:
             rerunable=bool(row.get("rerunable", True)),
             array=ArraySpec.from_row(row["array"]) if row.get("array") else None,
             subjob_index=row.get("array_index"),
+            output_path=row.get("output_path"),
+            error_path=row.get("error_path"),
+            join=str(row.get("join", "n")),
+            shell=row.get("shell"),
+            used=row.get("used"),
+            euser=row.get("euser"),
+            egroup=row.get("egroup"),
+            requeue_why=_pair(row.get("requeue_why")),
         )
+
+
+def _pair(value: Any) -> tuple[str, str] | None:
+    return (str(value[0]), str(value[1])) if value else None
 
 
 def mold_row(mold: Moldable) -> dict[str, Any]:

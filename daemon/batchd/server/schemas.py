@@ -288,11 +288,42 @@ class JobSubmit(Strict):
     max_run_subjobs: int | None = Field(
         None, ge=1, description="qsub -J ...%N: at most N subjobs of the array run at once"
     )
+    output_path: Text | None = Field(
+        None,
+        min_length=1,
+        max_length=4096,
+        description="qsub -o [HOST:]PATH: the job's standard output (a job that runs for real; "
+        "default NAME.oSEQ in PBS_O_WORKDIR, a directory takes that name inside it)",
+    )
+    error_path: Text | None = Field(
+        None,
+        min_length=1,
+        max_length=4096,
+        description="qsub -e [HOST:]PATH: the job's standard error (default NAME.eSEQ)",
+    )
+    join_path: Literal["oe", "eo", "n"] | None = Field(
+        None, description="qsub -j: oe (error into output), eo (output into error) or n"
+    )
+    shell: Text | None = Field(
+        None,
+        min_length=1,
+        max_length=4096,
+        description="qsub -S PATH[@HOST][,...]: the shell or interpreter of the script "
+        "(default the owner's login shell)",
+    )
 
     @field_validator("walltime", mode="before")
     @classmethod
     def _walltime(cls, value: Any) -> Any:
         return api_duration(value, "walltime")
+
+    @field_validator("variables")
+    @classmethod
+    def _names(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            if not name or "=" in name:
+                raise ValueError(f"{name!r} is not a variable name (no '=', not empty)")
+        return value
 
     @field_validator("array_indices")
     @classmethod

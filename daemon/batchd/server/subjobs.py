@@ -28,6 +28,7 @@ def subjob_record(parent: JobRecord, index: int, server: str, now: int) -> JobRe
         utility=t.utility,
         priority_class=t.priority_class,
         mold=t.mold,
+        external=t.external,
     )
     variables = dict(parent.variables)
     variables["PBS_ARRAY_INDEX"] = str(index)
@@ -45,6 +46,10 @@ def subjob_record(parent: JobRecord, index: int, server: str, now: int) -> JobRe
         runtime_given=parent.runtime_given,
         resources=parent.resources,
         subjob_index=index,
+        output_path=parent.output_path,
+        error_path=parent.error_path,
+        join=parent.join,
+        shell=parent.shell,
     )
     if rec.hold_types:
         job.state = JobState.HELD

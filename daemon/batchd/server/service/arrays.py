@@ -79,7 +79,7 @@ class ArrayJobs:
         if self.life.seq + 1 > MAX_ARRAY_SEQ:
             raise bad_request(f"job numbers above {MAX_ARRAY_SEQ} cannot be job arrays in batchd")
         owner = self.life.owner_of(caller, body)
-        rec = self.life.new_record(body, owner)
+        rec = self.life.new_record(body, owner, caller.user)
         rec.array = spec
         now = self.engine.now
         self.life.seq = rec.seq
@@ -159,7 +159,7 @@ class ArrayJobs:
         if pos is None:
             return
         job = rec.job
-        if job.state is JobState.RUNNING:
+        if job.state in (JobState.RUNNING, JobState.EXITING):
             spec.set(pos, RUNNING)
             if parent.job.start < 0 or job.start < parent.job.start:
                 parent.job.start = job.start
@@ -171,6 +171,8 @@ class ArrayJobs:
                 spec.failed = True
             elif status is not None and status < 0:
                 spec.killed = True
+            elif status is None and job.outcome != "ok":
+                spec.killed = True  # an emulated subjob (no exit status) that did not end ok
         else:
             spec.set(pos, QUEUED)
         self.journal.touch(parent)
@@ -188,7 +190,8 @@ class ArrayJobs:
         job.end = self.engine.now
         ran = job.start >= 0
         job.outcome = "ok" if ran and spec.exit_status() == 0 else "cancelled"
-        parent.exit_status = spec.exit_status() if ran else None
+        # An emulated array ran no process: it has no exit status, as its subjobs have none.
+        parent.exit_status = spec.exit_status() if ran and job.external else None
         parent.comment = "Job Array finished" if ran else "Job Array deleted before it ran"
         self.events.ended(parent)
         self.journal.touch(parent)

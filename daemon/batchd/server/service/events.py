@@ -58,18 +58,23 @@ class JobEvents:
         self.add(rec, "M", "Started")
 
     def ended(self, rec: JobRecord) -> None:
+        """The job's end as MoM, the server and accounting tell it. An emulated job ran no
+        process: it has no Exit_status, and its lines say so instead of showing one."""
         job = rec.job
         used = hms(max(job.end - job.start, 0)) if job.start >= 0 else hms(0)
         if job.outcome == "walltime":
             self.add(rec, "M", f"walltime {used} exceeded limit {hms(job.estimate)}")
-        status = rec.exit_status if rec.exit_status is not None else 0
-        self.add(rec, "S", f"Exit_status={status} resources_used.walltime={used}")
+        if rec.exit_status is not None:
+            status = f"Exit_status={rec.exit_status}"
+        else:
+            status = "run emulated" if job.start >= 0 else "never ran"
+        self.add(rec, "S", f"{status} resources_used.walltime={used}")
         self.add(
             rec,
             "A",
             f"user={rec.owner} queue={job.queue} ctime={rec.ctime} qtime={rec.qtime} "
             f"etime={rec.etime if rec.etime is not None else 0} start={max(job.start, 0)} "
-            f"end={job.end} Exit_status={status} resources_used.walltime={used}",
+            f"end={job.end} {status} resources_used.walltime={used}",
         )
 
     def said(self, rec: JobRecord, message: str) -> None:

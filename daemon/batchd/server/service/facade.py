@@ -25,6 +25,7 @@ import structlog
 
 from batchd.engine.clock import Clock
 from batchd.engine.core import Engine
+from batchd.execution.local import LocalExecutor
 from batchd.metrics.exporter import PoolState
 from batchd.metrics.live import LiveMetrics
 from batchd.model.job import Job
@@ -57,6 +58,7 @@ from batchd.server.service.observers import DecisionLog, PoolObserver
 from batchd.server.service.pool_states import pool_states
 from batchd.server.service.queue_admin import QueueAdmin, effective_site
 from batchd.server.service.reservations import Reservations
+from batchd.server.service.runs import Runs
 from batchd.server.service.saving import SaveStatus
 from batchd.server.service.scheduler import Scheduler
 from batchd.server.service.searches import SearchWorker
@@ -87,7 +89,12 @@ class BatchService:
         daemon_user: str = "root",
         speed: float = 1.0,
         realtime: bool = True,
+        executor: LocalExecutor | None = None,
     ) -> None:
+        """``executor``: runs the jobs of the site's machines whose executor is local
+        (needed when it has one)."""
+        if site.executes() and executor is None:
+            raise ValueError("a site with a machine whose executor is local needs an executor")
         self.file_site = site  # as the site file says; ``site`` adds what qmgr changed
         self.site = site
         self.clock = clock
@@ -117,6 +124,7 @@ class BatchService:
         # Each machine's latest self-tuning decisions (the web page's Queue view).
         self.decisions = [DecisionLog(lambda: self.engine.now) for _ in site.machine]
         self.searches = SearchWorker()  # kept across rebuilds: a stale search is ignored
+        self.executor = executor  # kept across rebuilds: its jobs go on
         self._build(clock.start)
 
     def _build(self, now: int) -> None:
@@ -172,6 +180,9 @@ class BatchService:
         self.engine.reserved.on_close.append(self.array_jobs.reservation_closed)
         self.engine.reserved.on_close.append(self.control.reservation_closed)
         self.queue_admin = QueueAdmin()
+        self.runs = (
+            Runs(self.lifecycle, self.journal, self.executor) if self.executor is not None else None
+        )
 
     def _order_of(self, machine: int) -> Callable[[], str]:
         return lambda: self.engine.machines[machine].policy.order()
@@ -191,12 +202,15 @@ class BatchService:
 
     def sync(self) -> None:
         """Process every event up to the clock's now (each event second has its pass),
-        then the pass a finished search asks for."""
+        then the ends of jobs that ran for real (and a pass), then the pass a finished
+        search asks for."""
         now = self.clock.now()
         nxt = self.engine.next_event_time()
         if now > self.engine.now or (nxt is not None and nxt <= now):
             self.metrics.timed(lambda: self.engine.advance_to(now))
             self.scheduler.changed()
+        if self.runs is not None and self.runs.apply_ends():
+            self._pass()  # what ended for real gives its nodes to the queue now
         if self.searches.take_due():
             self._pass()
 

@@ -1,14 +1,16 @@
-"""qrerun, qmove and qsig on emulated jobs, and the end of a reservation's jobs.
+"""qrerun, qmove and qsig, and the end of a reservation's jobs.
 
-- ``rerun``: a running job goes back to its queue to run again from the start; a job
-  submitted with ``qsub -r n`` is refused, as PBS refuses it.
+- ``rerun``: a running job goes back to its queue to run again from the start (one that
+  runs for real once its processes are stopped: SIGTERM, SIGKILL after the kill delay);
+  a job submitted with ``qsub -r n`` is refused, as PBS refuses it.
 - ``move``: a queued, held or waiting job goes to another queue, checked against that
-  queue's limits as a submission is; a running job is refused.
-- ``signal``: the signal is recorded in the job's history. The emulated job has no
-  processes: SIGKILL and SIGTERM end it (exit status 256 + the signal's number, as PBS
-  reports a job killed by a signal); every other signal, SIGNULL included, is only
+  queue's limits (and, onto a machine that runs scripts, against its owner's account)
+  as a submission is; a running job is refused.
+- ``signal``: the signal is recorded in the job's history. A job that runs for real gets
+  it in every one of its processes and ends as they do. An emulated job has no
+  processes: SIGKILL and SIGTERM end it; every other signal, SIGNULL included, is only
   recorded. ``suspend``, ``resume``, ``admin-suspend`` and ``admin-resume`` are refused:
-  batchd does not emulate suspended jobs.
+  batchd does not suspend jobs.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from batchd.server.records import JobRecord
 from batchd.server.service.access import Caller, may_act_on
 from batchd.server.service.lifecycle import Lifecycle
 from batchd.server.service.resources import ResourceRules
+from batchd.server.service.run_rules import check_move, moved
 from batchd.server.signals import BY_NUMBER, ENDING, SIGNALS, SUSPENDING
 
 BAD_STATE = "Request invalid for state of job"
@@ -128,6 +131,7 @@ class JobControl:
         self.life.admission.check(
             queue, width if job.mold is None else job.mold.high, walltime, self.engine.now
         )
+        check_move(rec, self.life.site, self.life.machine_of(queue))
         old = job.queue
         moving = [rec]
         if rec.array is not None:  # the array, and each of its subjobs made so far
@@ -157,6 +161,7 @@ class JobControl:
             rec.resources = resources
             job.width = resources.width
             shape_job(job, resources)
+        moved(rec, self.life.site, job.machine)
         if queued:
             self.engine.enqueue(job)
         self.journal.touch(rec)
@@ -183,6 +188,11 @@ class JobControl:
     def _signal(self, caller: Caller, rec: JobRecord, name: str, number: int) -> None:
         who = self.events.who(caller.user)
         self.events.said(rec, f"Job sent signal SIG{name} at request of {who}")
+        runs = self.life.runs
+        if rec.job.external and runs is not None:
+            runs.signal(rec, number)  # to every process of the job; it ends as it will
+            self.journal.touch(rec)
+            return
         if name not in ENDING:
             self.journal.touch(rec)
             return

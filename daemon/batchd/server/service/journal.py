@@ -50,6 +50,9 @@ class Journal:
         self.before_commit: list[Callable[[], None]] = []
         self.on_change = on_change
         self.on_retired: list[Callable[[JobRecord], None]] = []
+        # Told after a commit has written everything gathered: what may only follow a
+        # saved change (a job's process is launched once its start is saved).
+        self.on_saved: list[Callable[[], None]] = []
         self._retiring: list[JobRecord] = []  # finished, in the store, not yet written
 
     def log(self, event: str, **fields: Any) -> None:
@@ -130,6 +133,8 @@ class Journal:
                 for retire in self.on_retired:
                     retire(rec)
             self._log_events()
+            for saved in self.on_saved:
+                saved()
         for fn in self.on_change:
             fn()
 

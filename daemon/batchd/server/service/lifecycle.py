@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from batchd.engine.core import Engine
 from batchd.engine.machine import Timer
+from batchd.execution.spec import EndReport
 from batchd.metrics.live import LiveMetrics
 from batchd.model.cores import nodes_used
 from batchd.model.job import UNSET, Job
@@ -24,7 +25,6 @@ from batchd.server.arrays import label, parse_ref, subjob_key
 from batchd.server.errors import bad_request, conflict, forbidden, not_found
 from batchd.server.jobresources import shape_job
 from batchd.server.records import (
-    EXIT_STATUS,
     SEQ_DIGITS,
     JobRecord,
     drop_holds,
@@ -38,9 +38,11 @@ from batchd.server.service.events import JobEvents
 from batchd.server.service.journal import Journal
 from batchd.server.service.molding import altered_mold, submitted_mold
 from batchd.server.service.resources import ResourceRules
+from batchd.server.service.run_rules import check_move, ended_outcome, moved, run_for_real
 from batchd.server.subjobs import shown_subjob
 
 if TYPE_CHECKING:
+    from batchd.server.service.runs import Runs
     from batchd.site.config import SiteConfig
 
 RUNTIME_VAR = "BATCHD_RUNTIME"
@@ -50,7 +52,10 @@ ENDINGS = {
     "cancelled": "Job deleted while running",
     "node_fail": "Job killed: a node it ran on went down",
     "resv_end": "Job killed: its reservation ended",
+    "mem": "Job killed: over its mem",
+    "failed": "Job run and failed",
 }
+EMULATED = "no process ran: the job was emulated"
 
 
 def stamp(t: int) -> str:
@@ -88,6 +93,8 @@ class Lifecycle:
         self.machine_names = [m.name for m in site.machine]
         self.seq = 0
         self._exec_timers: dict[int, Timer] = {}
+        self.runs: Runs | None = None  # jobs that run for real, on executing machines
+        self._end_comments: dict[int, str] = {}  # how a job that ran for real ended
         engine.on_start.append(self.started)
         engine.on_end.append(self.ended)
         engine.on_requeue.append(self.overflow_requeued)
@@ -148,12 +155,12 @@ class Lifecycle:
 
     def submit(self, caller: Caller, body: JobSubmit) -> JobRecord:
         owner = self.owner_of(caller, body)
-        rec = self.new_record(body, owner)
+        rec = self.new_record(body, owner, caller.user)
         self._accept(rec)
         self.events.queued(rec, caller.user)
         return rec
 
-    def new_record(self, body: JobSubmit, owner: str) -> JobRecord:
+    def new_record(self, body: JobSubmit, owner: str, submitter: str) -> JobRecord:
         """Validate a submission completely before anything changes."""
         now = self.engine.now
         qname = body.queue or self.site.default_queue
@@ -207,6 +214,9 @@ class Lifecycle:
             resources=resources,
             rerunable=body.rerunable,
         )
+        rec.variables.setdefault("PBS_O_QUEUE", qname)
+        if self.site.machine[job.machine].executes:
+            run_for_real(rec, body, self.site, submitter)
         if body.hold:
             rec.hold_types = "u"
         if rec.depend:
@@ -328,7 +338,8 @@ class Lifecycle:
     def _record_end(self, rec: JobRecord) -> None:
         job = rec.job
         signal = self.signalled.pop(job.id, None)
-        rec.exit_status = 256 + signal if signal is not None else EXIT_STATUS.get(job.outcome)
+        if not job.external:
+            rec.exit_status = None  # no process ran: no exit status to tell (EMULATED)
         if job.outcome == "overflow":
             self.journal.log(
                 "job_overflow", job=self.job_id(job.id), queue=job.queue, action="kill"
@@ -339,8 +350,12 @@ class Lifecycle:
             )
         elif signal is not None:
             rec.comment = f"Job killed by signal {signal}"
+        elif job.id in self._end_comments:
+            rec.comment = self._end_comments.pop(job.id)
         else:
             rec.comment = ENDINGS.get(job.outcome, f"Job ended: {job.outcome}")
+        if not job.external and job.start >= 0:
+            rec.comment = f"{rec.comment} ({EMULATED})"
         self.events.ended(rec)
         self.journal.touch(rec)
         self._subjob_moved(rec)
@@ -411,16 +426,48 @@ class Lifecycle:
         self.engine.enqueue(job)
         self.metrics.job_requeued(job, "node_fail", now, busy=False)
 
+    # -- jobs that run for real ---------------------------------------------------------
+    def exited(self, rec: JobRecord, report: EndReport | None, why: str = "") -> None:
+        """The processes of a job that runs for real ended (``report`` None: its supervisor
+        was lost, ``why`` says what was found): it finishes, or goes back to its queue."""
+        job = rec.job
+        outcome, requeue, comment = ended_outcome(rec, report, why, self.site.server.node_fail)
+        if requeue is not None and job.stopping != "requeue":
+            job.stopping = "requeue"
+            rec.requeue_why = requeue
+        end = int(report.end) if report is not None else None
+        if job.stopping == "requeue":
+            reason, said = rec.requeue_why or ("rerun", "requeued")
+            rec.requeue_why = None
+            rec.exit_status = rec.used = None  # it runs again
+            self.engine.exited(job, outcome, end)
+            self.requeued(job, reason, said)
+            return
+        if comment is not None:
+            self._end_comments[job.id] = comment
+        self.engine.exited(job, outcome, end)
+
+    def remember_comment(self, key: int, comment: str) -> None:
+        """The comment a job that ran for real gets when its end is recorded."""
+        self._end_comments[key] = comment
+
     def overflow_requeued(self, job: Job) -> None:
         """A gate put a job back at the end of its window (overflow = requeue)."""
         self.journal.log("job_overflow", job=self.job_id(job.id), queue=job.queue, action="requeue")
         self.requeued(job, "overflow", f"{self.closed_what(job)} while it ran (overflow)")
 
     def requeued(self, job: Job, reason: str, why: str, *, counted: bool = False) -> None:
-        """After the engine put a running job back: counted, commented, saved."""
+        """After the engine put a running job back: counted, commented, saved. A job that
+        runs for real is put back once its processes have ended (``exited``)."""
+        rec = self.records.get(job.id)
+        if job.state is JobState.EXITING:
+            if rec is not None:
+                rec.requeue_why = (reason, why)
+                rec.comment = f"Stopping to requeue: {why}"
+                self.journal.touch(rec)
+            return
         if not counted:
             self.metrics.job_requeued(job, reason, self.engine.now)
-        rec = self.records.get(job.id)
         if rec is not None:
             rec.comment = f"Requeued: {why}"
             rec.etime = self.engine.now
@@ -490,6 +537,11 @@ class Lifecycle:
         may_act_on(caller, rec.owner, "delete", self.jid(rec))
         if rec.state is JobState.FINISHED:
             raise conflict(f"job {self.jid(rec)} has already finished")
+        if rec.state is JobState.EXITING:
+            raise conflict(
+                f"Request invalid for state of job {self.jid(rec)} (it is exiting: its "
+                "processes are being stopped)"
+            )
         self.events.said(rec, f"Job deleted at request of {self.events.who(caller.user)}")
         if rec.state is JobState.RUNNING and rec.parts:
             self._end_parts(rec, "cancelled")
@@ -570,6 +622,13 @@ class Lifecycle:
         if resources is not None:
             nodes = resources.width
         self.admission.check(qname, nodes if mold is None else mold.high, walltime, self.engine.now)
+        target = self.machine_of(qname)
+        was_mold = job.mold
+        job.mold = mold  # what the job would be, checked for the machine it would run on
+        try:
+            check_move(rec, self.site, target)
+        finally:
+            job.mold = was_mold
         queued = in_engine and job.state is JobState.QUEUED
         if queued:
             self.engine.withdraw(job)
@@ -581,6 +640,7 @@ class Lifecycle:
         job.mold = mold
         rec.resources = resources
         shape_job(job, resources)
+        moved(rec, self.site, job.machine)
         if body.priority is not None:
             job.priority = body.priority
         if body.name is not None:

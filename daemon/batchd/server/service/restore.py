@@ -9,14 +9,17 @@ while they ran overflowed then. Every change goes through the engine's transitio
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from batchd.model.states import JobState
+from batchd.execution.local import NEVER, RUNNING, Ended
+from batchd.model.states import ACTIVE_STATES, JobState
 from batchd.server.errors import ApiError
 from batchd.server.records import JobRecord
 from batchd.server.service.commands import saved_queues
+from batchd.server.service.run_rules import ended_outcome
 from batchd.server.service.scheduler import GridChoice
 from batchd.server.store import Saved
 
@@ -76,6 +79,51 @@ def saved_choices(svc: BatchService, meta: dict[str, Any]) -> None:
             sched.use(i, sched.choose(i, meta["policy"], dict(meta.get("params", {}))))
 
 
+@dataclass(frozen=True)
+class Requeue:
+    reason: str  # the metrics' requeue reason
+    why: str  # the comment's words
+
+
+def _restore_real(svc: BatchService, rec: JobRecord) -> tuple[int, str] | Requeue | None:
+    """A job that ran for real before the restart: still running (None: back on its
+    nodes), ended meanwhile ((end, outcome), its end read from the spool), or back in its
+    queue (its process never started, it was being requeued, or its supervisor was lost
+    and node_fail says requeue)."""
+    runs = svc.runs
+    engine = svc.engine
+    job = rec.job
+    found = runs.attach(rec) if runs is not None else NEVER
+    svc.journal.touch(rec)
+    if found == RUNNING:
+        engine.restore_running(job)
+        return None
+    if found == NEVER:
+        job.stopping = ""
+        engine.restore_requeued(job)
+        rec.etime = engine.now
+        return Requeue("restart", "its process had not started when the daemon stopped")
+    assert isinstance(found, Ended)
+    outcome, requeue, comment = ended_outcome(
+        rec, found.report, found.why, svc.site.server.node_fail
+    )
+    if requeue is not None or job.stopping == "requeue":
+        reason, why = requeue or rec.requeue_why or ("rerun", "requeued")
+        rec.requeue_why = None
+        rec.exit_status = rec.used = None
+        job.stopping = ""
+        engine.restore_requeued(job)
+        rec.etime = engine.now
+        return Requeue(reason, why)
+    if job.stopping == "end":
+        outcome = job.outcome or outcome
+    job.stopping = ""
+    if comment is not None:
+        svc.lifecycle.remember_comment(job.id, comment)
+    end = int(found.report.end) if found.report is not None else engine.now
+    return max(min(end, engine.now), job.start), outcome
+
+
 def restore(svc: BatchService, saved: Saved) -> None:
     meta = saved.meta
     check_identity(svc, meta)
@@ -106,14 +154,22 @@ def restore(svc: BatchService, saved: Saved) -> None:
         # A state saved before dependencies were dropped as they were met lists all.
         rec.depend = deps.pending(rec.depend)
         deps.index(rec)
-    running = [r for r in records if r.state is JobState.RUNNING]
+    running = [r for r in records if r.state in ACTIVE_STATES]
     ended: list[tuple[JobRecord, int, str]] = []
     requeued: list[JobRecord] = []
+    requeued_real: list[tuple[JobRecord, str, str]] = []
     # Open reservations first: the jobs running inside them run on their nodes.
     svc.reservations.restore(engine, saved.reservations, len(engine.machines))
     closed = svc.reservations.closed_queues()
     for rec in running:
         job = rec.job
+        if job.external:
+            back = _restore_real(svc, rec)
+            if isinstance(back, Requeue):
+                requeued_real.append((rec, back.reason, back.why))
+            elif back is not None:
+                ended.append((rec, *back))
+            continue
         killed = job.runtime > job.estimate
         end = job.start + (job.estimate if killed else max(job.runtime, 0))
         policy = engine.machines[job.machine].policy
@@ -160,6 +216,10 @@ def restore(svc: BatchService, saved: Saved) -> None:
         engine.restore_finished(rec.job, at, outcome)
     for rec in requeued:
         svc.metrics.job_requeued(rec.job, "overflow", now)
+    for rec, reason, why in requeued_real:
+        svc.metrics.job_requeued(rec.job, reason, now)
+        rec.comment = f"Requeued: {why}"
+        svc.events.said(rec, f"Job requeued: {why}")
     svc.array_jobs.fill_all()
     for resv in svc.reservations.items.values():
         if resv.queue in closed:

@@ -1,0 +1,139 @@
+"""The rules of a job that runs for real: at submission, when it changes machine, at its end.
+
+A job submitted to a machine whose executor is ``local`` runs its script on this host
+as its owner, so the submission is refused (nothing changes) when it cannot: another
+user submitting for the owner, an owner without an account here or that this daemon
+may not run (root without ``acl_roots``; anyone but the daemon's own user when the
+daemon is not root), an emulated runtime (BATCHD_RUNTIME) or a moldable range (both
+emulation only), an output path on another host, a bad shell list.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from batchd.execution.account import AccountError, account, check_runnable
+from batchd.execution.codes import JOB_EXEC_FAIL2
+from batchd.execution.spec import EXITED, FAILED, MEM, STOPPED, WALLTIME, EndReport
+from batchd.server.errors import bad_request, forbidden
+from batchd.server.outputs import output_path, pick_shell, this_host
+from batchd.server.records import JobRecord
+
+if TYPE_CHECKING:
+    from batchd.server.schemas import JobSubmit
+    from batchd.site.config import SiteConfig
+
+RUNTIME_VAR = "BATCHD_RUNTIME"
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
+def check_runs_here(rec: JobRecord, site: SiteConfig, machine: int) -> str:
+    """Refuse a job that cannot run as its owner on ``machine``; its home directory."""
+    name = site.machine[machine].name
+    job = rec.job
+    if RUNTIME_VAR in rec.variables:
+        raise bad_request(
+            f"{RUNTIME_VAR}: machine {name} runs job scripts for real; an emulated runtime "
+            "does not apply there (leave it out)"
+        )
+    if job.mold is not None:
+        raise bad_request(
+            f"-l nodes=MIN-MAX: machine {name} runs job scripts for real; moldable jobs are "
+            "emulated only"
+        )
+    try:
+        acct = account(rec.owner)
+        check_runnable(acct, site.server.acl_roots)
+    except AccountError as exc:
+        raise forbidden(f"machine {name} runs jobs as their owner: {exc}") from None
+    return acct.home
+
+
+def run_for_real(rec: JobRecord, body: JobSubmit, site: SiteConfig, submitter: str) -> None:
+    """A new job of an executing machine: checked, and given its output paths and shell."""
+    job = rec.job
+    if submitter != rec.owner:
+        raise forbidden(
+            f"{submitter} may not submit a job as {rec.owner} to machine "
+            f"{site.machine[job.machine].name}: its jobs run as their owner"
+        )
+    home = check_runs_here(rec, site, job.machine)
+    workdir = rec.variables.get("PBS_O_WORKDIR") or home
+    if not workdir.startswith("/"):
+        raise bad_request(f"PBS_O_WORKDIR={workdir!r}: give an absolute path")
+    array = body.array_indices is not None
+    try:
+        rec.output_path = output_path(body.output_path, "o", job.name, rec.seq, array, workdir)
+        rec.error_path = output_path(body.error_path, "e", job.name, rec.seq, array, workdir)
+        if body.shell is not None:
+            pick_shell(body.shell)
+    except ValueError as exc:
+        raise bad_request(str(exc)) from None
+    rec.join = body.join_path or "n"
+    rec.shell = body.shell
+    rec.variables.setdefault("PBS_O_HOST", this_host())
+    job.external = True
+    job.runtime = job.estimate  # unknown until it ends: plans use the walltime
+
+
+def moved(rec: JobRecord, site: SiteConfig, machine: int) -> None:
+    """A waiting job altered or moved onto ``machine``: it runs for real there or is
+    emulated (checked before anything changes: call ``check_move`` first)."""
+    job = rec.job
+    if not site.machine[machine].executes:
+        job.external = False
+        job.runtime = rec.runtime_given if rec.runtime_given is not None else job.estimate
+        return
+    job.external = True
+    job.runtime = job.estimate
+    if rec.output_path is None:
+        workdir = rec.variables.get("PBS_O_WORKDIR") or account(rec.owner).home
+        seq, array = rec.pbs_seq, rec.array is not None
+        rec.output_path = output_path(None, "o", job.name, seq, array, workdir)
+        rec.error_path = output_path(None, "e", job.name, seq, array, workdir)
+        rec.variables.setdefault("PBS_O_HOST", this_host())
+
+
+def check_move(rec: JobRecord, site: SiteConfig, machine: int) -> None:
+    if site.machine[machine].executes:
+        check_runs_here(rec, site, machine)
+
+
+Ending = tuple[str, tuple[str, str] | None, str | None]
+
+
+def ended_outcome(rec: JobRecord, report: EndReport | None, why: str, node_fail: str) -> Ending:
+    """How a job whose processes ended finishes, its Exit_status and resources_used set
+    on the record: (outcome, (reason, words) when it goes back to its queue instead (its
+    supervisor was lost and node_fail is requeue), its comment if not the usual one)."""
+    job = rec.job
+    if report is None:
+        lost = f"its supervisor was lost ({why})"
+        if node_fail == "requeue" and rec.rerunable:
+            rec.exit_status = None
+            return "node_fail", ("node_fail", lost), None
+        rec.exit_status = JOB_EXEC_FAIL2
+        return "node_fail", None, f"Job killed: {lost}"
+    rec.exit_status = report.status
+    rec.used = {
+        "walltime": max(report.end - report.start, 0.0),
+        "cput": report.cput,
+        "mem": float(report.mem),
+        "vmem": float(report.vmem),
+    }
+    job.runtime = max(int(report.end - report.start), 0)
+    if report.reason == FAILED:
+        return "failed", None, f"Job could not start: {_printable(report.message)}"
+    if report.reason == WALLTIME:
+        return "walltime", None, f"Job killed: {_printable(report.message)}"
+    if report.reason == MEM:
+        return "mem", None, f"Job killed: {_printable(report.message)}"
+    if report.reason == STOPPED:
+        return job.outcome or "cancelled", None, None
+    assert report.reason == EXITED
+    if report.status == 0:
+        return "ok", None, None
+    return "failed", None, f"Job run and finished with exit status {report.status}"
