@@ -7,8 +7,8 @@ Only attributes that are set are listed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from .hints import Any
 from .jobattrs import format_utility
 from .timefmt import ctime, hms
 
@@ -50,8 +50,7 @@ def job_attrs(job: Mapping[str, Any]) -> Attrs:
         out.append(("server", server))
     out += resource_list(job)
     out += _mold_attrs(job)
-    if job.get("elapsed") is not None:
-        out.append(("resources_used.walltime", hms(job["elapsed"])))
+    out += resources_used(job)
     if job.get("exec_vnode"):
         out.append(("exec_host", exec_host(job["exec_vnode"])))
         out.append(("exec_vnode", job["exec_vnode"]))
@@ -61,6 +60,7 @@ def job_attrs(job: Mapping[str, Any]) -> Attrs:
         out.append(("exec_host", "+".join(hosts)))
     out.append(("Priority", str(job["priority"])))
     out.append(("Hold_Types", job.get("hold_types") or "n"))
+    out += _run_attrs(job)
     if job.get("depend"):
         out.append(("depend", job["depend"]))
     for key, name in (
@@ -85,6 +85,47 @@ def job_attrs(job: Mapping[str, Any]) -> Attrs:
     if job.get("variables"):
         out.append(("Variable_List", ",".join(f"{k}={v}" for k, v in job["variables"].items())))
     return out + array_attrs(job)
+
+
+def _kb(value: float) -> str:
+    return f"{int(value) // 1024}kb"
+
+
+def resources_used(job: Mapping[str, Any]) -> Attrs:
+    """``resources_used.*``: the walltime so far; of a job that ran for real, what its
+    processes used (cput, mem and vmem in kb, cpupercent, ncpus), as MoM reports it."""
+    used = job.get("resources_used")
+    if not used:
+        elapsed = job.get("elapsed")
+        return [] if elapsed is None else [("resources_used.walltime", hms(elapsed))]
+    walltime = float(used.get("walltime", 0))
+    cput = float(used.get("cput", 0))
+    ncpus = (job.get("resource_list") or {}).get("ncpus", str(job.get("nodes", 1)))
+    return [
+        ("resources_used.cpupercent", str(int(100 * cput / walltime) if walltime > 0 else 0)),
+        ("resources_used.cput", hms(int(cput))),
+        ("resources_used.mem", _kb(used.get("mem", 0))),
+        ("resources_used.ncpus", str(ncpus)),
+        ("resources_used.vmem", _kb(used.get("vmem", 0))),
+        ("resources_used.walltime", hms(int(walltime))),
+    ]
+
+
+def _run_attrs(job: Mapping[str, Any]) -> Attrs:
+    """Where a job that runs for real writes, its shell, as whom it runs; Rerunable."""
+    out: Attrs = []
+    for key, name in (
+        ("error_path", "Error_Path"),
+        ("join_path", "Join_Path"),
+        ("output_path", "Output_Path"),
+        ("shell", "Shell_Path_List"),
+        ("euser", "euser"),
+        ("egroup", "egroup"),
+    ):
+        if job.get(key):
+            out.append((name, str(job[key])))
+    out.append(("Rerunable", pbs_bool(job.get("rerunable", True))))
+    return out
 
 
 def array_attrs(job: Mapping[str, Any]) -> Attrs:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
-from typing import Any
 
-from . import jobattrs
+from . import jobattrs, jobenv
 from .blocking import split_block, wait_for
 from .cli import Parser, UsageError, run
 from .directives import DirectiveError, directives, where
+from .hints import Any
 from .resources import ResourceError, Resources, parse_resources
 from .text import escape
 from .timefmt import parse_exec_time
@@ -21,10 +22,12 @@ USAGE = (
     "qsub [-l RES[,RES...]]... [-q QUEUE] [-N NAME] [-p PRIO] "
     "[-a [[[[CC]YY]MM]DD]hhmm[.SS]] [-h] [-W depend=TYPE:ID[:ID...]] [-W utility=T:V,T:V...] "
     "[-W speedup=downey:A:SIGMA|fixed] [-W block=true] [-r y|n] [-J X-Y[:Z][%%N]] "
-    "[-v VAR=VAL[,VAR=VAL...]] [script]"
+    "[-o [HOST:]PATH] [-e [HOST:]PATH] [-j oe|eo|n] [-k KEEP] [-S PATH[@HOST][,...]] "
+    "[-v VAR=VAL[,VAR=VAL...]] [-V] [script]"
 )
-# Accepted for compatibility with PBS scripts and ignored: output files, mail, shell...
-IGNORED_WITH_VALUE = ("-o", "-e", "-j", "-m", "-M", "-S", "-A", "-P", "-k", "-c")
+# Accepted for compatibility with PBS scripts and ignored: mail, account, project, checkpoint.
+IGNORED_WITH_VALUE = ("-m", "-M", "-A", "-P", "-c")
+KEEP = re.compile(r"^(n|[oed]+)$")
 
 
 def build_parser(directive: bool = False) -> Parser:
@@ -49,10 +52,42 @@ def build_parser(directive: bool = False) -> Parser:
     add("-J", dest="array", metavar="X-Y[:Z][%N]",
         help="a job array: one subjob per index X, X+Z, ... up to Y, at most N running")  # fmt: skip
     add("-v", dest="variables", action="append", metavar="VAR=VAL[,...]",
-        help="job variables; BATCHD_RUNTIME=SECONDS sets the emulated runtime")  # fmt: skip
+        help="job variables; BATCHD_RUNTIME=SECONDS sets the emulated runtime (emulated "
+        "machines only)")  # fmt: skip
+    add("-V", dest="export_all", action="store_true", default=None,
+        help="export every variable of this environment to the job")  # fmt: skip
+    add(
+        "-o",
+        dest="output_path",
+        metavar="[HOST:]PATH",
+        help="the job's standard output (default NAME.oSEQ here; a directory: inside it)",
+    )
+    add(
+        "-e",
+        dest="error_path",
+        metavar="[HOST:]PATH",
+        help="the job's standard error (default NAME.eSEQ here)",
+    )
+    add(
+        "-j",
+        dest="join",
+        metavar="oe|eo|n",
+        help="oe: error into the output file; eo: output into the error file; n: apart",
+    )
+    add(
+        "-k",
+        dest="keep",
+        metavar="n|o|e|oe|d...",
+        help="accepted: batchd writes output where -o and -e say as the job runs",
+    )
+    add(
+        "-S",
+        dest="shell",
+        metavar="PATH[@HOST][,...]",
+        help="the shell or interpreter of the script (default: your login shell)",
+    )
     for opt in IGNORED_WITH_VALUE:
         p.add_argument(opt, dest=f"ignored_{opt[1]}", help=argparse.SUPPRESS)
-    p.add_argument("-V", dest="ignored_V", action="store_true", help=argparse.SUPPRESS)
     if not directive:
         p.add_argument("script", nargs="?", help="job script (default: stdin)")
     return p
@@ -168,9 +203,23 @@ def _body(opts: argparse.Namespace, res: Resources, default_name: str) -> dict[s
         body["array_indices"] = span
         if max_run is not None:
             body["max_run_subjobs"] = max_run
-    variables = jobattrs.parse_variables(opts.variables or [])
-    if variables:
-        body["variables"] = variables
+    variables = jobenv.origin_variables()
+    if opts.export_all:
+        variables.update(jobenv.exported())
+    variables.update(jobattrs.parse_variables(opts.variables or []))
+    body["variables"] = variables
+    for option, key in (("-o", "output_path"), ("-e", "error_path")):
+        given = getattr(opts, key)
+        if given is not None:
+            body[key] = jobenv.prepare_path(option, given)
+    if opts.join is not None:
+        if opts.join not in ("oe", "eo", "n"):
+            raise ValueError(f"-j {opts.join}: give oe, eo or n")
+        body["join_path"] = opts.join
+    if opts.keep is not None and not KEEP.match(opts.keep):
+        raise ValueError(f"-k {opts.keep}: give n, or any of o, e and d (oe, eod...)")
+    if opts.shell is not None:
+        body["shell"] = opts.shell
     return body
 
 

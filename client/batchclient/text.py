@@ -42,6 +42,18 @@ def escape(text: object) -> str:
     return "".join(ch if ch.isprintable() else _escape_char(ch) for ch in s)
 
 
+_REFUSED = frozenset({"Cc", "Cs", "Zl", "Zp"})
+_BIDI = frozenset({0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)})
+
+
+def sendable(text: str) -> bool:
+    """Whether the daemon takes ``text`` (no control, separator or bidirectional
+    formatting character: batchd.model.text, which the client does not import)."""
+    if text.isprintable():
+        return True
+    return not any(unicodedata.category(c) in _REFUSED or ord(c) in _BIDI for c in text)
+
+
 def char_width(ch: str) -> int:
     """Terminal columns of one printable character: 0, 1 or 2."""
     if ch < "\u0300":  # Latin and the like: one column, the common case

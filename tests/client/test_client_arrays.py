@@ -172,7 +172,11 @@ def test_arrays_through_the_commands_and_a_kill(tmp_path: Path, site: Path) -> N
         assert most_at_once(subs) == 2
         done = full(d, "1[]")
         assert done["array_state_count"] == "Queued:0 Running:0 Exiting:0 Expired:12"
-        assert (done["Exit_status"], done["max_run_subjobs"]) == ("0", "2")
+        assert (done["comment"], done["max_run_subjobs"]) == ("Job Array finished", "2")
+        assert "Exit_status" not in done  # emulated: no process ran, no exit status
+        one = full(d, "1[1].tiny")
+        assert one["comment"] == "Job run and finished (no process ran: the job was emulated)"
+        assert "Exit_status" not in one
 
         # A long one: four subjobs on the four nodes, the fifth waits.
         script = "#PBS -J 0-4\n#PBS -l nodes=1,walltime=1000:00:00\ntrue\n"

@@ -129,6 +129,23 @@ def out_err(capsys) -> tuple[str, str]:
     return captured.out, captured.err
 
 
+ORIGIN_FROM_ENV = ("HOME", "LANG", "LOGNAME", "PATH", "MAIL", "SHELL", "TZ")
+
+
+def split_origin(body: dict) -> tuple[dict, dict[str, str]]:
+    """A qsub request body without its variables, and the variables qsub was given (-v):
+    the PBS_O_* ones it always sends are checked here against where this test runs."""
+    body = dict(body)
+    variables = dict(body.pop("variables"))
+    origin = {k: variables.pop(k) for k in list(variables) if k.startswith("PBS_O_")}
+    expected = {f"PBS_O_{n}": os.environ[n] for n in ORIGIN_FROM_ENV if n in os.environ}
+    assert os.path.samefile(origin.pop("PBS_O_WORKDIR"), os.getcwd())
+    assert origin.pop("PBS_O_HOST") == socket.gethostname()
+    assert origin.pop("PBS_O_SYSTEM") == os.uname().sysname
+    assert origin == expected  # the rest: those set in this environment, and no other
+    return body, variables
+
+
 # -- canned API objects (schemas.py shapes) ----------------------------------------------------
 
 
@@ -265,14 +282,15 @@ def test_qsub_file_with_directives(stub, capsys, tmp_path):
     )
     assert (rc, out_err(capsys)) == (0, ("42.hpcline\n", ""))
     assert stub.calls() == [("POST", "/jobs")]
-    assert stub.requests[0]["body"] == {
+    body, variables = split_origin(stub.requests[0]["body"])
+    assert body == {
         "name": "fromfile",
         "queue": "workq",
         "nodes": 4,
         "walltime": 3600,
-        "variables": {"BATCHD_RUNTIME": "60"},
         "script": script.read_text(),
     }
+    assert variables == {"BATCHD_RUNTIME": "60"}
     assert stub.requests[0]["headers"]["content-type"] == "application/json"
     assert stub.requests[0]["headers"]["host"] == "batchd"
 
@@ -282,7 +300,8 @@ def test_qsub_name_defaults_to_the_file_name(stub, capsys, tmp_path):
     script.write_text("sleep 1\n")
     stub.on("POST", "/jobs", job(id="43.hpcline"), status=201)
     assert qsub.main([str(script)]) == 0
-    assert stub.requests[0]["body"] == {"name": "job.pbs", "script": "sleep 1\n"}
+    body, variables = split_origin(stub.requests[0]["body"])
+    assert (body, variables) == ({"name": "job.pbs", "script": "sleep 1\n"}, {})
 
 
 def test_qsub_stdin_exec_time_from_the_daemons_clock(stub, capsys, monkeypatch):
@@ -293,7 +312,8 @@ def test_qsub_stdin_exec_time_from_the_daemons_clock(stub, capsys, monkeypatch):
     rc = qsub.main(["-a", "0630", "-h", "-p", "7", "-W", "depend=afterok:12:13", "-l", "select=2"])
     assert (rc, out_err(capsys)) == (0, ("44.hpcline\n", ""))
     assert stub.calls() == [("GET", "/server"), ("POST", "/jobs")]
-    assert stub.requests[1]["body"] == {
+    body, variables = split_origin(stub.requests[1]["body"])
+    assert body == {
         "name": "STDIN",
         "select": [{"count": 2}],
         "priority": 7,
@@ -302,6 +322,7 @@ def test_qsub_stdin_exec_time_from_the_daemons_clock(stub, capsys, monkeypatch):
         "exec_time": utc_epoch(2031, 5, 5, 6, 30),
         "script": "echo hi\n",
     }
+    assert variables == {}
 
 
 @pytest.mark.parametrize(

@@ -211,6 +211,7 @@ def test_full_running_job():
         "    exec_host = node001/0+node002/0+node003/0+node004/0",
         "    Priority = 0",
         "    Hold_Types = n",
+        "    Rerunable = True",
         "    ctime = Sat Nov 21 09:43:20 2026",
         "    qtime = Sat Nov 21 09:43:20 2026",
         "    etime = Sat Nov 21 09:43:20 2026",
@@ -237,7 +238,7 @@ def test_full_waiting_and_finished_jobs():
     )
     finished = job(id="11.hpcline", state="F", end_time=NOW - 5, exit_status=0, elapsed=3600)
     text = jobtable.full_jobs([waiting, finished])
-    assert text[:15] + text[15:21] == [
+    assert text[:22] == [
         "Job Id: 15.hpcline",
         "    Job_Name = STDIN",
         "    Job_Owner = alice@hpcline",
@@ -250,6 +251,7 @@ def test_full_waiting_and_finished_jobs():
         "    Resource_List.walltime = 01:00:00",
         "    Priority = -5",
         "    Hold_Types = uo",
+        "    Rerunable = True",
         "    depend = afterok:12.hpcline",
         "    ctime = Sat Nov 21 09:43:20 2026",
         "    qtime = Sat Nov 21 09:43:20 2026",

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import calendar
+import os
+import socket
 import time
+from pathlib import Path
 
 import pytest
 
@@ -460,7 +463,45 @@ sleep 1
 """
 
 
-def test_qsub_request_from_directives():
+# What qsub reads of where it runs (PBS_O_*): a known environment, in a known directory.
+SUBMIT_ENV = {
+    "HOME": "/home/alice",
+    "LANG": "en_US.UTF-8",
+    "LOGNAME": "alice",
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "SHELL": "/bin/bash",
+}
+
+
+@pytest.fixture
+def here(monkeypatch, tmp_path: Path) -> Path:
+    """qsub run in ``tmp_path`` with SUBMIT_ENV (no MAIL; TZ=UTC, from ``utc``)."""
+    for name in ("HOME", "LANG", "LOGNAME", "PATH", "MAIL", "SHELL"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in SUBMIT_ENV.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PWD", str(tmp_path))
+    return tmp_path
+
+
+def origin(cwd: Path) -> dict[str, str]:
+    """The PBS_O_* variables qsub sends from ``here``."""
+    return {
+        **{f"PBS_O_{name}": value for name, value in SUBMIT_ENV.items()},
+        "PBS_O_TZ": "UTC",
+        "PBS_O_WORKDIR": str(cwd),
+        "PBS_O_SYSTEM": os.uname().sysname,
+        "PBS_O_HOST": socket.gethostname(),
+    }
+
+
+def here_path(name: str) -> str:
+    """An -o/-e path as qsub sends it: this host's name, absolute in the current directory."""
+    return f"{socket.gethostname()}:{os.path.join(os.getcwd(), name)}"
+
+
+def test_qsub_request_from_directives(here: Path):
     body, exec_spec = qsub.build_request([], SCRIPT, "job.sh")
     assert exec_spec is None
     assert body == {
@@ -469,14 +510,16 @@ def test_qsub_request_from_directives():
         "nodes": 2,
         "walltime": 600,
         "priority": 10,
-        "variables": {"A": "1", "B": "2"},
+        "variables": {**origin(here), "A": "1", "B": "2"},
+        "output_path": here_path("out.log"),
+        "join_path": "oe",
         "script": SCRIPT,
     }
 
 
-def test_qsub_command_line_beats_directives():
+def test_qsub_command_line_beats_directives(here: Path):
     argv = ["-N", "cli", "-l", "select=4", "-p", "-5", "-v", "B=3,C=4", "-h", "-a", "1130"]
-    argv += ["-W", "depend=afterok:7"]
+    argv += ["-W", "depend=afterok:7", "-o", "/abs/cli.out", "-j", "n"]
     body, exec_spec = qsub.build_request(argv, SCRIPT, "job.sh")
     assert exec_spec == "1130"
     assert body == {
@@ -487,14 +530,94 @@ def test_qsub_command_line_beats_directives():
         "priority": -5,
         "hold": True,
         "depend": "afterok:7",
-        "variables": {"A": "1", "B": "3", "C": "4"},
+        "variables": {**origin(here), "A": "1", "B": "3", "C": "4"},
+        "output_path": f"{socket.gethostname()}:/abs/cli.out",
+        "join_path": "n",
         "script": SCRIPT,
     }
 
 
-def test_qsub_defaults_send_only_name_and_script():
+def test_qsub_defaults_send_name_script_and_where_it_runs(here: Path):
     body, _ = qsub.build_request([], "sleep 1\n", "job.sh")
-    assert body == {"name": "job.sh", "script": "sleep 1\n"}
+    assert body == {"name": "job.sh", "script": "sleep 1\n", "variables": origin(here)}
+
+
+def test_qsub_sends_only_the_origin_variables_that_are_set(here: Path, monkeypatch):
+    monkeypatch.delenv("LANG")
+    monkeypatch.setenv("MAIL", "/var/mail/alice")
+    variables = qsub.build_request([], "sleep 1\n", "job.sh")[0]["variables"]
+    assert "PBS_O_LANG" not in variables
+    assert variables["PBS_O_MAIL"] == "/var/mail/alice"
+
+
+def test_qsub_workdir_is_the_current_directory(here: Path, monkeypatch):
+    (here / "sub").mkdir()
+    monkeypatch.chdir(here / "sub")
+    monkeypatch.delenv("PWD")  # no shell to tell it: the directory itself
+    variables = qsub.build_request([], "sleep 1\n", "job.sh")[0]["variables"]
+    assert variables["PBS_O_WORKDIR"] == os.getcwd()
+    assert os.path.samefile(variables["PBS_O_WORKDIR"], here / "sub")
+
+
+def test_qsub_output_path_relative_made_absolute_on_this_host(here: Path):
+    body, _ = qsub.build_request(["-o", "logs/run.out"], "sleep 1\n", "job.sh")
+    assert body["output_path"] == f"{socket.gethostname()}:{os.getcwd()}/logs/run.out"
+    assert "error_path" not in body and "join_path" not in body
+
+
+def test_qsub_output_path_naming_a_host_is_kept(here: Path):
+    body, _ = qsub.build_request(["-o", "otherhost:/x"], "sleep 1\n", "job.sh")
+    assert body["output_path"] == "otherhost:/x"
+
+
+def test_qsub_error_path_and_join(here: Path):
+    body, _ = qsub.build_request(["-e", "err.log", "-j", "oe"], "sleep 1\n", "job.sh")
+    assert body["error_path"] == here_path("err.log")
+    assert body["join_path"] == "oe"
+    assert "output_path" not in body
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["-j", "bad"], "-j bad: give oe, eo or n"),
+        (["-k", "bad"], "-k bad: give n, or any of o, e and d"),
+        (["-o", ":/x"], "-o :/x: an empty host name"),
+    ],
+)
+def test_qsub_bad_output_options_are_refused(here: Path, argv, message):
+    with pytest.raises(UsageError) as err:
+        qsub.build_request(argv, "sleep 1\n", "job.sh")
+    assert str(err.value).startswith(message)
+
+
+def test_qsub_keep_is_checked_not_sent(here: Path):
+    body, _ = qsub.build_request(["-k", "oe"], "sleep 1\n", "job.sh")
+    assert body == {"name": "job.sh", "script": "sleep 1\n", "variables": origin(here)}
+
+
+def test_qsub_shell_is_sent(here: Path):
+    body, _ = qsub.build_request(["-S", "/bin/zsh"], "sleep 1\n", "job.sh")
+    assert body["shell"] == "/bin/zsh"
+
+
+def test_qsub_export_all_sends_the_environment(here: Path, monkeypatch):
+    monkeypatch.setenv("MY_SETTING", "on")
+    monkeypatch.setenv("PBS_O_HOME", "/elsewhere")  # PBS_O_* are qsub's own: not exported
+    body, _ = qsub.build_request(["-V"], "sleep 1\n", "job.sh")
+    variables = body["variables"]
+    assert variables["MY_SETTING"] == "on"
+    assert variables["HOME"] == "/home/alice"  # the environment as it is, not only PBS_O_*
+    assert variables["PBS_O_HOME"] == "/home/alice"
+    assert origin(here).items() <= variables.items()
+    without, _ = qsub.build_request([], "sleep 1\n", "job.sh")
+    assert "MY_SETTING" not in without["variables"]
+
+
+def test_qsub_v_beats_export_all(here: Path, monkeypatch):
+    monkeypatch.setenv("MY_SETTING", "on")
+    body, _ = qsub.build_request(["-V", "-v", "MY_SETTING=off"], "sleep 1\n", "job.sh")
+    assert body["variables"]["MY_SETTING"] == "off"
 
 
 @pytest.mark.parametrize(

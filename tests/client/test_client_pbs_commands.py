@@ -4,6 +4,7 @@ restart. The commands run as ``python -m batchclient.X``: they may not be instal
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import re
@@ -84,11 +85,20 @@ def test_selecting_moving_signalling_and_tracing_jobs(tmp_path: Path, site: Path
         assert run(d, "qrerun", "2.tiny").stderr.startswith("qrerun: job is not rerunnable 2.tiny")
         ok(d, "qrerun", "1.tiny")
 
-        # qsig: recorded; KILL ends the job with 256 + 9.
+        # qsig: recorded; KILL ends the job, emulated: no process ran, no exit status.
         ok(d, "qsig", "-s", "USR1", "1.tiny")
         assert ok(d, "qselect", "-s", "R") == "1.tiny\n2.tiny\n"
         ok(d, "qsig", "-s", "SIGKILL", "2.tiny")
-        assert "    Exit_status = 265\n" in ok(d, "qstat", "-x", "-f", "2.tiny")
+        killed = ok(d, "qstat", "-x", "-f", "2.tiny")
+        assert "    job_state = F\n" in killed and "Exit_status" not in killed
+        assert "    Hold_Types = n\n    Rerunable = False\n" in killed  # qsub -r n
+        as_json = json.loads(ok(d, "qstat", "-x", "-f", "-F", "json", "2.tiny"))["Jobs"]["2.tiny"]
+        assert "Exit_status" not in as_json
+        assert as_json["comment"] == "Job killed by signal 9 (no process ran: the job was emulated)"
+        assert as_json["Variable_List"]["PBS_O_QUEUE"] == "workq"
+        ended = ok(d, "tracejob", "-w", "0", "2").splitlines()
+        assert any(t[26:].startswith("run emulated resources_used.walltime=") for t in ended)
+        assert not any("Exit_status" in t for t in ended)
         unknown = run(d, "qsig", "99.tiny")
         assert (unknown.returncode, unknown.stderr) == (153, "qsig: Unknown Job Id 99.tiny\n")
         illegal = run(d, "qsig", "-s", "SIGWHAT", "1.tiny")
@@ -110,7 +120,8 @@ def test_selecting_moving_signalling_and_tracing_jobs(tmp_path: Path, site: Path
         assert missing.returncode == 1
         assert "tracejob: Couldn't find Job Id 77.tiny in logs of past 1 day" in missing.stderr
 
-        # qsub -W block=true: the job id first, then the job's exit status.
+        # qsub -W block=true: the job id first, then the job's exit status (an emulated job
+        # has none: 3, as for a job that never ran).
         blocked = subprocess.Popen(
             [sys.executable, "-m", "batchclient.qsub", "-W", "block=true", "-l", "nodes=4"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -126,8 +137,12 @@ def test_selecting_moving_signalling_and_tracing_jobs(tmp_path: Path, site: Path
         assert blocked.wait(timeout=30) == 3  # deleted before it ran: PBS's 3
         done = run(d, "qsub", "-W", "block=true", "-v", "BATCHD_RUNTIME=1", "-l", "nodes=1",
                    "-q", "short", "-l", "walltime=00:00:05", stdin="x")  # fmt: skip
-        # One node is free: it runs at once and ends 1 s later, with status 0.
-        assert (done.returncode, done.stdout) == (0, "6.tiny\n")
+        # One node is free: it runs at once and ends 1 s later, emulated: no exit status.
+        assert (done.returncode, done.stdout) == (3, "6.tiny\n")
+        six = json.loads(ok(d, "qstat", "-x", "-f", "-F", "json", "6.tiny"))["Jobs"]["6.tiny"]
+        assert (six["job_state"], six["resources_used"]["walltime"]) == ("F", "00:00:01")
+        assert six["comment"] == "Job run and finished (no process ran: the job was emulated)"
+        assert "Exit_status" not in six
 
 
 def test_reservations_and_queues_through_a_restart(tmp_path: Path, site: Path) -> None:
@@ -181,7 +196,11 @@ def test_reservations_and_queues_through_a_restart(tmp_path: Path, site: Path) -
         assert "Job Queued at request of" in trace and "queue = R1" in trace
         ok(d, "pbs_rdel", "R1.tiny")
         assert ok(d, "pbs_rstat") == ""
-        assert "    Exit_status = 271\n" in ok(d, "qstat", "-x", "-f", "1.tiny")
+        ended = json.loads(ok(d, "qstat", "-x", "-f", "-F", "json", "1.tiny"))["Jobs"]["1.tiny"]
+        assert ended["job_state"] == "F" and "Exit_status" not in ended  # emulated: none
+        assert ended["comment"] == (
+            "Job killed: its reservation ended (no process ran: the job was emulated)"
+        )
         gone = run(d, "pbs_rdel", "R1.tiny")
         assert gone.returncode == 1 and "R1.tiny" in gone.stderr
         assert run(d, "pbs_rdel", "nonsense").stderr == (
