@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from .cli import UsageError
+from .hints import Any
 from .transport import Client, quote
 
 NEVER_RAN = 3

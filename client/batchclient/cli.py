@@ -7,8 +7,8 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
 
+from .hints import Any, NoReturn
 from .text import escape, json_safe
 from .transport import ApiError, TransportError
 
@@ -26,11 +26,35 @@ class UsageError(Exception):
     """A bad command line or bad input: one line on stderr, exit 2, nothing sent."""
 
 
+def terminal_columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size()`` gives it: $COLUMNS, else
+    the width of the terminal on stdout, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0 and sys.__stdout__ is not None:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (ValueError, OSError):  # closed, detached, not a terminal
+            columns = 0
+    return columns or 80
+
+
 class Parser(argparse.ArgumentParser):
     """argparse whose errors are one line and exit code 2 (raised, not printed)."""
 
     def __init__(self, prog: str, usage: str | None = None, **kwargs: Any) -> None:
-        super().__init__(prog=prog, usage=usage, add_help=False, **kwargs)
+        # argparse makes a help formatter at every add_argument(), and each one would
+        # look up the terminal's width (importing shutil for it): look it up once here.
+        width = terminal_columns() - 2
+        super().__init__(
+            prog=prog,
+            usage=usage,
+            add_help=False,
+            formatter_class=lambda prog: argparse.HelpFormatter(prog, width=width),
+            **kwargs,
+        )
         self.add_argument("--help", action="help", help="show this help and exit")
 
     def error(self, message: str) -> NoReturn:

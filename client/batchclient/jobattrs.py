@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+
+from .hints import Any
 
 JOB_ID = re.compile(r"^\d+(?:\[\d*\])?(?:\.[A-Za-z0-9_.-]+)?$")
 _NAME = re.compile(r"^[^\s@:]+$")

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from . import jobtable, widetable
 from .attrs import server_of
+from .hints import Any
 
 Job = dict[str, Any]
 INDENT = "    "  # a job inside {"jobs": [...]} at print_json's indent of 2

@@ -9,9 +9,9 @@ escaped and measured in terminal columns (batchclient.text).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from .attrs import job_attrs, queue_attrs, server_attrs
+from .hints import Any
 from .text import cell, char_width, cut, escape, fit, width
 from .timefmt import est_start_short, hm, hms
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from .attrs import node_attrs
+from .hints import Any
 from .text import cut, escape, pad
 
 Obj = Mapping[str, Any]

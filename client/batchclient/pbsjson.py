@@ -13,9 +13,9 @@ import json
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from .attrs import job_attrs
+from .hints import Any
 from .jobsink import JobSink
 from .text import json_safe
 

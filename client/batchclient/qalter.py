@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from . import jobattrs
 from .cli import Parser, UsageError, run
+from .hints import Any
 from .jobops import check_ids, for_each_job, job_path
 from .resources import ResourceError, Resources, parse_resources
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from . import qmgr_format as fmt
 from .cli import (
@@ -25,6 +24,7 @@ from .cli import (
     say,
     wants_json,
 )
+from .hints import Any
 from .qmgr_parse import Command, QmgrSyntaxError, parse
 from .qmgr_queue import PBS_ERRNO, QmgrServerError, queue_fields
 from .text import escape

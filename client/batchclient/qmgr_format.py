@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from .attrs import Attrs, node_attrs, pbs_bool, queue_attrs, sched_attrs, server_attrs
+from .hints import Any
 from .text import escape
 from .timefmt import hms
 

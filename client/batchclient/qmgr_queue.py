@@ -7,8 +7,7 @@ and the daemon's refusals as qmgr prints them::
 
 from __future__ import annotations
 
-from typing import Any
-
+from .hints import Any
 from .timefmt import parse_duration
 
 # The daemon's error codes as PBS's error numbers (pbs_error.h).

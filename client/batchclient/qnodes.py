@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from . import nodes as fmt
 from .cli import EXIT_REFUSED, Parser, UsageError, add_json_flag, print_json, run, say, wants_json
+from .hints import Any
 from .transport import ApiError, Client, quote
 
 PROG = "qnodes"

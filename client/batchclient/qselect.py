@@ -16,9 +16,9 @@ from __future__ import annotations
 import operator
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from .cli import Parser, UsageError, run
+from .hints import Any
 from .jobattrs import is_array_id
 from .qstat import pages
 from .text import escape

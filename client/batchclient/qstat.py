@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 
 from . import jobtable
 from .cli import (
@@ -19,6 +18,7 @@ from .cli import (
     say,
     wants_json,
 )
+from .hints import Any
 from .jobattrs import is_array_id, is_job_id, is_subjob_id
 from .jobsink import JobSink
 from .pbsjson import PbsJsonSink

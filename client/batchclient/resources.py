@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
 
+from .hints import Any
 from .timefmt import parse_duration
 
 NODES_WITH_SELECT = "Cannot be used with select or place: nodes"
@@ -40,16 +39,52 @@ class ResourceError(ValueError):
     """A resource request batchd cannot honour; the message names it."""
 
 
-@dataclass
 class Resources:
-    nodes: int | None = None  # the chunks asked for (a moldable job: its narrowest width)
-    walltime: int | None = None
-    syntax: str | None = None  # "nodes" or "select": the spelling that gave the chunks
-    nodes_max: int | None = None  # nodes=MIN-MAX: the top of a moldable job's range
-    nodes_spec: str | None = None  # nodes=... as written (old syntax), not a range
-    select: list[dict[str, Any]] | None = None  # the API's chunks
-    place: str | None = None
-    wide: dict[str, str] = field(default_factory=dict)  # job-wide: ncpus, mem, the site's
+    """What ``-l`` asked for. A plain class, not a dataclass: importing ``dataclasses``
+    (with ``inspect``) would cost every qsub several milliseconds of its start."""
+
+    __slots__ = (
+        "nodes",
+        "walltime",
+        "syntax",
+        "nodes_max",
+        "nodes_spec",
+        "select",
+        "place",
+        "wide",
+    )
+
+    def __init__(
+        self,
+        nodes: int | None = None,
+        walltime: int | None = None,
+        syntax: str | None = None,
+        nodes_max: int | None = None,
+        nodes_spec: str | None = None,
+        select: list[dict[str, Any]] | None = None,
+        place: str | None = None,
+        wide: dict[str, str] | None = None,
+    ) -> None:
+        self.nodes = nodes  # the chunks asked for (a moldable job: its narrowest width)
+        self.walltime = walltime
+        self.syntax = syntax  # "nodes" or "select": the spelling that gave the chunks
+        self.nodes_max = nodes_max  # nodes=MIN-MAX: the top of a moldable job's range
+        self.nodes_spec = nodes_spec  # nodes=... as written (old syntax), not a range
+        self.select = select  # the API's chunks
+        self.place = place
+        self.wide = {} if wide is None else wide  # job-wide: ncpus, mem, the site's
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Resources):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{n}={v!r}" for n, v in zip(self.__slots__, self._fields(), strict=True))
+        return f"Resources({shown})"
 
     def overridden_by(self, other: Resources) -> Resources:
         """These resources with every one that ``other`` sets replaced (command line wins)."""

@@ -13,9 +13,9 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from .cli import EXIT_REFUSED, Parser, print_json, run, say
+from .hints import Any
 from .rdel import check_resv_ids
 from .text import escape
 from .timefmt import hms

@@ -15,9 +15,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from .cli import Parser, UsageError, run
+from .hints import Any
 from .resources import ResourceError, parse_resources
 from .text import escape
 from .timefmt import parse_duration, parse_exec_time

@@ -14,9 +14,9 @@ import datetime as dt
 import shutil
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from .cli import EXIT_REFUSED, Parser, UsageError, run, say
+from .hints import Any
 from .jobops import check_ids, job_path
 from .text import escape
 from .transport import ApiError, Client

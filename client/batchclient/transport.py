@@ -1,24 +1,25 @@
 """Talking to batchd: where it listens, one JSON request, errors as exceptions.
 
-Standard library only, so the commands start fast: ``http.client`` over a Unix
-socket or over TCP when ``$BATCHD_URL`` is set. :func:`default_socket` gives the
-same path as the daemon's own default (``batchd.server.paths``; a test keeps the
-two in step). Nothing goes over a socket whose directory or server is not root's,
-the daemon user's or your own (:class:`UnixHTTPConnection`).
+Standard library only, and little of it, so the commands start fast: HTTP/1.1 of
+our own (:mod:`batchclient.http11`; ``http.client`` alone would cost every command
+about 20 ms of imports) over a Unix socket, or over TCP when ``$BATCHD_URL`` is set.
+:func:`default_socket` gives the same path as the daemon's own default
+(``batchd.server.paths``; a test keeps the two in step). Nothing goes over a socket
+whose directory or server is not root's, the daemon user's or your own
+(:func:`connect_unix`).
 """
 
 from __future__ import annotations
 
-import http.client
+import _socket  # socket's own core: the module socket costs a command ~2 ms of imports
 import json
 import os
 import pwd
-import socket
 import stat
 import struct
-from typing import Any
-from urllib.parse import quote as _quote
-from urllib.parse import urlencode, urlsplit
+
+from .hints import Any
+from .http11 import BadAnswer, Connection, Response
 
 SYSTEM_SOCKET = "/run/batchd/batchd.sock"
 DAEMON_USER = "batchd"  # the system daemon's user (User= in systemd/batchd.service)
@@ -105,10 +106,10 @@ def check_socket_dir(path: str, trusted: dict[int, str]) -> None:
         )
 
 
-def check_peer(sock: socket.socket, path: str, trusted: dict[int, str]) -> None:
+def check_peer(sock: _socket.socket, path: str, trusted: dict[int, str]) -> None:
     """Refuse a connected socket whose server runs as an untrusted user (SO_PEERCRED:
     the user that called listen())."""
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, struct.calcsize("3i"))
     _pid, uid, _gid = struct.unpack("3i", creds)
     if uid not in trusted:
         raise UnsafeSocketError(
@@ -184,36 +185,25 @@ def _reason(exc: OSError) -> str:
 
 
 class Client:
-    """One connection to batchd; :meth:`request` returns the decoded JSON body."""
+    """One connection to batchd, kept for the next request; :meth:`request` returns the
+    decoded JSON body."""
 
     def __init__(self, endpoint: Endpoint | None = None) -> None:
         self.endpoint = endpoint or Endpoint.from_env()
-        self._conn: http.client.HTTPConnection | None = None
+        self._conn: Connection | None = None
         self._prefix = ""
 
     # -- connection -------------------------------------------------------------
 
-    def _connection(self) -> http.client.HTTPConnection:
+    def _connection(self) -> Connection:
         if self._conn is not None:
             return self._conn
         ep = self.endpoint
         if ep.url:
-            parts = urlsplit(ep.url)
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise TransportError(f"BATCHD_URL={ep.url!r}: expected http://HOST:PORT")
-            try:
-                port = parts.port
-            except ValueError:
-                raise TransportError(f"BATCHD_URL={ep.url!r}: bad port") from None
-            cls = (
-                http.client.HTTPSConnection
-                if parts.scheme == "https"
-                else http.client.HTTPConnection
-            )
-            self._conn = cls(parts.hostname, port, timeout=ep.timeout)
-            self._prefix = parts.path.rstrip("/")
+            sock, self._prefix = connect_url(ep.url, ep.timeout)
         else:
-            self._conn = UnixHTTPConnection(str(ep.socket_path), ep.timeout, ep.daemon_user)
+            sock = connect_unix(str(ep.socket_path), ep.timeout, ep.daemon_user)
+        self._conn = Connection(sock)
         return self._conn
 
     def close(self) -> None:
@@ -231,8 +221,8 @@ class Client:
         query: dict[str, str] | None = None,
     ) -> Any:
         if query:
-            path = f"{path}?{urlencode(query)}"
-        headers = {"Host": "batchd", "Accept": "application/json"}
+            path = f"{path}?{'&'.join(f'{quote(k)}={quote(v)}' for k, v in query.items())}"
+        headers = {"Host": "batchd", "Accept": "application/json", "Accept-Encoding": "identity"}
         if self.endpoint.token:
             headers["Authorization"] = f"Bearer {self.endpoint.token}"
         payload = None
@@ -243,14 +233,11 @@ class Client:
         # once on a fresh one, except a POST (a submission must never go twice).
         attempts = 2 if self._conn is not None and method != "POST" else 1
         for attempt in range(attempts):
-            conn = self._connection()
             try:
-                conn.request(method, self._prefix + path, body=payload, headers=headers)
-                response = conn.getresponse()
-                status = response.status
-                raw = response.read()
+                conn = self._connection()
+                response = conn.request(method, self._prefix + path, headers, payload)
                 break
-            except TransportError:  # an unsafe socket: nothing was sent
+            except TransportError:  # a bad URL, an unsafe socket: nothing was sent
                 self.close()
                 raise
             except OSError as exc:
@@ -262,22 +249,14 @@ class Client:
                         f"lost connection to batchd at {self.endpoint.where}: {_reason(exc)}"
                     ) from None
                 raise ConnectError(self.endpoint.where, _reason(exc)) from None
-            except http.client.HTTPException as exc:
+            except BadAnswer as exc:
                 self.close()
                 raise ProtocolError(
-                    f"bad answer from batchd at {self.endpoint.where}: {type(exc).__name__} {exc}"
+                    f"bad answer from batchd at {self.endpoint.where}: {exc}"
                 ) from None
-        if 200 <= status < 300:
-            if not raw.strip():
-                return None
-            try:
-                return json.loads(raw)
-            except ValueError:
-                raise ProtocolError(
-                    f"bad answer from batchd at {self.endpoint.where}: not JSON "
-                    f"(HTTP {status}): {raw[:80]!r}"
-                ) from None
-        raise _api_error(status, response.reason, raw)
+        if conn.closed:  # the daemon ended the connection with its answer
+            self._conn = None
+        return _decode(response, self.endpoint.where)
 
     def get(self, path: str, query: dict[str, str] | None = None) -> Any:
         return self.request("GET", path, query=query)
@@ -292,6 +271,21 @@ class Client:
         return self.request("DELETE", path)
 
 
+def _decode(response: Response, where: str) -> Any:
+    """A 2xx answer's JSON (None for an empty body); else the API's refusal raised."""
+    status, raw = response.status, response.body
+    if 200 <= status < 300:
+        if not raw.strip():
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise ProtocolError(
+                f"bad answer from batchd at {where}: not JSON (HTTP {status}): {raw[:80]!r}"
+            ) from None
+    raise _api_error(status, response.reason, raw)
+
+
 def _api_error(status: int, reason: str, raw: bytes) -> ApiError:
     try:
         data = json.loads(raw)
@@ -304,32 +298,69 @@ def _api_error(status: int, reason: str, raw: bytes) -> ApiError:
     return ApiError(status, "", f"batchd answered HTTP {status} {reason}{detail}")
 
 
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
 def quote(part: str) -> str:
-    """One path segment (a job id or node name), percent-encoded."""
-    return _quote(part, safe="")
+    """One path segment (a job id or node name) or query word, percent-encoded as
+    ``urllib.parse.quote(part, safe="")`` does it: UTF-8, all but letters, digits and
+    ``-._~`` as ``%XX``."""
+    return "".join(chr(b) if b in _UNRESERVED else f"%{b:02X}" for b in part.encode())
 
 
-class UnixHTTPConnection(http.client.HTTPConnection):
-    """HTTP/1.1 over a Unix stream socket (the Host header is ``batchd``).
+def connect_unix(
+    path: str, timeout: float | None, daemon_user: str | None = None
+) -> _socket.socket:
+    """A stream socket connected to ``path``, once the socket's directory and the server's
+    user are trusted (:func:`trusted_users`): root, the daemon's user or yourself."""
+    trusted = trusted_users(daemon_user)
+    check_socket_dir(path, trusted)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        sock.connect(path)
+        check_peer(sock, path, trusted)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
-    Before anything is sent, the socket's directory and the server's user must be
-    trusted (:func:`trusted_users`): root, the daemon's user or yourself.
-    """
 
-    def __init__(self, path: str, timeout: float, daemon_user: str | None = None) -> None:
-        super().__init__("batchd", timeout=timeout)
-        self.unix_path = path
-        self.daemon_user = daemon_user
+def connect_url(url: str, timeout: float) -> tuple[_socket.socket, str]:
+    """A stream connected to ``http://HOST[:PORT][/PREFIX]`` (TLS for ``https://``), and
+    the path prefix of the API. (socket, and ssl for https, are imported here: the
+    commands on a Unix socket do without them.)"""
+    import socket
+    from urllib.parse import urlsplit
 
-    def connect(self) -> None:
-        trusted = trusted_users(self.daemon_user)
-        check_socket_dir(self.unix_path, trusted)
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise TransportError(f"BATCHD_URL={url!r}: expected http://HOST:PORT")
+    try:
+        port = parts.port
+    except ValueError:
+        raise TransportError(f"BATCHD_URL={url!r}: bad port") from None
+    tls = parts.scheme == "https"
+    sock = socket.create_connection((parts.hostname, port or (443 if tls else 80)), timeout)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as http.client does
+    if tls:  # as http.client's HTTPSConnection: certificate and host name checked
+        import ssl
+
+        context = ssl.create_default_context()
+        context.set_alpn_protocols(["http/1.1"])
         try:
-            sock.settimeout(self.timeout)
-            sock.connect(self.unix_path)
-            check_peer(sock, self.unix_path, trusted)
+            sock = context.wrap_socket(sock, server_hostname=parts.hostname)
         except BaseException:
             sock.close()
             raise
-        self.sock = sock
+    return sock, parts.path.rstrip("/")
+
+
+def __getattr__(name: str) -> Any:
+    # UnixHTTPConnection (http.client over the socket, which tests and benchmarks use)
+    # is imported on first use only: http.client is what the commands do without.
+    if name == "UnixHTTPConnection":
+        from .unixconn import UnixHTTPConnection
+
+        return UnixHTTPConnection
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

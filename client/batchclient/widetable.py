@@ -9,9 +9,9 @@ other fields are cut to their width minus one plus ``*``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from .attrs import job_attrs
+from .hints import Any
 from .jobtable import (
     BLANK,
     alt_row,
