@@ -8,6 +8,7 @@ After the test, whatever jobs were left running are killed through their supervi
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -63,8 +64,10 @@ def write_site(folder: Path, *, cores: int = 4, kill_delay: int = 2, name: str =
 
 
 def daemon_dir() -> Path:
+    """A directory every user may reach (0755), removed when the test run ends."""
     path = Path(tempfile.mkdtemp(prefix="batchd-local-", dir="/tmp"))
     path.chmod(0o755)
+    atexit.register(shutil.rmtree, path, True)
     return path
 
 

@@ -10,6 +10,7 @@ host's ``/usr/bin/python3`` with the client on PYTHONPATH when needed.
 
 from __future__ import annotations
 
+import atexit
 import os
 import pwd
 import shutil
@@ -90,17 +91,21 @@ def test_users() -> Iterator[list[User]]:
 
 
 def open_dir(prefix: str) -> Path:
-    """A directory every user may reach and write in (sticky, as /tmp)."""
+    """A directory every user may reach and write in (sticky, as /tmp); removed when the
+    test run ends."""
     path = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
     path.chmod(0o1777)
+    atexit.register(shutil.rmtree, path, True)
     return path
 
 
 def their_dir(owner: User, prefix: str) -> Path:
-    """A directory of ``owner``'s own, where its jobs' output goes."""
+    """A directory of ``owner``'s own, where its jobs' output goes; removed when the test
+    run ends."""
     path = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
     os.chown(path, owner.uid, owner.gid)
     path.chmod(0o755)
+    atexit.register(shutil.rmtree, path, True)
     return path
 
 

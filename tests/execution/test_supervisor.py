@@ -223,7 +223,9 @@ async def test_jobs_go_on_while_the_executor_is_away(jobs, tmp_path) -> None:
     assert isinstance(lost, Ended) and lost.report is None and "without" in lost.why
     job_pid = json.loads(started)["pid"]
     time.sleep(0.2)
-    assert not alive(job_pid)  # the lost supervisor's job was killed
+    assert not alive(job_pid)  # the lost supervisor's job was killed, its files removed
+    assert not Path(doomed.env["TMPDIR"]).exists()
+    assert not Path(doomed.env["PBS_NODEFILE"]).exists()
     end = await jobs.end_of(longer)
     assert end.report is not None and end.report.status == 3
 

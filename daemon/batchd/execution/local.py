@@ -262,18 +262,21 @@ class LocalExecutor:
         return Ended(key, None, "its supervisor ended without recording the job's end")
 
     def _kill_leftovers(self, key: str, started: str | None) -> None:
-        """A lost supervisor's job: kill its cgroup, else its session's processes."""
+        """A lost supervisor's job: kill its cgroup, else its session's processes; then its
+        TMPDIR and node file go, removed by a process of the owner's."""
         info: dict[str, object] = {}
         with contextlib.suppress(ValueError, TypeError):
             info = json.loads(started or "{}")
         path = info.get("cgroup") or self.job_cgroup(key)
-        if isinstance(path, str) and os.path.isdir(path) and cgroups.kill_all(path):
-            return
-        pid = info.get("pid")
-        if isinstance(pid, int) and pid > 1:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
-            procs.signal_all(_session(pid), signal.SIGKILL)
+        if not (isinstance(path, str) and os.path.isdir(path) and cgroups.kill_all(path)):
+            pid = info.get("pid")
+            if isinstance(pid, int) and pid > 1:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
+                procs.signal_all(_session(pid), signal.SIGKILL)
+        files, owner = info.get("files"), info.get("owner")
+        if isinstance(files, list) and files and isinstance(owner, list) and len(owner) == 3:
+            _remove_as(owner, [str(f) for f in files])
 
     def take_ends(self) -> list[Ended]:
         ends, self.ends = self.ends, []
@@ -340,6 +343,28 @@ class LocalExecutor:
             pass
         finally:
             os.close(fd)
+
+
+_PLAIN = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
+
+
+def _remove_as(owner: list[object], paths: list[str]) -> None:
+    """Remove a job's files with its owner's rights, in a process of their own (the daemon
+    never forks itself: subprocess execs at once)."""
+    uid, gid, groups = owner
+    if not (isinstance(uid, int) and isinstance(gid, int) and isinstance(groups, list)):
+        return
+    # rm, not the daemon's Python: that may live where only root may read (a venv).
+    argv = ["rm", "-rf", "--", *paths]
+    null = subprocess.DEVNULL
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        if os.geteuid() == 0:
+            subprocess.run(
+                argv, env=_PLAIN, timeout=60, stdin=null, stdout=null, stderr=null,
+                user=uid, group=gid, extra_groups=[int(str(g)) for g in groups],
+            )  # fmt: skip
+        elif os.geteuid() == uid:
+            subprocess.run(argv, env=_PLAIN, timeout=60, stdin=null, stdout=null, stderr=null)
 
 
 def _session(sid: int) -> list[int]:

@@ -130,7 +130,15 @@ class Supervisor:
             code, message = failure
             self._reap_all()
             return EndReport(code, FAILED, self.start, time.time(), message=message)
-        started = {"pid": pid, "start": self.start, "cgroup": self.cgroup}
+        env = spec.env
+        started = {
+            "pid": pid,
+            "start": self.start,
+            "cgroup": self.cgroup,
+            # What the daemon removes, as the owner, should this supervisor be lost.
+            "files": [p for p in (env.get("TMPDIR"), env.get("PBS_NODEFILE")) if p],
+            "owner": [spec.uid, spec.gid, spec.groups],
+        }
         spool.write_record(self.spool_fd, spec.key, spool.STARTED, json.dumps(started), whole=False)
         return None
 
@@ -345,9 +353,8 @@ def supervise(spec: LaunchSpec, spool_fd: int, ready_fd: int) -> NoReturn:
             report = sup.run()
         sup.clean_up()
         spool.write_record(spool_fd, key, spool.END, report.to_json())
-        spool.remove(
-            spool_fd, key, (spool.CONTROL, spool.STARTED, spool.LOCK)
-        )  # the end says it all
+        # The end says it all now: the rest goes.
+        spool.remove(spool_fd, key, (spool.CONTROL, spool.STARTED, spool.LOCK))
     except BaseException:
         code = 1
         with contextlib.suppress(BaseException):
