@@ -1,7 +1,7 @@
 """dask-jobqueue and Parsl get real work done through batchd on this host.
 
-A daemon on a site like conf/workstation.toml (one node of this host's cores, shared,
-executor "local"): dask-jobqueue's PBSCluster scales to two workers, which run as jobs
+A daemon on conf/workstation.toml (one node of this host's cores, shared, executor
+"local"): dask-jobqueue's PBSCluster scales to two workers, which run as jobs
 and connect to the test's scheduler, and a task's result comes back; Parsl's
 HighThroughputExecutor starts a block through PBSProProvider and a Python app's result
 comes back. Success is the work done; afterwards no worker is left.
@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from local_daemon import ROOT_SHELL, LocalDaemon, daemon_dir, wait_until, write_site
+from local_daemon import ROOT_SHELL, LocalDaemon, daemon_dir, wait_until
+from paths import ROOT as ROOT_DIR
 
 dask_jobqueue = pytest.importorskip("dask_jobqueue", reason="dask-jobqueue: pip install '.[test]'")
 pytest.importorskip("parsl", reason="parsl: pip install '.[test]'")
@@ -32,12 +33,22 @@ HERE = Path(__file__).resolve().parent
 ROOT = os.geteuid() == 0
 
 
+def workstation(folder: Path) -> Path:
+    """conf/workstation.toml as shipped; under a root test run, root's jobs allowed."""
+    text = (ROOT_DIR / "conf" / "workstation.toml").read_text()
+    if ROOT:
+        text = text.replace("[server]\n", '[server]\nacl_roots = ["root"]\n', 1)
+    path = folder / "workstation.toml"
+    path.write_text(text)
+    return path
+
+
 @pytest.fixture
 def daemon(monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalDaemon]:
-    """The daemon, with qsub, qstat and qdel first on PATH and its socket set, as the
-    libraries run them; the test works in the daemon's work directory."""
+    """The daemon on the workstation site, with qsub, qstat and qdel first on PATH and its
+    socket set, as the libraries run them; the test works in the daemon's work directory."""
     folder = daemon_dir()
-    with LocalDaemon(folder, write_site(folder, cores=4, kill_delay=5)) as d:
+    with LocalDaemon(folder, workstation(folder)) as d:
         monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
         monkeypatch.setenv("BATCHD_SOCKET", str(d.socket))
         monkeypatch.delenv("BATCHD_URL", raising=False)
