@@ -20,14 +20,14 @@ import heapq
 from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
 
-from batchd.engine import external
+from batchd.engine import external, restored
+from batchd.engine.control import MachineControl, check_machine
 from batchd.engine.machine import MachineState, Timer
 from batchd.engine.placement import PlacementError, moldable_to, reshape, widths_text
 from batchd.engine.reservations import ReservationRunner, ResvRun
 from batchd.engine.shared import start_shared
 from batchd.model.job import UNSET, Job
 from batchd.model.machine import Grid
-from batchd.model.reservation import Reservation
 from batchd.model.states import JobState, change_state
 from batchd.sched.policy import Placement, Policy
 
@@ -49,15 +49,7 @@ class StuckJobsError(ValueError):
 STUCK_AFTER = 366 * 86_400  # a year without a start, an end or an arrival
 
 
-def _check_machine(policy: Policy, index: int) -> None:
-    if policy.machine != index:
-        raise ValueError(
-            f"policy {policy.name} was built for machine {policy.machine}, not {index} "
-            "(build it with BuildContext(machine=...))"
-        )
-
-
-class Engine:
+class Engine(MachineControl):
     """Runs jobs on the machines of a grid under one policy per machine."""
 
     def __init__(
@@ -76,7 +68,7 @@ class Engine:
                 f"{len(grid.machines)} machines need as many policies, got {len(policies)}"
             )
         for i, policy in enumerate(policies):
-            _check_machine(policy, i)
+            check_machine(policy, i)
         self.grid = grid
         self.kill = kill
         self.machines = [
@@ -529,36 +521,11 @@ class Engine:
 
     def restore_running(self, job: Job) -> None:
         """A job that was running before a restart: same nodes, same start."""
-        m = self.machines[job.machine]
-        if job.state is not JobState.RUNNING and not (
-            job.external and job.state is JobState.EXITING
-        ):
-            raise ValueError(f"job {job.id} is not running")
-        run = self.reserved.run_of(job)
-        if run is not None:
-            self.reserved.restore_running(run, job)
-            return
-        m.pool.take(job.nodes)
-        m.add_running(job.start + job.duration, job)
-        self.push_end(job)
-        m.policy.invalidate()
-        m.policy.job_resumed(m, job)
+        restored.running(self, job)
 
     def restore_finished(self, job: Job, end: int, outcome: str) -> None:
         """A job that was running before a restart ended at ``end`` while nobody watched."""
-        job.end = end
-        if outcome == "walltime":
-            job.killed = True
-        job.outcome = outcome
-        change_state(job, JobState.FINISHED)
-        self._ended(job)
-        for hook in self.on_end:
-            hook(job)
-
-    def _ended(self, job: Job) -> None:
-        self.ended += 1
-        if self.keep_finished:
-            self.finished.append(job)
+        restored.finished(self, job, end, outcome)
 
     def restore_requeued(self, job: Job) -> None:
         """A job that was running before a restart went back to its queue while nobody watched.
@@ -592,47 +559,3 @@ class Engine:
         change_state(job, JobState.FINISHED)
         job.outcome = outcome
         job.end = self.now
-
-    def set_policy(self, machine: int, policy: Policy) -> Policy:
-        """Replace a machine's policy; its waiting jobs move over in FCFS order."""
-        _check_machine(policy, machine)
-        m = self.machines[machine]
-        old = m.policy
-        waiting = sorted(old.waiting(), key=lambda j: (j.submit, j.id))
-        for job in waiting:
-            old.withdraw(m, job)
-        m.policy = policy
-        for job in waiting:
-            policy.job_submitted(m, job)
-        return old
-
-    def node_out(self, machine: int, node: int) -> None:
-        """Take a node out of service; a job on it keeps running (drain)."""
-        m = self.machines[machine]
-        m.pool.take_out(node)
-        m.refresh_widths()
-        m.policy.invalidate()
-
-    def node_in(self, machine: int, node: int) -> None:
-        m = self.machines[machine]
-        m.pool.put_back(node)
-        m.refresh_widths()
-        m.policy.invalidate()
-
-    # -- reservations ---------------------------------------------------------------
-    def add_reservation(self, resv: Reservation) -> None:
-        """Hold ``resv.width`` nodes from ``resv.start`` to ``resv.end``; the caller checked the fit."""
-        self.reserved.add(resv)
-
-    def remove_reservation(self, resv: Reservation) -> None:
-        """Delete a reservation now; its jobs end and its nodes go back at once."""
-        self.reserved.remove(resv)
-
-    def waiting(self) -> list[Job]:
-        return [j for m in self.machines for j in m.policy.waiting()]
-
-    def running(self) -> list[Job]:
-        """Running and exiting jobs, by start."""
-        jobs = [h for m in self.machines for h in m.holders() if isinstance(h, Job)]
-        jobs += [j for run in self.reserved.runs.values() for j in run.running.values()]
-        return sorted(jobs, key=lambda j: (j.start, j.id))

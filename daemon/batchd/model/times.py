@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import time
 from typing import Final
 
 NEVER: Final = 2**62
@@ -48,6 +49,11 @@ def parse_duration(value: str | int) -> int:
 def hms(seconds: int) -> str:
     """``HH:MM:SS`` (hours may exceed 24), as PBS shows walltimes."""
     return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def stamp(t: int) -> str:
+    """A time in the host's local time, as comments and refusals show it."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
 
 
 def local_epoch(tz: dt.tzinfo, day: dt.date, sec: int) -> int:

@@ -387,6 +387,17 @@ class SiteConfig(BaseModel):
                 amounts[res.name] = 0
         return NodeShape(m.ncpus, m.mem_per_node, amounts, values)
 
+    def identity(self) -> dict[str, Any]:
+        """The server and machines a state file is saved for. A shared machine's engine
+        counts cores: its layout is part of what the state means."""
+        return {
+            "server": self.server_name,
+            "machines": [
+                [m.name, m.nodes, m.node_prefix, *(["shared", m.ncpus] if m.shared else [])]
+                for m in self.machine
+            ],
+        }
+
     @property
     def server_name(self) -> str:
         return self.server.name or self.machine[0].name

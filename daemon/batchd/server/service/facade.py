@@ -180,9 +180,8 @@ class BatchService:
         self.engine.reserved.on_close.append(self.array_jobs.reservation_closed)
         self.engine.reserved.on_close.append(self.control.reservation_closed)
         self.queue_admin = QueueAdmin()
-        self.runs = (
-            Runs(self.lifecycle, self.journal, self.executor) if self.executor is not None else None
-        )
+        executor = self.executor  # jobs that run for real: their part of the service
+        self.runs = Runs(self.lifecycle, self.journal, executor) if executor else None
 
     def _order_of(self, machine: int) -> Callable[[], str]:
         return lambda: self.engine.machines[machine].policy.order()
@@ -403,15 +402,8 @@ class BatchService:
         restore(self, saved)
 
     def machine_identity(self, site: SiteConfig | None = None) -> dict[str, Any]:
-        site = site or self.site
-        # A shared machine's engine counts cores: its layout is part of what state means.
-        return {
-            "server": site.server_name,
-            "machines": [
-                [m.name, m.nodes, m.node_prefix, *(["shared", m.ncpus] if m.shared else [])]
-                for m in site.machine
-            ],
-        }
+        """What a state file must have been saved for (SiteConfig.identity)."""
+        return (site or self.site).identity()
 
     # -- names ------------------------------------------------------------------------
     def caller(self, user: str) -> Caller:

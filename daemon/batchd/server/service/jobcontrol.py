@@ -97,7 +97,7 @@ class JobControl:
     def _rerun(self, caller: Caller, rec: JobRecord) -> None:
         self.events.said(rec, f"Job Rerun at request of {self.events.who(caller.user)}")
         if rec.parts:
-            self.life._requeue_parts(rec)
+            self.life.parts.requeue_all(rec)
             self.life.requeued(rec.job, "rerun", f"rerun by {caller.user}", counted=True)
         else:
             self.engine.requeue(rec.job)
@@ -199,7 +199,7 @@ class JobControl:
         self.events.add(rec, "M", f"Terminated by signal SIG{name}")
         self.life.signalled[rec.seq] = number
         if rec.parts:
-            self.life._end_parts(rec, "signal")
+            self.life.parts.end_all(rec, "signal")
         else:
             self.engine.terminate(rec.job, "signal")
 

@@ -8,7 +8,6 @@ execution times) and marks what changed for the journal.
 from __future__ import annotations
 
 import datetime as dt
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -17,9 +16,9 @@ from batchd.engine.machine import Timer
 from batchd.execution.spec import EndReport
 from batchd.metrics.live import LiveMetrics
 from batchd.model.cores import nodes_used
-from batchd.model.job import UNSET, Job
-from batchd.model.states import JobState, change_state
-from batchd.model.times import MAX_DURATION, hms, parse_duration
+from batchd.model.job import Job
+from batchd.model.states import JobState
+from batchd.model.times import MAX_DURATION, hms, parse_duration, stamp
 from batchd.model.utility import Utility
 from batchd.server.arrays import label, parse_ref, subjob_key
 from batchd.server.errors import bad_request, conflict, forbidden, not_found
@@ -37,6 +36,7 @@ from batchd.server.service.dependencies import Dependencies
 from batchd.server.service.events import JobEvents
 from batchd.server.service.journal import Journal
 from batchd.server.service.molding import altered_mold, submitted_mold
+from batchd.server.service.multisite import Parts
 from batchd.server.service.resources import ResourceRules
 from batchd.server.service.run_rules import check_move, ended_outcome, moved, run_for_real
 from batchd.server.subjobs import shown_subjob
@@ -56,10 +56,6 @@ ENDINGS = {
     "failed": "Job run and failed",
 }
 EMULATED = "no process ran: the job was emulated"
-
-
-def stamp(t: int) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
 
 
 class Lifecycle:
@@ -94,6 +90,7 @@ class Lifecycle:
         self.seq = 0
         self._exec_timers: dict[int, Timer] = {}
         self.runs: Runs | None = None  # jobs that run for real, on executing machines
+        self.parts = Parts(engine, metrics, journal, self.machine_names)
         self._end_comments: dict[int, str] = {}  # how a job that ran for real ended
         engine.on_start.append(self.started)
         engine.on_end.append(self.ended)
@@ -314,7 +311,7 @@ class Lifecycle:
     def started(self, job: Job) -> None:
         rec = self.records.get(job.id)
         if rec is not None and job is not rec.job:
-            self._part_started(rec, job)
+            self.parts.started(rec, job)
             return
         self.metrics.job_started(job, self.engine.now)
         if rec is None:
@@ -328,7 +325,8 @@ class Lifecycle:
     def ended(self, job: Job) -> None:
         rec = self.records.get(job.id)
         if rec is not None and job is not rec.job:
-            self._part_ended(rec, job)
+            if self.parts.ended(rec, job):
+                self._record_end(rec)
             return
         self.metrics.job_ended(job, self.engine.now, busy=not (rec is not None and rec.parts))
         if rec is None:
@@ -360,71 +358,6 @@ class Lifecycle:
         self.journal.touch(rec)
         self._subjob_moved(rec)
         self._settle_dependents(rec)
-
-    # -- multi-site jobs (grid): one record, several parts in the engine ----------------
-    def _part_started(self, rec: JobRecord, part: Job) -> None:
-        """A part of a multi-site job started (all start in the same pass): the first makes
-        the record's job run, stretched as its parts are; the others join it."""
-        job = rec.job
-        now = self.engine.now
-        if job.state is JobState.QUEUED:
-            rec.original = (job.runtime, job.estimate)
-            rec.parts = [part]
-            job.runtime, job.estimate = part.runtime, part.estimate
-            change_state(job, JobState.RUNNING)
-            job.start = part.start
-            job.machine = part.machine
-            job.started_by = part.started_by
-            self.metrics.job_started(part, now)
-        else:
-            rec.parts.append(part)
-            self.metrics.part_started(part, now)
-        machines = "+".join(self.machine_names[p.machine] for p in rec.parts)
-        rec.comment = (
-            f"Job run at {stamp(job.start)} on {job.width} nodes, multi-site on {machines}"
-        )
-        self.journal.touch(rec)
-
-    def _part_ended(self, rec: JobRecord, part: Job) -> None:
-        """A part ended; the job ends with the last (they end together: same runtime)."""
-        self.metrics.part_ended(part, self.engine.now)
-        if any(p.state is not JobState.FINISHED for p in rec.parts):
-            self.journal.touch(rec)
-            return
-        job = rec.job
-        bad = [p.outcome for p in rec.parts if p.outcome != "ok"]
-        job.outcome = bad[0] if bad else "ok"
-        job.killed = any(p.killed for p in rec.parts)
-        job.end = max(p.end for p in rec.parts)
-        change_state(job, JobState.FINISHED)
-        self.metrics.job_ended(job, self.engine.now, busy=False)
-        self._record_end(rec)
-
-    def _end_parts(self, rec: JobRecord, outcome: str) -> None:
-        """End every running part of a multi-site job now (deleted, a node failed)."""
-        for part in list(rec.parts):
-            if part.state is JobState.RUNNING:
-                self.engine.terminate(part, outcome)
-
-    def _requeue_parts(self, rec: JobRecord) -> None:
-        """A node of one part failed (node_fail = requeue): every part stops and the job
-        waits again as submitted (its own runtime and walltime), placed by the layer anew."""
-        now = self.engine.now
-        for part in rec.parts:
-            if part.state is JobState.RUNNING:
-                self.engine.requeue(part)  # back in the layer's queue: taken out again
-                self.engine.withdraw(part)
-                self.metrics.part_ended(part, now)
-        job = rec.job
-        assert rec.original is not None
-        job.runtime, job.estimate = rec.original
-        rec.parts, rec.original = [], None
-        change_state(job, JobState.QUEUED)
-        job.start = job.end = UNSET
-        job.nodes, job.killed, job.started_by = [], False, ""
-        job.machine = 0
-        self.engine.enqueue(job)
-        self.metrics.job_requeued(job, "node_fail", now, busy=False)
 
     # -- jobs that run for real ---------------------------------------------------------
     def exited(self, rec: JobRecord, report: EndReport | None, why: str = "") -> None:
@@ -480,9 +413,9 @@ class Lifecycle:
         rec = self.records.get(job.id)
         if rec is not None and job is not rec.job and rec.parts:
             if self.site.server.node_fail == "kill":
-                self._end_parts(rec, "node_fail")
+                self.parts.end_all(rec, "node_fail")
                 return
-            self._requeue_parts(rec)
+            self.parts.requeue_all(rec)
             self.requeued(rec.job, "node_fail", "a node it ran on went down", counted=True)
             return
         if self.site.server.node_fail == "kill":
@@ -544,7 +477,7 @@ class Lifecycle:
             )
         self.events.said(rec, f"Job deleted at request of {self.events.who(caller.user)}")
         if rec.state is JobState.RUNNING and rec.parts:
-            self._end_parts(rec, "cancelled")
+            self.parts.end_all(rec, "cancelled")
         elif rec.state is JobState.RUNNING:
             self.engine.terminate(rec.job, "cancelled")
         else:

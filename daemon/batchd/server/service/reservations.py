@@ -9,20 +9,15 @@ walltime gets the reservation's duration.
 from __future__ import annotations
 
 import re
-import time
 
 from batchd.engine.core import Engine
 from batchd.model.reservation import Reservation, ResvState
-from batchd.model.times import hms
+from batchd.model.times import hms, stamp
 from batchd.server.errors import bad_request, conflict, not_found
 from batchd.server.records import SEQ_DIGITS, resv_from_row, resv_to_row
 from batchd.server.schemas import ReservationCreate
 from batchd.server.service.journal import Journal
 from batchd.site.config import QueueConfig
-
-
-def stamp(t: int) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
 
 
 class Reservations:
