@@ -36,7 +36,6 @@ import platform
 import resource
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -44,6 +43,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from batchclient.unixconn import UnixHTTPConnection
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
@@ -55,20 +56,6 @@ QSUB_ARGS = ["-l", "walltime=01:00:00"]
 
 class BenchError(RuntimeError):
     """The daemon or a command misbehaved: the run cannot go on."""
-
-
-class UnixConnection(http.client.HTTPConnection):
-    """HTTP/1.1 over a Unix stream socket (to ask the daemon whether it is up)."""
-
-    def __init__(self, path: str, timeout: float = 5.0) -> None:
-        super().__init__("batchd", timeout=timeout)
-        self.unix_path = path
-
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        sock.connect(self.unix_path)
-        self.sock = sock
 
 
 class Daemon:
@@ -100,7 +87,7 @@ class Daemon:
             if self.proc.poll() is not None:
                 raise BenchError(f"the daemon exited with {self.proc.returncode}: {self.tail()}")
             with contextlib.suppress(OSError, http.client.HTTPException, ValueError):
-                conn = UnixConnection(self.sock)
+                conn = UnixHTTPConnection(str(self.sock), timeout=5.0)
                 try:
                     conn.request("GET", "/healthz")
                     if conn.getresponse().status == 200:

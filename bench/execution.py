@@ -1,7 +1,8 @@
 """Jobs that run for real on this host: start latency, and an array of 1,000 short jobs.
 
-A daemon of its own (``batchd serve`` on a site like conf/workstation.toml: one node of
-this host's CPUs, shared, executor "local") in a temporary directory. Jobs run as
+A daemon of its own (``batchd serve`` on conf/workstation.toml: one node of this host's
+CPUs, shared, executor "local"; TMPDIRs in /tmp, a kill delay of 2 s) in a temporary
+directory. Jobs run as
 ``--user`` (under a root run: ``batchd-bench``, made with useradd when missing and
 removed at the end) or, run by anyone else, as yourself. Then:
 
@@ -43,26 +44,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_USER = "batchd-bench"
-SITE = """
-[[machine]]
-name = "bench"
-nodes = 1
-cores_per_node = "host"
-mem_per_node = "host"
-shared = true
-executor = "local"
-
-[server]
-kill_delay = 2
-acl_roots = {roots}
-
-[execution]
-tmpdir = "/tmp"
-
-[[queue]]
-name = "workq"
-default_walltime = "00:10:00"
-"""
+def site_file(roots: bool) -> str:
+    """conf/workstation.toml as shipped, but for the TMPDIRs in /tmp, a kill delay of 2 s
+    and, when the jobs are root's, acl_roots."""
+    text = (ROOT / "conf" / "workstation.toml").read_text()
+    extra = "kill_delay = 2\n" + ('acl_roots = ["root"]\n' if roots else "")
+    text = text.replace("kill_delay = 10\n", "").replace("[server]\n", f"[server]\n{extra}", 1)
+    return text.replace("[execution]\n", '[execution]\ntmpdir = "/tmp"\n', 1)
 
 
 def client_python() -> str:
@@ -206,7 +194,7 @@ def main() -> int:
     work.mkdir()
     work.chmod(0o1777)
     site = folder / "site.toml"
-    site.write_text(SITE.format(roots='["root"]' if user == "root" else "[]"))
+    site.write_text(site_file(user == "root"))
     sock, log = folder / "batchd.sock", folder / "daemon.log"
     profile = ["-m", "cProfile", "-o", str(Path(args.profile).resolve())] if args.profile else []
     with open(log, "w") as out:
