@@ -80,3 +80,15 @@ def test_a_stopped_daemon_leaves_its_jobs_running(tmp_path: Path) -> None:
     finally:
         d.__exit__(None, None, None)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_state_of_real_jobs_is_refused_by_an_emulated_site() -> None:
+    """Running jobs with processes cannot go on under a config that emulates their
+    machine: the restart is refused, naming the state and what it was saved for."""
+    folder = daemon_dir()
+    site = write_site(folder)
+    d = LocalDaemon(folder, site).start()
+    d.stop()
+    site.write_text(site.read_text().replace('executor = "local"', 'executor = "emulate"'))
+    with pytest.raises(RuntimeError, match="the state was saved by server ws for machines"):
+        d.start()

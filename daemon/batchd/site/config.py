@@ -389,11 +389,18 @@ class SiteConfig(BaseModel):
 
     def identity(self) -> dict[str, Any]:
         """The server and machines a state file is saved for. A shared machine's engine
-        counts cores: its layout is part of what the state means."""
+        counts cores: its layout is part of what the state means; so is a machine whose
+        jobs run for real (its running jobs have processes an emulated one cannot end)."""
         return {
             "server": self.server_name,
             "machines": [
-                [m.name, m.nodes, m.node_prefix, *(["shared", m.ncpus] if m.shared else [])]
+                [
+                    m.name,
+                    m.nodes,
+                    m.node_prefix,
+                    *(["shared", m.ncpus] if m.shared else []),
+                    *(["local"] if m.executes else []),
+                ]
                 for m in self.machine
             ],
         }
