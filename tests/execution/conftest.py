@@ -64,7 +64,7 @@ class Jobs:
                  "HOME": entry.pw_dir, "PBS_JOBID": f"{key}.test"},
             script=script, stdout=str(self.out / f"job.o{key}"),
             stderr=str(self.out / f"job.e{key}"), cpus=[], walltime=60, kill_delay=1, mem=None,
-            tmp_base="/tmp", nodes=["here"], cgroup=self.executor.job_cgroup(key),
+            nodes=["here"], cgroup=self.executor.job_cgroup(key),
         )  # fmt: skip
         for name, value in changes.items():
             setattr(spec, name, value)

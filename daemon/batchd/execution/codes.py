@@ -2,23 +2,18 @@
 
 A job's ``Exit_status`` is its script's exit code (0..255) when the script ended
 on its own; 256 + N when its top process was killed by signal N; a negative
-``JOB_EXEC_*`` value when the system ended it or could not start it.
+``JOB_EXEC_*`` value when the system ended it or could not start it. Only the values
+batchd gives are here; job.h has the others (-3 retry, -4, -11, -21, -28...).
 """
 
 from __future__ import annotations
 
 import os
 
-JOB_EXEC_OK = 0
 JOB_EXEC_FAIL1 = -1  # job exec failed, before files, no retry
 JOB_EXEC_FAIL2 = -2  # job exec failed, after files, no retry
-JOB_EXEC_RETRY = -3  # job execution failed, do retry
-JOB_EXEC_INITABT = -4  # job aborted on MoM initialization
 JOB_EXEC_FAILUID = -10  # invalid uid/gid for job
-JOB_EXEC_RERUN = -11  # job rerun
-JOB_EXEC_FAIL_SECURITY = -21  # security breach in PBS directory
 JOB_EXEC_KILL_MEM = -27  # job exec failed due to exceeding mem
-JOB_EXEC_KILL_CPUT = -28  # job exec failed due to exceeding cput
 JOB_EXEC_KILL_WALLTIME = -29  # job exec failed due to exceeding walltime
 
 SIGNAL_BASE = 256  # Exit_status of a job whose top process a signal killed: 256 + signal

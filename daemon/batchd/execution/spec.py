@@ -17,8 +17,8 @@ class LaunchSpec:
     shell); ``script`` is handed to the shell on descriptor ``SCRIPT_FD`` as
     ``/dev/fd/N``. ``stdout`` and ``stderr`` are absolute paths opened as the owner
     (None: joined into the other stream). ``cpus`` are the host CPUs it may run on;
-    ``mem`` its memory limit in bytes (None: none). ``tmp_base``: where its TMPDIR and
-    its node file are made, as its owner.
+    ``mem`` its memory limit in bytes (None: none). Its TMPDIR and node file (``env``'s
+    TMPDIR and PBS_NODEFILE) are made by its own process, as its owner.
     """
 
     job_id: str
@@ -38,7 +38,6 @@ class LaunchSpec:
     walltime: int
     kill_delay: int
     mem: int | None
-    tmp_base: str
     nodes: list[str] = field(default_factory=list)  # the node file's lines
     # The default file names (NAME.oSEQ, NAME.eSEQ): used in ``stdout`` or ``stderr`` when
     # that names a directory, as PBS puts a job's file in a directory given with -o or -e.

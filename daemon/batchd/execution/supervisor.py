@@ -297,18 +297,10 @@ class Supervisor:
                 os.rmdir(tmpdir)
             except OSError as exc:
                 if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
-                    _as_owner(self.spec, lambda: _remove([tmpdir]))
+                    # fd-based, and a symlink put in the TMPDIR's place is refused.
+                    _as_owner(self.spec, lambda: shutil.rmtree(tmpdir, ignore_errors=True))
         if self.cgroup is not None:
             cgroups.remove(self.cgroup)
-
-
-def _remove(paths: list[str]) -> None:
-    for path in paths:
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)  # fd-based: no symlink is followed
-        else:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
 
 
 def _as_owner(spec: LaunchSpec, work: Callable[[], None]) -> None:

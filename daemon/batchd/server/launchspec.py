@@ -29,7 +29,7 @@ from batchd.execution.account import Account
 from batchd.execution.child import SCRIPT_FD
 from batchd.execution.spec import LaunchSpec
 from batchd.server.jobresources import JobResources, whole_nodes
-from batchd.server.outputs import local_path, pick_shell, this_host
+from batchd.server.outputs import file_name, local_path, pick_shell, this_host
 from batchd.server.records import JobRecord
 from batchd.site.config import MachineConfig, SiteConfig
 
@@ -140,9 +140,6 @@ def build(
     index = rec.subjob_index
     out = local_path(rec.output_path, index) if rec.output_path and rec.join != "eo" else None
     err = local_path(rec.error_path, index) if rec.error_path and rec.join != "oe" else None
-    seq = rec.pbs_seq
-    suffix = f".{index}" if index is not None else ""
-    base = job.name.rsplit("/", 1)[-1]
     return LaunchSpec(
         job_id=job_id,
         key=key,
@@ -157,13 +154,12 @@ def build(
         script=rec.script,
         stdout=out,
         stderr=err,
-        stdout_name=f"{base}.o{seq}{suffix}",
-        stderr_name=f"{base}.e{seq}{suffix}",
+        stdout_name=file_name(job.name, "o", rec.pbs_seq, index),
+        stderr_name=file_name(job.name, "e", rec.pbs_seq, index),
         cpus=cpus_of(job.nodes, machine, allowed_cpus),
         walltime=job.estimate,
         kill_delay=site.server.kill_delay,
         mem=mem_limit(res),
-        tmp_base=execution.tmpdir,
         nodes=node_lines(res, this_host()),
         cgroup=cgroup,
         enforce_mem=execution.enforce_mem,

@@ -15,6 +15,7 @@ this host, else the first without a host (OpenPBS's ``set_shell``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import posixpath
 import socket
 
@@ -26,8 +27,10 @@ def this_host() -> str:
     return socket.gethostname()
 
 
+@functools.cache
 def local_names() -> frozenset[str]:
-    """The names a path or shell may give this host by."""
+    """The names a path or shell may give this host by (looked up once: the full name
+    may ask a name server, and a shell list is read again at every launch)."""
     host = this_host()
     names = {host, host.split(".")[0], "localhost"}
     with contextlib.suppress(OSError):
@@ -39,6 +42,11 @@ def default_name(name: str, letter: str, seq: int, array: bool) -> str:
     """``NAME.oSEQ`` (``NAME.oSEQ.^array_index^`` for an array), NAME's last part."""
     base = name.rsplit("/", 1)[-1]
     return f"{base}.{letter}{seq}" + (f".{ARRAY_INDEX_TAG}" if array else "")
+
+
+def file_name(name: str, letter: str, seq: int, index: int | None) -> str:
+    """The default file name of one job or subjob (index put in for the tag)."""
+    return default_name(name, letter, seq, index is not None).replace(ARRAY_INDEX_TAG, str(index))
 
 
 def _split(given: str) -> tuple[str | None, str]:

@@ -131,7 +131,7 @@ class JobControl:
         self.life.admission.check(
             queue, width if job.mold is None else job.mold.high, walltime, self.engine.now
         )
-        check_move(rec, self.life.site, self.life.machine_of(queue))
+        check_move(rec, self.life.site, self.life.machine_of(queue), moldable)
         old = job.queue
         moving = [rec]
         if rec.array is not None:  # the array, and each of its subjobs made so far

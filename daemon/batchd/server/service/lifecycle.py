@@ -364,17 +364,12 @@ class Lifecycle:
         """The processes of a job that runs for real ended (``report`` None: its supervisor
         was lost, ``why`` says what was found): it finishes, or goes back to its queue."""
         job = rec.job
-        outcome, requeue, comment = ended_outcome(rec, report, why, self.site.server.node_fail)
-        if requeue is not None and job.stopping != "requeue":
-            job.stopping = "requeue"
-            rec.requeue_why = requeue
+        outcome, back, comment = ended_outcome(rec, report, why, self.site.server.node_fail)
         end = int(report.end) if report is not None else None
-        if job.stopping == "requeue":
-            reason, said = rec.requeue_why or ("rerun", "requeued")
-            rec.requeue_why = None
-            rec.exit_status = rec.used = None  # it runs again
+        if back is not None:
+            job.stopping = "requeue"  # what the engine does at its end
             self.engine.exited(job, outcome, end)
-            self.requeued(job, reason, said)
+            self.requeued(job, *back)
             return
         if comment is not None:
             self._end_comments[job.id] = comment
@@ -555,13 +550,7 @@ class Lifecycle:
         if resources is not None:
             nodes = resources.width
         self.admission.check(qname, nodes if mold is None else mold.high, walltime, self.engine.now)
-        target = self.machine_of(qname)
-        was_mold = job.mold
-        job.mold = mold  # what the job would be, checked for the machine it would run on
-        try:
-            check_move(rec, self.site, target)
-        finally:
-            job.mold = was_mold
+        check_move(rec, self.site, self.machine_of(qname), mold is not None)
         queued = in_engine and job.state is JobState.QUEUED
         if queued:
             self.engine.withdraw(job)

@@ -104,17 +104,12 @@ def _restore_real(svc: BatchService, rec: JobRecord) -> tuple[int, str] | Requeu
         rec.etime = engine.now
         return Requeue("restart", "its process had not started when the daemon stopped")
     assert isinstance(found, Ended)
-    outcome, requeue, comment = ended_outcome(
-        rec, found.report, found.why, svc.site.server.node_fail
-    )
-    if requeue is not None or job.stopping == "requeue":
-        reason, why = requeue or rec.requeue_why or ("rerun", "requeued")
-        rec.requeue_why = None
-        rec.exit_status = rec.used = None
+    outcome, back, comment = ended_outcome(rec, found.report, found.why, svc.site.server.node_fail)
+    if back is not None:
         job.stopping = ""
         engine.restore_requeued(job)
         rec.etime = engine.now
-        return Requeue(reason, why)
+        return Requeue(*back)
     if job.stopping == "end":
         outcome = job.outcome or outcome
     job.stopping = ""

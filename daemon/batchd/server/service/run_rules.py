@@ -30,16 +30,16 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() else "?" for c in text)
 
 
-def check_runs_here(rec: JobRecord, site: SiteConfig, machine: int) -> str:
-    """Refuse a job that cannot run as its owner on ``machine``; its home directory."""
+def check_runs_here(rec: JobRecord, site: SiteConfig, machine: int, moldable: bool) -> str:
+    """Refuse a job that cannot run as its owner on ``machine`` (``moldable``: it has, or
+    would have, a range of widths); its home directory."""
     name = site.machine[machine].name
-    job = rec.job
     if RUNTIME_VAR in rec.variables:
         raise bad_request(
             f"{RUNTIME_VAR}: machine {name} runs job scripts for real; an emulated runtime "
             "does not apply there (leave it out)"
         )
-    if job.mold is not None:
+    if moldable:
         raise bad_request(
             f"-l nodes=MIN-MAX: machine {name} runs job scripts for real; moldable jobs are "
             "emulated only"
@@ -60,7 +60,7 @@ def run_for_real(rec: JobRecord, body: JobSubmit, site: SiteConfig, submitter: s
             f"{submitter} may not submit a job as {rec.owner} to machine "
             f"{site.machine[job.machine].name}: its jobs run as their owner"
         )
-    home = check_runs_here(rec, site, job.machine)
+    home = check_runs_here(rec, site, job.machine, job.mold is not None)
     workdir = rec.variables.get("PBS_O_WORKDIR") or home
     if not workdir.startswith("/"):
         raise bad_request(f"PBS_O_WORKDIR={workdir!r}: give an absolute path")
@@ -97,26 +97,41 @@ def moved(rec: JobRecord, site: SiteConfig, machine: int) -> None:
         rec.variables.setdefault("PBS_O_HOST", this_host())
 
 
-def check_move(rec: JobRecord, site: SiteConfig, machine: int) -> None:
+def check_move(rec: JobRecord, site: SiteConfig, machine: int, moldable: bool) -> None:
     if site.machine[machine].executes:
-        check_runs_here(rec, site, machine)
+        check_runs_here(rec, site, machine, moldable)
 
 
 Ending = tuple[str, tuple[str, str] | None, str | None]
 
 
 def ended_outcome(rec: JobRecord, report: EndReport | None, why: str, node_fail: str) -> Ending:
-    """How a job whose processes ended finishes, its Exit_status and resources_used set
-    on the record: (outcome, (reason, words) when it goes back to its queue instead (its
-    supervisor was lost and node_fail is requeue), its comment if not the usual one)."""
+    """How a job whose processes ended goes on: (its outcome, (reason, words) when it goes
+    back to its queue instead, its comment if not the usual one). A job that finishes has
+    its Exit_status and resources_used set on the record; one that goes back has neither.
+
+    It goes back when it was being stopped to (the first request's reason stands), or when
+    its supervisor was lost (``report`` None) and node_fail is requeue."""
+    lost = f"its supervisor was lost ({why})"
+    outcome, comment = _finished(rec, report, lost)
+    back: tuple[str, str] | None = None
+    if rec.job.stopping == "requeue":
+        back = rec.requeue_why or ("rerun", "requeued")
+    elif report is None and node_fail == "requeue" and rec.rerunable:
+        back = ("node_fail", lost)
+    if back is not None:
+        rec.requeue_why = None
+        rec.exit_status = rec.used = None  # it runs again
+    return outcome, back, comment
+
+
+def _finished(rec: JobRecord, report: EndReport | None, lost: str) -> tuple[str, str | None]:
+    """The outcome and comment of a job whose processes ended, its Exit_status and
+    resources_used set on the record."""
     job = rec.job
     if report is None:
-        lost = f"its supervisor was lost ({why})"
-        if node_fail == "requeue" and rec.rerunable:
-            rec.exit_status = None
-            return "node_fail", ("node_fail", lost), None
         rec.exit_status = JOB_EXEC_FAIL2
-        return "node_fail", None, f"Job killed: {lost}"
+        return "node_fail", f"Job killed: {lost}"
     rec.exit_status = report.status
     rec.used = {
         "walltime": max(report.end - report.start, 0.0),
@@ -126,14 +141,14 @@ def ended_outcome(rec: JobRecord, report: EndReport | None, why: str, node_fail:
     }
     job.runtime = max(int(report.end - report.start), 0)
     if report.reason == FAILED:
-        return "failed", None, f"Job could not start: {_printable(report.message)}"
+        return "failed", f"Job could not start: {_printable(report.message)}"
     if report.reason == WALLTIME:
-        return "walltime", None, f"Job killed: {_printable(report.message)}"
+        return "walltime", f"Job killed: {_printable(report.message)}"
     if report.reason == MEM:
-        return "mem", None, f"Job killed: {_printable(report.message)}"
+        return "mem", f"Job killed: {_printable(report.message)}"
     if report.reason == STOPPED:
-        return job.outcome or "cancelled", None, None
+        return job.outcome or "cancelled", None
     assert report.reason == EXITED
     if report.status == 0:
-        return "ok", None, None
-    return "failed", None, f"Job run and finished with exit status {report.status}"
+        return "ok", None
+    return "failed", f"Job run and finished with exit status {report.status}"
