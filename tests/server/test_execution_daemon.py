@@ -184,6 +184,29 @@ def test_a_node_going_down_stops_its_job_and_requeues_it(local_daemon: LocalDaem
     d.wait(job, timeout=20)
 
 
+def test_a_node_going_down_under_a_deleted_job_does_not_bring_it_back(
+    local_daemon: LocalDaemon,
+) -> None:
+    """qdel first: the job is stopping to end (state E, its script ignores SIGTERM), and
+    a node failure then asks a requeue of it, which does not change what it is told or
+    what becomes of it: it ends, deleted, at the kill delay."""
+    d = local_daemon
+    job = d.qsub('#!/bin/sh\ntrap "" TERM\nsleep 62.5\n')  # the top process: the script
+    wait_until(lambda: pgrep("sleep 62.5"), bool, 20)
+    assert d.pbs("qdel", job).returncode == 0
+    d.wait(job, "E", timeout=10)
+    status, body = d.call("PATCH", "/nodes/node001", {"state": "down"})
+    assert status == 200, body
+    stopping = d.job(job)
+    assert stopping["job_state"] == "E" and "requeue" not in stopping.get("comment", "")
+    ended = d.wait(job, timeout=20)
+    assert ended["Exit_status"] == 256 + 9  # killed at the kill delay
+    assert ended["comment"] == "Job deleted while running"
+    assert pgrep("sleep 62.5") == ""
+    status, _ = d.call("PATCH", "/nodes/node001", {"state": "online"})
+    assert status == 200
+
+
 def test_trace_jobs_stay_emulated_beside_real_ones() -> None:
     """serve --replay on an executing machine: the trace's jobs queue and run there as
     emulated jobs (no process, no owner's account needed), real ones run their scripts."""

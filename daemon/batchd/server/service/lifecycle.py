@@ -389,7 +389,8 @@ class Lifecycle:
         runs for real is put back once its processes have ended (``exited``)."""
         rec = self.records.get(job.id)
         if job.state is JobState.EXITING:
-            if rec is not None:
+            # Told once, with the first reason; a job already stopping to end just ends.
+            if rec is not None and job.stopping == "requeue" and rec.requeue_why is None:
                 rec.requeue_why = (reason, why)
                 rec.comment = f"Stopping to requeue: {why}"
                 self.journal.touch(rec)

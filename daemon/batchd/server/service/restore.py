@@ -99,7 +99,7 @@ def _restore_real(svc: BatchService, rec: JobRecord) -> tuple[int, str] | Requeu
         engine.restore_running(job)
         return None
     if found == NEVER:
-        job.stopping = ""
+        job.stopping, rec.requeue_why = "", None
         engine.restore_requeued(job)
         rec.etime = engine.now
         return Requeue("restart", "its process had not started when the daemon stopped")

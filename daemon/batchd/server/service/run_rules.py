@@ -111,13 +111,15 @@ def ended_outcome(rec: JobRecord, report: EndReport | None, why: str, node_fail:
     its Exit_status and resources_used set on the record; one that goes back has neither.
 
     It goes back when it was being stopped to (the first request's reason stands), or when
-    its supervisor was lost (``report`` None) and node_fail is requeue."""
+    its supervisor was lost (``report`` None) and node_fail is requeue, unless it was being
+    stopped to end (deleted, say): that stands too."""
     lost = f"its supervisor was lost ({why})"
     outcome, comment = _finished(rec, report, lost)
+    stopping = rec.job.stopping
     back: tuple[str, str] | None = None
-    if rec.job.stopping == "requeue":
+    if stopping == "requeue":
         back = rec.requeue_why or ("rerun", "requeued")
-    elif report is None and node_fail == "requeue" and rec.rerunable:
+    elif report is None and node_fail == "requeue" and rec.rerunable and stopping != "end":
         back = ("node_fail", lost)
     if back is not None:
         rec.requeue_why = None
