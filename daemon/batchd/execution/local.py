@@ -291,9 +291,9 @@ class LocalExecutor:
         """RUNNING (and watched), NEVER (never launched) or the job's end (or loss)."""
         if key in self._watched:
             return RUNNING
-        for i, ended in enumerate(self.ends):  # seen, not yet taken: this is its end
-            if ended.key == key:
-                return self.ends.pop(i)
+        seen = self._take_end(key)  # seen, not yet taken: this is its end
+        if seen is not None:
+            return seen
         for _ in range(200):
             # The lock first: a supervisor writes its end, then exits (and lets go).
             held = spool.lock_held(self.spool_fd, key)
@@ -305,14 +305,20 @@ class LocalExecutor:
                 self._watch(key, pid)
                 if key in self._watched:
                     return RUNNING
-                for i, ended in enumerate(self.ends):  # it ended meanwhile (_gone)
-                    if ended.key == key:
-                        return self.ends.pop(i)
+                seen = self._take_end(key)  # it ended meanwhile (_gone)
+                if seen is not None:
+                    return seen
                 break
             time.sleep(0.01)  # it holds its lock and is about to write its pid
         if pid is None and not has_end:
             return NEVER  # no supervisor ever ran it: the job's process never started
         return self._end_of(key)
+
+    def _take_end(self, key: str) -> Ended | None:
+        for i, ended in enumerate(self.ends):
+            if ended.key == key:
+                return self.ends.pop(i)
+        return None
 
     # -- requests ---------------------------------------------------------------------
     def stop(self, key: str) -> None:
