@@ -11,7 +11,7 @@ import os
 import tomllib
 from datetime import UTC, tzinfo
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 from zoneinfo import ZoneInfo
 
 from pydantic import (
@@ -487,14 +487,21 @@ class _Refused(Exception):
 
 def _field_names() -> frozenset[str]:
     """The keys the site file's tables define: a location made of these quotes nothing."""
-    models: list[type[BaseModel]] = [
-        SiteConfig, MachineConfig, QueueConfig, ServerConfig, MetricsConfig,
-        ExecutionConfig, AuthConfig, GridConfig, ResourceConfig,
-    ]  # fmt: skip
-    names = {"grid"}
-    for model in models:
-        names.update(model.model_fields)
+    names: set[str] = set()
+    models: list[type[BaseModel]] = [SiteConfig]
+    while models:
+        model = models.pop()
+        for name, info in model.model_fields.items():
+            names.update(n for n in (name, info.alias) if n is not None)
+            models.extend(_models_in(info.annotation))
     return frozenset(names)
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The models a field's type holds (itself, in a list, or in an optional)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in _models_in(arg)]
 
 
 def _check_resources(site: SiteConfig) -> None:
@@ -564,7 +571,7 @@ def load_site(path: str | Path) -> SiteConfig:
     except RecursionError:
         raise ConfigError(f"{path}: not read: arrays or inline tables nested too deeply") from None
     try:
-        site = SiteConfig.model_validate(raw)
+        site = SiteConfig.model_validate(raw, strict=True)  # every table, as TOML types it
     except ValidationError as exc:
         message = validation_message(exc, quotable, _field_names())
         raise ConfigError(f"{path}: {message}{hidden}") from None
