@@ -200,3 +200,12 @@ def test_who_may_see_a_file_quoted(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert may_quote(mine) is (mine.st_uid != 0)  # one's own, unless one is root
     path.chmod(0o604)
     assert may_quote(path.stat())  # anyone's to read
+
+
+def test_a_name_used_twice_is_named_with_its_key(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, BASE + '[[queue]]\nname = "a"\n[[queue]]\nname = "b"\n[[queue]]\nname = "a"\n'
+    )
+    assert refusal(path) == f"{path}: queue[2].name: 'a' is the name of an earlier queue"
+    path = write(tmp_path, BASE + 'node_prefix = "x"\n' + BASE)
+    assert refusal(path) == f"{path}: machine[1].name: 'm' is the name of an earlier machine"

@@ -586,11 +586,7 @@ def load_site(path: str | Path) -> SiteConfig:
 def _check_site(path: Path, site: SiteConfig) -> None:
     """What the models alone cannot check: names unique, references resolved."""
     names = [m.name for m in site.machine]
-    for i, name in enumerate(names):
-        if name in names[:i]:
-            raise _Refused(
-                f"machine[{i}].name", f"machine names must be unique, got {names}", "used twice"
-            )
+    _check_unique("machine", names)
     _check_resources(site)
     if len(site.machine) > 1:
         seen: dict[str, str] = {}
@@ -613,11 +609,7 @@ def _check_site(path: Path, site: SiteConfig) -> None:
                 "not a machine of this file",
             )
     queues = [q.name for q in site.queues()]
-    for i, name in enumerate(queues):
-        if name in queues[:i]:
-            raise _Refused(
-                f"queue[{i}].name", f"queue names must be unique, got {queues}", "used twice"
-            )
+    _check_unique("queue", queues)
     if site.server.default_queue is not None and site.server.default_queue not in queues:
         raise _Refused(
             "server.default_queue",
@@ -643,6 +635,16 @@ def _check_site(path: Path, site: SiteConfig) -> None:
             raise _Refused(
                 "server.policy_params", str(exc), "not parameters the policy takes"
             ) from None
+
+
+def _check_unique(table: str, names: list[str]) -> None:
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if name in seen:
+            raise _Refused(
+                f"{table}[{i}].name", f"{name!r} is the name of an earlier {table}", "used twice"
+            )
+        seen.add(name)
 
 
 def _check_grid(site: SiteConfig, names: list[str]) -> None:
