@@ -163,6 +163,7 @@ SECRET = "hunter2-not-for-logs"
         (BASE + f'[[queue]]\nname = "q"\nmachine = "{SECRET} x"\n', "queue[0].machine: String should match pattern", SECRET),
         (BASE + f'[[queue]]\nname = "q"\nmachine = "{SECRET}"\n', "queue[0].machine: not a machine of this file", SECRET),
         (BASE + f'[server]\ntimezone = "{SECRET}"\n', "server.timezone: not a known time zone", SECRET),
+        (BASE + f'[machine.resources]\n{SECRET} = 1\n', "machine[0].resources: a value of a resource that is not", SECRET),
     ],
 )  # fmt: skip
 def test_a_file_others_may_not_read_is_not_quoted(

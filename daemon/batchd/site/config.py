@@ -478,11 +478,13 @@ def local_timezone() -> tzinfo:
 
 class _Refused(Exception):
     """A site file that validated but cannot be used: its key, what is wrong (which may
-    quote the file) and the same said without quoting it."""
+    quote the file), and both said without quoting it (``plain_key``: a key that holds
+    a name from the file, cut before it)."""
 
-    def __init__(self, key: str, detail: str, plain: str) -> None:
+    def __init__(self, key: str, detail: str, plain: str, plain_key: str | None = None) -> None:
         super().__init__(key, detail, plain)
         self.key, self.detail, self.plain = key, detail, plain
+        self.plain_key = key if plain_key is None else plain_key
 
 
 def _field_names() -> frozenset[str]:
@@ -524,12 +526,16 @@ def _check_resources(site: SiteConfig) -> None:
                     "not a per-node [[resource]] of this site (declared: "
                     f"{', '.join(declared) or 'none'})",
                     "a value of a resource that is not a per-node [[resource]] of this site",
+                    f"machine[{i}].resources",
                 )
             try:
                 m.resources[name] = convert(res, value)
             except ValueError as exc:
                 raise _Refused(
-                    key, str(exc), "a value its [[resource]]'s type does not take"
+                    key,
+                    str(exc),
+                    "a value its [[resource]]'s type does not take",
+                    f"machine[{i}].resources",
                 ) from None
 
 
@@ -578,8 +584,9 @@ def load_site(path: str | Path) -> SiteConfig:
     try:
         _check_site(path, site)
     except _Refused as exc:
-        said = exc.detail if quotable else exc.plain + hidden
-        raise ConfigError(f"{path}: {exc.key}: {said}") from None
+        if quotable:
+            raise ConfigError(f"{path}: {exc.key}: {exc.detail}") from None
+        raise ConfigError(f"{path}: {exc.plain_key}: {exc.plain}{hidden}") from None
     return site
 
 
