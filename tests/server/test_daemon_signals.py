@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -49,6 +50,39 @@ def test_sighup_reloads_queues_and_refuses_a_new_machine(tmp_path: Path) -> None
         assert d.stop() == 0
     assert not d.socket.exists()
     assert "daemon_stopped" in d.log_text()
+
+
+def _wait_for_log(d: Daemon, text: str, count: int) -> str:
+    deadline = time.monotonic() + 10
+    while d.log_text().count(text) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return d.log_text()
+
+
+def test_sighup_refuses_a_fifo_and_a_queue_that_holds_jobs(tmp_path: Path) -> None:
+    conf = tmp_path / "site.toml"
+    with_long = SITE + '\n[[queue]]\nname = "long"\n'
+    conf.write_text(with_long)
+    with Daemon(tmp_path, "--speed", "1", config=str(conf)) as d:
+        assert d.proc is not None
+        status, _ = d.call("POST", "/jobs", {"nodes": 1, "queue": "long", "walltime": 600})
+        assert status == 201
+        # The config path now names a FIFO nobody writes to: the daemon reads nothing.
+        conf.unlink()
+        os.mkfifo(conf)
+        d.proc.send_signal(signal.SIGHUP)
+        log = _wait_for_log(d, "config_reload_refused", 1)
+        assert "is a FIFO, not a configuration file" in log
+        assert d.call("GET", "/healthz")[0] == 200
+        # A file without the queue that holds the job keeps the old queues.
+        conf.unlink()
+        conf.write_text(SITE)
+        d.proc.send_signal(signal.SIGHUP)
+        log = _wait_for_log(d, "config_reload_refused", 2)
+        assert "queue long, which the file no longer has, holds 1 unfinished job" in log
+        names = [q["name"] for q in d.call("GET", "/queues")[1]["queues"]]
+        assert names == ["workq", "long"]
+        assert d.stop() == 0
 
 
 def test_second_daemon_on_the_same_socket_is_refused(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ async def test_queues_are_created_set_and_deleted_and_survive_a_restart(tmp_path
         # PBS creates a queue neither enabled nor started.
         assert (made.enabled, made.started, made.max_nodes) == (False, False, None)
         await api.error("alice", "POST", "/jobs", {"queue": "big"}, status=400,
-                        code="bad_request", says="queue big is not enabled")  # fmt: skip
+                        code="bad_request", says="Queue is not enabled: queue big takes no new jobs")  # fmt: skip
         body = {"enabled": True, "started": True, "max_nodes": 6, "max_walltime": "02:00:00"}
         big = await api.call("boss", "PATCH", "/queues/big", body)
         assert (big["enabled"], big["max_nodes"], big["max_walltime"]) == (True, 6, 7200)
@@ -149,3 +149,35 @@ async def test_a_reservation_and_its_running_job_survive_a_restart(tmp_path: Pat
         assert (await api.job(2))["outcome"] == "resv_end"
         assert (await api.job(4))["state"] == "R"
         assert node(1) in (await api.job(3))["exec_host"] + (await api.job(4))["exec_host"]
+
+
+async def test_a_disabled_queue_refuses_a_move_saying_how_it_is_enabled(tmp_path: Path) -> None:
+    site = site_config()
+    closed = site.queue[0].model_copy(update={"name": "closed", "enabled": False})
+    site = site.model_copy(update={"queue": [*site.queue, closed]})
+    async with start_api(new_service(tmp_path / "state.db", site)) as api:
+        await api.submit("alice", nodes=8, walltime=600)
+        assert (await api.submit("alice", nodes=1, walltime=600))["state"] == "Q"
+        doc = await api.call(None, "GET", "/openapi.json")
+        assert "400" in doc["paths"]["/jobs/{id}/move"]["post"]["responses"]
+        from_file = await api.error(
+            "alice", "POST", "/jobs/2/move", {"queue": "closed"}, status=400, code="bad_request",
+            says=("Queue is not enabled: queue closed takes no new jobs",
+                  "enabled = true in the site file, then SIGHUP"),
+        )  # fmt: skip
+        assert 'qmgr -c "set queue closed enabled = True"' in from_file
+        # A queue made live (PBS makes it disabled) is enabled live: no file to edit.
+        await api.call("boss", "POST", "/queues", {"name": "made"}, status=201)
+        made = await api.error(
+            "alice", "POST", "/jobs/2/move", {"queue": "made"}, status=400, code="bad_request",
+            says='a manager enables it: qmgr -c "set queue made enabled = True"',
+        )  # fmt: skip
+        assert "SIGHUP" not in made and "site file" not in made
+        # A file's queue a manager disabled live is enabled live too.
+        await api.call("boss", "PATCH", "/queues/small", {"enabled": False})
+        live = await api.error(
+            "alice", "POST", "/jobs/2/move", {"queue": "small"}, status=400, code="bad_request",
+            says='qmgr -c "set queue small enabled = True"',
+        )  # fmt: skip
+        assert "SIGHUP" not in live
+        assert (await api.job(2))["queue"] == "workq"

@@ -51,7 +51,7 @@ def test_the_shipped_hpcline_has_two_cores_and_512mb(tmp_path: Path) -> None:
     "extra,says",
     [
         ('mem_per_node = "lots"\n', "machine[0].mem_per_node: 'lots' is not a size"),
-        ('shared = "yes"\n', "machine[0].shared: Input should be a valid boolean"),
+        ('shared = "yes"\n', 'machine[0].shared: expected a boolean (true or false), got the string "yes"'),
         ("[machine.resources]\nngpus = 2\n",
          "machine[0].resources.ngpus: not a per-node [[resource]] of this site (declared: none)"),
         ('[machine.resources]\nngpus = "two"\n[[resource]]\nname = "ngpus"\ntype = "long"\n',

@@ -24,6 +24,7 @@ from batchd.model.calendar import (
     PrimeCalendar,
     valid_date,
 )
+from batchd.model.small_files import NOT_SHOWN, FileRefused, read_small_file
 
 _MONTHS: Final = (
     "january",
@@ -59,6 +60,7 @@ class _Holiday:
 @dataclass(slots=True)
 class _Parser:
     source: str
+    quotable: bool = True  # whether messages may quote the file (small_files.may_quote)
     year: int | None = None
     year_line: int = 0
     days: list[DaySlots | None] = field(default_factory=lambda: [None] * 7)
@@ -66,6 +68,8 @@ class _Parser:
     holidays: list[_Holiday] = field(default_factory=list)
 
     def error(self, lineno: int, message: str) -> CalendarError:
+        if not self.quotable:  # the message may quote the line: say only where it is
+            message = f"not a valid holidays line{NOT_SHOWN}"
         return CalendarError(f"{self.source}:{lineno}: {message}")
 
     def line(self, lineno: int, text: str) -> None:
@@ -267,27 +271,27 @@ def _month(token: str) -> int | None:
 
 
 def parse_holidays(
-    text: str, source: str = "<holidays>", tz: dt.tzinfo | None = None
+    text: str, source: str = "<holidays>", tz: dt.tzinfo | None = None, quotable: bool = True
 ) -> PrimeCalendar:
     """Parse a PBS holidays file; raise CalendarError("source:LINE: ...") on the first bad line."""
-    parser = _Parser(source)
+    parser = _Parser(source, quotable)
     for lineno, line in enumerate(text.lstrip("\ufeff").splitlines(), start=1):
         parser.line(lineno, line)
     return parser.calendar(tz or dt.UTC)
 
 
 def load_holidays(path: str | Path, tz: dt.tzinfo | None = None) -> PrimeCalendar:
-    """Read and parse the holidays file at ``path``."""
+    """Read and parse the holidays file at ``path`` (a regular file of at most 1 MiB)."""
     name = str(path)
     try:
-        data = Path(path).read_bytes()
+        file = read_small_file(path)
     except FileNotFoundError:
         raise CalendarError(f"{name}: no such holidays file") from None
-    except IsADirectoryError:
-        raise CalendarError(f"{name}: is a directory, not a holidays file") from None
+    except FileRefused as exc:
+        raise CalendarError(f"{name}: {exc}, not a holidays file") from None
     except PermissionError:
         raise CalendarError(f"{name}: permission denied reading the holidays file") from None
     except OSError as exc:
         raise CalendarError(f"{name}: cannot read the holidays file ({exc.strerror})") from None
     # Holiday names may be in any 8-bit charset; only ASCII keywords and numbers matter.
-    return parse_holidays(data.decode("utf-8", errors="replace"), name, tz)
+    return parse_holidays(file.data.decode("utf-8", errors="replace"), name, tz, file.quotable)

@@ -11,7 +11,7 @@ import os
 import tomllib
 from datetime import UTC, tzinfo
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 from zoneinfo import ZoneInfo
 
 from pydantic import (
@@ -33,10 +33,17 @@ from batchd.model.chunks import NodeShape
 from batchd.model.holidays import load_holidays
 from batchd.model.machine import Grid, Machine
 from batchd.model.sizes import SizeError, parse_size
+from batchd.model.small_files import (
+    MAX_CONFIG_BYTES,
+    NOT_SHOWN,
+    FileRefused,
+    read_small_file,
+)
 from batchd.model.spans import WindowError, describe, parse_window
 from batchd.model.text import check_text
 from batchd.model.times import positive_duration
 from batchd.sched.queues import QueueSpec
+from batchd.site.messages import toml_message, validation_message
 from batchd.site.resources import ResourceConfig, convert
 
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
@@ -73,7 +80,7 @@ def host_memory() -> int:
 
 
 class MachineConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     name: str = Field(pattern=NAME, max_length=64)
     nodes: int = Field(gt=0, le=1_000_000)
@@ -153,6 +160,8 @@ class MachineConfig(BaseModel):
 
 
 def _duration(value: Any, what: str) -> Any:
+    if isinstance(value, bool):  # an int to Python, not a duration to anyone
+        raise ValueError(f"{what} must be seconds or HH:MM:SS")
     try:
         return positive_duration(value, what)
     except ValueError as exc:
@@ -162,7 +171,7 @@ def _duration(value: Any, what: str) -> Any:
 class QueueConfig(BaseModel):
     """An execution queue: limits on the jobs it takes and the walltime it gives by default."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     name: str = Field(pattern=NAME, max_length=15)
     max_nodes: int | None = Field(None, gt=0)
@@ -211,7 +220,7 @@ class QueueConfig(BaseModel):
 class ServerConfig(BaseModel):
     """The daemon: its name in job ids, the policy it starts with, what a node failure does."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     name: str | None = Field(None, pattern=NAME, max_length=64)
     policy: str = "fcfs-easy"
@@ -277,7 +286,7 @@ class ServerConfig(BaseModel):
 class MetricsConfig(BaseModel):
     """What /metrics exports beyond the fixed set, and how the live figures are kept."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     per_user: bool = False
     max_users: int = Field(100, gt=0, le=10_000)
@@ -293,7 +302,7 @@ class MetricsConfig(BaseModel):
 class ExecutionConfig(BaseModel):
     """How jobs run on a machine whose executor is "local" (docs/execution.md)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     # The supervisors' private directory (0700); default: beside the state file, STATE.spool.
     spool: str | None = None
@@ -324,7 +333,7 @@ class ExecutionConfig(BaseModel):
 class AuthConfig(BaseModel):
     """Roles: users act on their own jobs; operators on any job and on nodes; managers on all."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     managers: list[Text] = Field(default_factory=list)
     operators: list[Text] = Field(default_factory=list)
@@ -333,7 +342,7 @@ class AuthConfig(BaseModel):
 class GridConfig(BaseModel):
     """A grid structure over the machines (docs/grid.md); ``batchd replay`` runs it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     structure: str
     params: dict[Text, str | int | float | bool] = Field(default_factory=dict)
@@ -345,7 +354,7 @@ class GridConfig(BaseModel):
 
 
 class SiteConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     description: Text = ""
     machine: list[MachineConfig] = Field(min_length=1)
@@ -467,24 +476,44 @@ def local_timezone() -> tzinfo:
         return UTC
 
 
-def _where(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif not part.isprintable():  # a key with a control character: shown escaped
-            out += f"[{part!r}]"
-        else:
-            out += f".{part}" if out else part
-    return out or "(top level)"
+class _Refused(Exception):
+    """A site file that validated but cannot be used: its key, what is wrong (which may
+    quote the file), and both said without quoting it (``plain_key``: a key that holds
+    a name from the file, cut before it)."""
+
+    def __init__(self, key: str, detail: str, plain: str, plain_key: str | None = None) -> None:
+        super().__init__(key, detail, plain)
+        self.key, self.detail, self.plain = key, detail, plain
+        self.plain_key = key if plain_key is None else plain_key
 
 
-def _check_resources(path: Path, site: SiteConfig) -> None:
+def _field_names() -> frozenset[str]:
+    """The keys the site file's tables define: a location made of these quotes nothing."""
+    names: set[str] = set()
+    models: list[type[BaseModel]] = [SiteConfig]
+    while models:
+        model = models.pop()
+        for name, info in model.model_fields.items():
+            names.update(n for n in (name, info.alias) if n is not None)
+            models.extend(_models_in(info.annotation))
+    return frozenset(names)
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The models a field's type holds (itself, in a list, or in an optional)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in _models_in(arg)]
+
+
+def _check_resources(site: SiteConfig) -> None:
     """Resource names unique; each machine's values of declared per-node ones, typed."""
     seen: set[str] = set()
     for i, defined in enumerate(site.resource):
         if defined.name in seen:
-            raise ConfigError(f"{path}: resource[{i}].name: {defined.name!r} is defined twice")
+            raise _Refused(
+                f"resource[{i}].name", f"{defined.name!r} is defined twice", "defined twice"
+            )
         seen.add(defined.name)
     for i, m in enumerate(site.machine):
         for name, value in m.resources.items():
@@ -492,96 +521,162 @@ def _check_resources(path: Path, site: SiteConfig) -> None:
             res = site.resource_named(name)
             if res is None or res.per != "node":
                 declared = [r.name for r in site.resource if r.per == "node"]
-                raise ConfigError(
-                    f"{path}: {key}: not a per-node [[resource]] of this site (declared: "
-                    f"{', '.join(declared) or 'none'})"
+                raise _Refused(
+                    key,
+                    "not a per-node [[resource]] of this site (declared: "
+                    f"{', '.join(declared) or 'none'})",
+                    "a value of a resource that is not a per-node [[resource]] of this site",
+                    f"machine[{i}].resources",
                 )
             try:
                 m.resources[name] = convert(res, value)
             except ValueError as exc:
-                raise ConfigError(f"{path}: {key}: {exc}") from None
+                raise _Refused(
+                    key,
+                    str(exc),
+                    "a value its [[resource]]'s type does not take",
+                    f"machine[{i}].resources",
+                ) from None
+
+
+def _read(path: Path) -> tuple[str, bool]:
+    """The file's text and whether messages may quote it; ConfigError if it is refused."""
+    try:
+        file = read_small_file(path)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such configuration file") from None
+    except FileRefused as exc:
+        raise ConfigError(
+            f"{path}: {exc}, not a configuration file (a regular file of at most "
+            f"{MAX_CONFIG_BYTES >> 20} MiB)"
+        ) from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the configuration file ({exc.strerror})") from None
+    try:
+        return file.data.decode("utf-8"), file.quotable
+    except UnicodeDecodeError as exc:
+        line = file.data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"{path}: not UTF-8 text (line {line})") from None
 
 
 def load_site(path: str | Path) -> SiteConfig:
+    """The site file at ``path``, checked; ConfigError names the file and the key.
+
+    The file must be a regular file of at most MAX_CONFIG_BYTES (1 MiB); its content
+    is quoted in a message only if ``may_quote`` allows it.
+    """
     path = Path(path)
+    text, quotable = _read(path)
+    hidden = "" if quotable else NOT_SHOWN
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such configuration file") from None
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        raise ConfigError(
+            f"{path}: not valid TOML: {toml_message(exc, quotable)}{hidden}"
+        ) from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not read: arrays or inline tables nested too deeply") from None
     try:
-        site = SiteConfig.model_validate(raw)
+        site = SiteConfig.model_validate(raw, strict=True)  # every table, as TOML types it
     except ValidationError as exc:
-        err = exc.errors()[0]
-        value = f" (got {err['input']!r})" if err["type"] != "missing" else ""
-        msg = err["msg"].removeprefix("Value error, ")
-        raise ConfigError(f"{path}: {_where(err['loc'])}: {msg}{value}") from None
+        message = validation_message(exc, quotable, _field_names())
+        raise ConfigError(f"{path}: {message}{hidden}") from None
+    try:
+        _check_site(path, site)
+    except _Refused as exc:
+        if quotable:
+            raise ConfigError(f"{path}: {exc.key}: {exc.detail}") from None
+        raise ConfigError(f"{path}: {exc.plain_key}: {exc.plain}{hidden}") from None
+    return site
+
+
+def _check_site(path: Path, site: SiteConfig) -> None:
+    """What the models alone cannot check: names unique, references resolved."""
     names = [m.name for m in site.machine]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"{path}: machine names must be unique, got {names}")
-    _check_resources(path, site)
+    _check_unique("machine", names)
+    _check_resources(site)
     if len(site.machine) > 1:
         seen: dict[str, str] = {}
         for i, m in enumerate(site.machine):
             for node in m.node_names():
                 other = seen.setdefault(node, m.name)
                 if other != m.name:
-                    raise ConfigError(
-                        f"{path}: machine[{i}].node_prefix: node {node} of machine {m.name} "
-                        f"has the name of a node of machine {other}: give each machine its "
-                        "own node_prefix"
+                    raise _Refused(
+                        f"machine[{i}].node_prefix",
+                        f"node {node} of machine {m.name} has the name of a node of machine "
+                        f"{other}: give each machine its own node_prefix",
+                        "a node has the name of another machine's node: give each machine "
+                        "its own node_prefix",
                     )
     for i, q in enumerate(site.queues()):
         if q.machine is not None and q.machine not in names:
-            raise ConfigError(
-                f"{path}: queue[{i}].machine: {q.machine!r} is not a machine "
-                f"(machines: {', '.join(names)})"
+            raise _Refused(
+                f"queue[{i}].machine",
+                f"{q.machine!r} is not a machine (machines: {', '.join(names)})",
+                "not a machine of this file",
             )
     queues = [q.name for q in site.queues()]
-    if len(set(queues)) != len(queues):
-        raise ConfigError(f"{path}: queue names must be unique, got {queues}")
+    _check_unique("queue", queues)
     if site.server.default_queue is not None and site.server.default_queue not in queues:
-        raise ConfigError(
-            f"{path}: server.default_queue: {site.server.default_queue!r} is not a queue "
-            f"(queues: {', '.join(queues)})"
+        raise _Refused(
+            "server.default_queue",
+            f"{site.server.default_queue!r} is not a queue (queues: {', '.join(queues)})",
+            "not a queue of this file",
         )
     if site.server.calendar and not Path(site.server.calendar).is_absolute():
         site.server.calendar = str(path.resolve().parent / site.server.calendar)
     try:
         site.calendar()
     except CalendarError as exc:
-        key = "server.calendar" if site.server.calendar else "server.timezone"
-        raise ConfigError(f"{path}: {key}: {exc}") from None
+        if site.server.calendar:
+            raise _Refused("server.calendar", str(exc), "not a usable holidays file") from None
+        raise _Refused("server.timezone", str(exc), "not a known time zone") from None
     if site.grid_table is not None:
-        from batchd.sched.grid import GridError, parse_grid_params
-
-        for i, m in enumerate(site.machine):
-            if m.executes:
-                raise ConfigError(
-                    f"{path}: machine[{i}].executor: machine {m.name} runs its jobs' scripts "
-                    '("local"); the machines of a grid ([grid]) run emulated jobs only'
-                )
-            if m.shared:
-                raise ConfigError(
-                    f"{path}: machine[{i}].shared: machine {m.name} shares its nodes; the "
-                    "machines of a grid ([grid]) give whole nodes, as jobs move between "
-                    "them by their number of nodes"
-                )
-        from batchd.sched.registry import policy_names
-
-        try:
-            parse_grid_params(
-                site.grid_table.structure, site.grid_table.raw(), names, policy_names()
-            )
-        except GridError as exc:
-            key = "grid.structure" if "structure" in str(exc) else "grid.params"
-            raise ConfigError(f"{path}: {key}: {exc}") from None
+        _check_grid(site, names)
     if site.server.policy_params:
         from batchd.sched.registry import PolicyError, get_spec, parse_params
 
         try:
             parse_params(get_spec(site.server.policy), site.server.params())
         except PolicyError as exc:
-            raise ConfigError(f"{path}: server.policy_params: {exc}") from None
-    return site
+            raise _Refused(
+                "server.policy_params", str(exc), "not parameters the policy takes"
+            ) from None
+
+
+def _check_unique(table: str, names: list[str]) -> None:
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if name in seen:
+            raise _Refused(
+                f"{table}[{i}].name", f"{name!r} is the name of an earlier {table}", "used twice"
+            )
+        seen.add(name)
+
+
+def _check_grid(site: SiteConfig, names: list[str]) -> None:
+    from batchd.sched.grid import GridError, parse_grid_params
+
+    assert site.grid_table is not None
+    for i, m in enumerate(site.machine):
+        if m.executes:
+            raise _Refused(
+                f"machine[{i}].executor",
+                f"machine {m.name} runs its jobs' scripts "
+                '("local"); the machines of a grid ([grid]) run emulated jobs only',
+                'the machines of a grid ([grid]) run emulated jobs only, not "local"',
+            )
+        if m.shared:
+            raise _Refused(
+                f"machine[{i}].shared",
+                f"machine {m.name} shares its nodes; the machines of a grid ([grid]) give "
+                "whole nodes, as jobs move between them by their number of nodes",
+                "the machines of a grid ([grid]) give whole nodes",
+            )
+    from batchd.sched.registry import policy_names
+
+    try:
+        parse_grid_params(site.grid_table.structure, site.grid_table.raw(), names, policy_names())
+    except GridError as exc:
+        key = "grid.structure" if "structure" in str(exc) else "grid.params"
+        raise _Refused(key, str(exc), "not what the grid structure takes") from None

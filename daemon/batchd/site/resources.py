@@ -29,7 +29,7 @@ Kind = Literal["long", "size", "string", "boolean"]
 class ResourceConfig(BaseModel):
     """One custom resource (``[[resource]]``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     name: str = Field(pattern=RESOURCE_NAME, max_length=64)
     type: Kind

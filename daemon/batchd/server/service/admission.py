@@ -24,6 +24,8 @@ class Admission:
         self.grid_width: Callable[[int], str | None] = lambda nodes: None
         # The queue of an advance reservation that takes jobs now, or None.
         self.reserved: Callable[[str], QueueConfig | None] = lambda name: None
+        # Whether a manager has set a queue live (qmgr): its settings are saved, over the file's.
+        self.set_live: Callable[[str], bool] = lambda name: False
 
     def queue(self, name: str) -> QueueConfig:
         for q in self.site.queues():
@@ -42,8 +44,7 @@ class Admission:
         queue = self.queue(qname)
         if not queue.enabled:
             raise bad_request(
-                f"queue {qname} is not enabled: it takes no new jobs (enabled = true in the "
-                "site config, then SIGHUP the daemon)"
+                f"Queue is not enabled: queue {qname} takes no new jobs; {self._enable(qname)}"
             )
         if self.site.grid_table is not None and self.reserved(qname) is None:
             refused = self.grid_width(nodes)
@@ -100,6 +101,16 @@ class Admission:
             f"{qname}'s window ({win.text}) in the next {days} days (the longest "
             f"is {hms(longest)}): ask for less walltime or use another queue"
             f"{self.takers(nodes, walltime, now)}"
+        )
+
+    def _enable(self, qname: str) -> str:
+        """How a manager enables the queue: as it was made or last set."""
+        qmgr = f'qmgr -c "set queue {qname} enabled = True"'
+        if self.set_live(qname):
+            return f"a manager enables it: {qmgr}"
+        return (
+            "a manager enables it: enabled = true in the site file, then SIGHUP to the "
+            f"daemon, or {qmgr}"
         )
 
     def _per_node(self, queue: QueueConfig) -> int:

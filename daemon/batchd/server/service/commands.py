@@ -50,8 +50,13 @@ def job_events(svc: BatchService, text: str) -> tuple[JobRecord, list[tuple[int,
 
 
 # -- queues ---------------------------------------------------------------------------
+def queue_jobs(svc: BatchService, name: str) -> int:
+    """The unfinished jobs, arrays and subjobs in queue ``name``."""
+    return sum(rec.job.queue == name for rec in [*svc.records.values(), *svc.arrays.values()])
+
+
 def _busy(svc: BatchService, name: str) -> bool:
-    return any(rec.job.queue == name for rec in [*svc.records.values(), *svc.arrays.values()])
+    return queue_jobs(svc, name) > 0
 
 
 def create_queue(svc: BatchService, caller: Caller, body: QueueCreate) -> None:

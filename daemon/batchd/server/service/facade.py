@@ -180,6 +180,7 @@ class BatchService:
         self.engine.reserved.on_close.append(self.array_jobs.reservation_closed)
         self.engine.reserved.on_close.append(self.control.reservation_closed)
         self.queue_admin = QueueAdmin()
+        self.admission.set_live = lambda q: q in self.queue_admin.changes
         executor = self.executor  # jobs that run for real: their part of the service
         self.runs = Runs(self.lifecycle, self.journal, executor) if executor else None
 

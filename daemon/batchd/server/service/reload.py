@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from batchd.server.service.commands import queue_jobs
 from batchd.server.service.scheduler import grid_refusal
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ def check_reload(svc: BatchService, site: SiteConfig) -> None:
         raise ValueError(
             "the machine and the server name cannot change while the daemon runs; restart it"
         )
+    _check_removed_queues(svc, site)
     for q in site.queues():
         old = next((o for o in svc.site.queues() if o.name == q.name), None)
         if old is not None and site.machine_index(q.machine) != svc.site.machine_index(old.machine):
@@ -39,3 +41,18 @@ def check_reload(svc: BatchService, site: SiteConfig) -> None:
             raise ValueError(refused)
     if site.server.max_body != svc.site.server.max_body:
         log.warning("max_body_needs_restart", max_body=site.server.max_body)
+
+
+def _check_removed_queues(svc: BatchService, site: SiteConfig) -> None:
+    """A queue the file no longer has must hold no unfinished job: none is left in a
+    queue that qstat -Q does not list (as qmgr refuses to delete a busy queue)."""
+    kept = {q.name for q in site.queues()}
+    for q in svc.site.queues():
+        held = 0 if q.name in kept else queue_jobs(svc, q.name)
+        if held:
+            raise ValueError(
+                f"Cannot delete busy object: queue {q.name}, which the file no longer has, "
+                f"holds {held} unfinished job{'s' if held > 1 else ''}: move them (qmove) or "
+                "delete them (qdel), or keep the queue with enabled = false until they end, "
+                "then SIGHUP again"
+            )
