@@ -32,11 +32,13 @@ TOKENS = {
 
 
 def site_config(**server: Any) -> SiteConfig:
-    """The 8-node test site; ``server`` overrides keys of the [server] table."""
+    """The 8-node test site; ``server`` overrides keys of the [server] table. Its users
+    see each other's jobs (query_other_jobs), as the tests of the views look at any job
+    as alice."""
     return SiteConfig.model_validate(
         {
             "machine": [{"name": "mini", "nodes": NODES}],
-            "server": {"policy": "fcfs-easy", **server},
+            "server": {"policy": "fcfs-easy", "query_other_jobs": True, **server},
             "auth": {"operators": ["oper"], "managers": ["boss"]},
             "queue": [
                 {"name": "workq", "default_walltime": 3600},
