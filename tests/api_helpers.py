@@ -15,6 +15,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from batchd.engine.clock import VirtualClock
 from batchd.server.app import create_app
+from batchd.server.authguard import AuthGuard
 from batchd.server.schemas import ErrorOut, JobList, JobOut
 from batchd.server.service import BatchService
 from batchd.server.store import Store
@@ -32,11 +33,13 @@ TOKENS = {
 
 
 def site_config(**server: Any) -> SiteConfig:
-    """The 8-node test site; ``server`` overrides keys of the [server] table."""
+    """The 8-node test site; ``server`` overrides keys of the [server] table. Its users
+    see each other's jobs (query_other_jobs), as the tests of the views look at any job
+    as alice."""
     return SiteConfig.model_validate(
         {
             "machine": [{"name": "mini", "nodes": NODES}],
-            "server": {"policy": "fcfs-easy", **server},
+            "server": {"policy": "fcfs-easy", "query_other_jobs": True, **server},
             "auth": {"operators": ["oper"], "managers": ["boss"]},
             "queue": [
                 {"name": "workq", "default_walltime": 3600},
@@ -174,7 +177,9 @@ class Api:
 @contextlib.asynccontextmanager
 async def start_api(svc: BatchService) -> AsyncIterator[Api]:
     """Serve ``svc`` over TCP; its store is closed afterwards."""
-    app = create_app(svc, tokens={token: user for user, token in TOKENS.items()})
+    # Failed tokens are not slowed down here (the tests of the guard are): only counted.
+    tokens = {token: user for user, token in TOKENS.items()}
+    app = create_app(svc, tokens=tokens, guard=AuthGuard(delay=0))
     try:
         async with TestClient(TestServer(app)) as client:
             yield Api(client, svc)

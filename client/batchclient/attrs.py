@@ -243,6 +243,8 @@ def server_attrs(server: Mapping[str, Any]) -> Attrs:
         out.append(("window_overflow", server["overflow"]))
     if server.get("job_history_duration") is not None:
         out.append(("job_history_duration", hms(server["job_history_duration"])))
+    if server.get("query_other_jobs") is not None:
+        out.append(("query_other_jobs", pbs_bool(server["query_other_jobs"])))
     out += [
         ("total_jobs", str(sum(int(v) for v in counts.values()))),
         ("state_count", state_count(counts)),

@@ -1,6 +1,6 @@
 """qmgr: list and print the server, scheduler, queues and nodes; set the scheduling
-policy and its parameters (PATCH /scheduler), the server's job_history_duration
-(PATCH /server) and node states (PATCH /nodes/{name}); create, set and delete
+policy and its parameters (PATCH /scheduler), the server's job_history_duration and
+query_other_jobs (PATCH /server) and node states (PATCH /nodes/{name}); create, set and delete
 queues (POST /queues, PATCH and DELETE /queues/{name}).
 
 Commands come from ``-c 'CMD'`` or, one per line, from stdin.
@@ -26,14 +26,14 @@ from .cli import (
 )
 from .hints import Any
 from .qmgr_parse import Command, QmgrSyntaxError, parse
-from .qmgr_queue import PBS_ERRNO, QmgrServerError, queue_fields
+from .qmgr_queue import BOOLS, PBS_ERRNO, QmgrServerError, queue_fields
 from .text import escape
 from .transport import ApiError, Client, quote
 
 PROG = "qmgr"
 RESV_QUEUE = re.compile(r"R[0-9]+")  # a reservation's queue: pbs_rsub makes it, not qmgr
 POLICY_ATTRS = ("scheduler_policy", "policy")
-SERVER_ATTRS = ("job_history_duration",)  # set through PATCH /server
+SERVER_ATTRS = ("job_history_duration", "query_other_jobs")  # set through PATCH /server
 GRID_PARAM = "grid_param."  # grid_param.KEY = VALUE, as [grid.params] KEY (PATCH /scheduler)
 NODE_STATES = {"offline": "offline", "online": "online", "free": "online", "down": "down"}
 HELP = """batchd qmgr commands (abbreviations s, l, p):
@@ -41,6 +41,7 @@ HELP = """batchd qmgr commands (abbreviations s, l, p):
   print server | print sched | print queue [NAME]
   set server scheduler_policy = POLICY
   set server job_history_duration = HH:MM:SS
+  set server query_other_jobs = True|False
   set server grid_structure = STRUCTURE[, grid_param.KEY = VALUE...]   (a grid site)
   set server grid_param.KEY = VALUE[, ...]        (grid_param.local.MACHINE = POLICY)
   set server grid_params = "KEY=VALUE KEY=VALUE"
@@ -57,6 +58,14 @@ HELP = """batchd qmgr commands (abbreviations s, l, p):
 
 class Quit(Exception):
     pass
+
+
+def server_bool(attr: str, value: str) -> bool:
+    """A boolean server attribute, as PBS writes it (True, False, t, f, y, n, 1, 0)."""
+    flag = BOOLS.get(value.lower())
+    if flag is None:
+        raise UsageError(f"set server {attr}: expected True or False, got {value!r}")
+    return flag
 
 
 class Session:
@@ -208,10 +217,12 @@ class Session:
         if not cmd.attrs:
             raise UsageError("set server: give ATTR = VALUE")
         policy = None
-        attrs: dict[str, str] = {}
+        attrs: dict[str, Any] = {}
         grid: dict[str, Any] = {}
         for attr, _, value in cmd.attrs:
-            if attr in SERVER_ATTRS:
+            if attr == "query_other_jobs":
+                attrs[attr] = server_bool(attr, value)
+            elif attr in SERVER_ATTRS:
                 attrs[attr] = value
             elif attr in POLICY_ATTRS:
                 policy = value
@@ -224,8 +235,8 @@ class Session:
             else:
                 raise UsageError(
                     f"set server {attr}: batchd sets only scheduler_policy, job_history_duration, "
-                    "grid_structure, grid_param.KEY and grid_params on the server (policy "
-                    "parameters: set sched PARAM = VALUE)"
+                    "query_other_jobs, grid_structure, grid_param.KEY and grid_params on the "
+                    "server (policy parameters: set sched PARAM = VALUE)"
                 )
         if attrs:
             self.client.patch("/server", attrs)

@@ -64,6 +64,8 @@ def print_server(server: Obj, queues: Sequence[Obj]) -> list[str]:
     ]
     if server.get("job_history_duration") is not None:
         settings.append(("job_history_duration", hms(server["job_history_duration"])))
+    if server.get("query_other_jobs") is not None:
+        settings.append(("query_other_jobs", pbs_bool(server["query_other_jobs"])))
     lines += [f"set server {k} = {quote_value(str(v))}" for k, v in settings]
     return lines
 

@@ -857,6 +857,8 @@ def test_qmgr_set(stub, capsys):
     commands = [
         "set server scheduler_policy = fcfs-easy",
         "set server job_history_duration = 72:00:00",
+        "set server query_other_jobs = True",
+        "set server query_other_jobs = f",
         "set sched dynp_decider = simple, dynp_quality = ms",
         "set sched scheduler_policy = dynp, decider = simple",
         "s node node001 state = offline, comment = 'bad fan'",
@@ -868,12 +870,20 @@ def test_qmgr_set(stub, capsys):
     assert sent == [
         ("PATCH", "/scheduler", {"policy": "fcfs-easy"}),
         ("PATCH", "/server", {"job_history_duration": "72:00:00"}),
+        ("PATCH", "/server", {"query_other_jobs": True}),
+        ("PATCH", "/server", {"query_other_jobs": False}),
         ("GET", "/scheduler", None),
         ("PATCH", "/scheduler", {"params": {"decider": "simple", "quality": "ms"}}),
         ("GET", "/scheduler", None),
         ("PATCH", "/scheduler", {"policy": "dynp", "params": {"decider": "simple"}}),
         ("PATCH", "/nodes/node001", {"state": "offline", "comment": "bad fan"}),
     ]
+
+
+def test_qmgr_refuses_a_server_boolean_it_cannot_read(stub, capsys):
+    assert qmgr.main(["-c", "set server query_other_jobs = maybe"]) == 2
+    assert "query_other_jobs: expected True or False, got 'maybe'" in out_err(capsys)[1]
+    assert stub.requests == []
 
 
 def test_qmgr_commands_from_stdin(stub, capsys, monkeypatch):

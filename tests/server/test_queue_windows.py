@@ -54,11 +54,17 @@ QUEUES: list[dict[str, Any]] = [
 
 
 def wsite(queues: list[dict[str, Any]] | None = None, **server: Any) -> SiteConfig:
-    """The 8-node test site with windowed queues; ``server`` overrides [server] keys."""
+    """The 8-node test site with windowed queues; ``server`` overrides [server] keys
+    (alice looks at bob's jobs: query_other_jobs is on)."""
     return SiteConfig.model_validate(
         {
             "machine": [{"name": "mini", "nodes": 8}],
-            "server": {"policy": "fcfs-easy", "timezone": "UTC", **server},
+            "server": {
+                "policy": "fcfs-easy",
+                "timezone": "UTC",
+                "query_other_jobs": True,
+                **server,
+            },
             "auth": {"operators": ["oper"], "managers": ["boss"]},
             "queue": queues if queues is not None else QUEUES,
         }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import os
 import pwd
@@ -14,6 +15,7 @@ from aiohttp import web
 
 from batchd.server.errors import ApiError
 
+NEED_TOKEN = "send Authorization: Bearer TOKEN (see --token-file)"
 OPEN_PATHS = frozenset({"/healthz", "/metrics", "/openapi.json"})
 PAGE_PATH = "/ui"  # the web page, and its files below it
 
@@ -77,16 +79,46 @@ def peer_user(request: web.Request) -> str | None:
     return user_name(uid)
 
 
-def token_user(request: web.Request, tokens: dict[str, str]) -> str:
-    header = request.headers.get("Authorization", "")
+class AuthFailure(ApiError):
+    """A request without a valid bearer token: why (``reason``, a fixed word) and how long
+    its header was; never the header's text, which may hold a real token."""
+
+    def __init__(self, reason: str, length: int, message: str) -> None:
+        super().__init__(401, "unauthorized", message)
+        self.reason = reason
+        self.length = length
+
+
+def _digest(token: str) -> bytes:
+    # surrogatepass: a header of undecodable bytes comes as surrogates; it is hashed too
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+
+
+def token_digests(tokens: dict[str, str]) -> dict[bytes, str]:
+    """Token -> user, as what ``token_user`` compares: each token's SHA-256."""
+    return {_digest(token): user for token, user in tokens.items()}
+
+
+def token_user(request: web.Request, digests: dict[bytes, str]) -> str:
+    """The user of the request's bearer token. Every token is compared, in constant time,
+    with the digest of the one given: the time taken tells nothing of either."""
+    header = request.headers.get("Authorization")
+    if header is None:
+        raise AuthFailure("missing", 0, NEED_TOKEN)
     scheme, _, given = header.partition(" ")
-    if scheme.lower() != "bearer" or not given.strip():
-        raise ApiError(401, "unauthorized", "send Authorization: Bearer TOKEN (see --token-file)")
     given = given.strip()
-    for token, user in tokens.items():
-        if hmac.compare_digest(token, given):
-            return user
-    raise ApiError(401, "unauthorized", "the bearer token is not valid")
+    if scheme.lower() != "bearer":
+        raise AuthFailure("not_bearer", len(header), NEED_TOKEN)
+    if not given:
+        raise AuthFailure("empty", len(header), NEED_TOKEN)
+    digest = _digest(given)
+    found = None
+    for known, user in digests.items():
+        if hmac.compare_digest(known, digest):
+            found = user
+    if found is None:
+        raise AuthFailure("unknown_token", len(header), "the bearer token is not valid")
+    return found
 
 
 def daemon_user() -> str:

@@ -23,9 +23,10 @@ from batchd.server.arrays import subjob_key
 from batchd.server.errors import bad_request, not_found
 from batchd.server.jobview import dumps, shown_state
 from batchd.server.records import JobRecord
-from batchd.server.service import BatchService
+from batchd.server.service import BatchService, Caller
 from batchd.server.subjobs import shown_subjob
 from batchd.server.views import job_out
+from batchd.server.visibility import shown_text
 
 MAX_LIMIT = 10_000
 CHUNK = 1_000  # jobs per chunk of a listing sent whole
@@ -93,8 +94,11 @@ def count(value: str | None, name: str, low: int, high: int) -> int | None:
     return int(value)
 
 
-def parse(svc: BatchService, q: Mapping[str, str]) -> tuple[JobQuery, int, int | None]:
-    """The query, the cursor (``after``, 0 from the start) and the page size (None: all)."""
+def parse(
+    svc: BatchService, q: Mapping[str, str], caller: Caller
+) -> tuple[JobQuery, int, int | None]:
+    """The query, the cursor (``after``, 0 from the start) and the page size (None: all).
+    A caller that may not see other users' jobs is listed only its own, as PBS's qstat."""
     extra = set(q) - set(PARAMS)
     if extra:
         raise bad_request(
@@ -114,6 +118,8 @@ def parse(svc: BatchService, q: Mapping[str, str]) -> tuple[JobQuery, int, int |
         raise not_found(f"Unknown queue {queue!r}; queues: {', '.join(names)}")
     user = q.get("user")
     users = tuple(u for u in user.split(",") if u) if user is not None else None
+    if not caller.sees_all:  # no other user's job: the caller's own, if asked for
+        users = (caller.user,) if users is None or caller.user in users else ()
     query = JobQuery(
         users=users,
         states=states,
@@ -129,9 +135,10 @@ def parse(svc: BatchService, q: Mapping[str, str]) -> tuple[JobQuery, int, int |
 class Pages:
     """The pages of one listing; the plan of queued jobs is made once, for all of them."""
 
-    def __init__(self, svc: BatchService, query: JobQuery) -> None:
+    def __init__(self, svc: BatchService, query: JobQuery, caller: Caller) -> None:
         self.svc = svc
         self.query = query
+        self.caller = caller
         self._plan: dict[int, int] | None = None
 
     def page(self, after: int, limit: int) -> tuple[list[str], int | None]:
@@ -161,6 +168,8 @@ class Pages:
                 texts.append(self._render(item))
             if query.subjobs:
                 texts += self._subjobs(item)
+        if not query.brief:  # the brief view has no variables
+            texts = [shown_text(self.caller, text) for text in texts]
         return texts, items[-1][0] if more else None
 
     def _in_memory(self, after: int) -> Iterable[JobRecord]:

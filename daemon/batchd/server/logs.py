@@ -11,8 +11,13 @@ import structlog
 def setup_logging(level: str = "info", *, json: bool | None = None) -> None:
     if json is None:
         json = not sys.stderr.isatty()
+    # Tracebacks without the values of local variables, which may hold a request's token.
     renderer: structlog.typing.Processor = (
-        structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)
+        structlog.processors.JSONRenderer()
+        if json
+        else structlog.dev.ConsoleRenderer(
+            colors=False, exception_formatter=structlog.dev.plain_traceback
+        )
     )
     structlog.configure(
         processors=[

@@ -8,9 +8,10 @@ from collections.abc import Awaitable, Callable
 import structlog
 from aiohttp import web
 
-from batchd.server.auth import is_open, is_page, peer_user, token_user
+from batchd.server.auth import is_open, is_page, peer_user
+from batchd.server.authguard import guarded_token_user
 from batchd.server.errors import ApiError
-from batchd.server.keys import CALLER, SERVICE, TOKENS
+from batchd.server.keys import AUTH_GUARD, CALLER, SERVICE, TOKENS
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -35,7 +36,9 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         return await handler(request)
     except ApiError as exc:
-        return _error(exc.status, exc.code, exc.message)
+        response = _error(exc.status, exc.code, exc.message)
+        response.headers.update(exc.headers)
+        return response
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
@@ -63,7 +66,7 @@ async def identity(request: web.Request, handler: Handler) -> web.StreamResponse
     if not is_open(request.path):
         user = peer_user(request)
         if user is None:
-            user = token_user(request, request.app[TOKENS])
+            user = await guarded_token_user(request, request.app[TOKENS], request.app[AUTH_GUARD])
         request[CALLER] = request.app[SERVICE].caller(user)
     return await handler(request)
 

@@ -348,7 +348,8 @@ def openapi_document(site: SiteNames) -> dict[str, Any]:
         if r.not_modified:
             op["responses"]["304"] = {"description": "not modified: the version named is current"}
         # A change is refused with 503 while the daemon cannot save its state.
-        for code in (*r.errors, 503) if r.method != "GET" else r.errors:
+        codes = (*r.errors, 429) if 401 in r.errors else r.errors  # 429: failed tokens
+        for code in (*codes, 503) if r.method != "GET" else codes:
             op["responses"][str(code)] = error
         paths.setdefault(r.path, {})[r.method.lower()] = op
     del keys

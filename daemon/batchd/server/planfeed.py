@@ -83,6 +83,9 @@ class PlanFeed:
             base = state
         elif since == f"{self.boot}-{self.number - 1}":
             base = self.prev
+        if not caller.sees_all:  # other users' jobs are not shown (query_other_jobs)
+            state = state.owned_by(caller.user)
+            base = base.owned_by(caller.user) if base is not None else None
         out: dict[str, Any] = {
             "server": svc.server,
             "now": svc.now,

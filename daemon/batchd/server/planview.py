@@ -48,6 +48,17 @@ class PlanState:
     machines: list[dict[str, Any]]
     reservations: list[dict[str, Any]]
 
+    def owned_by(self, user: str) -> PlanState:
+        """The plan with the jobs of ``user`` only (the machines and reservations whole)."""
+        own = {seq for seq, (_, owner, _) in self.info.items() if owner == user}
+        return PlanState(
+            {seq: row for seq, row in self.rows.items() if seq in own},
+            {seq: info for seq, info in self.info.items() if seq in own},
+            [[seq for seq in waiting if seq in own] for waiting in self.order],
+            self.machines,
+            self.reservations,
+        )
+
     def same_as(self, other: PlanState) -> bool:
         return (
             self.machines == other.machines

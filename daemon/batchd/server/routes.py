@@ -37,7 +37,9 @@ from batchd.server.schemas import (
     ServerChange,
 )
 from batchd.server.service import Caller, commands
+from batchd.server.service.access import may_see
 from batchd.server.service.queue_admin import unknown_queue
+from batchd.server.visibility import shown
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -193,8 +195,9 @@ async def set_server(request: web.Request) -> web.Response:
 async def list_jobs(request: web.Request) -> web.StreamResponse:
     """One page with ``limit``; without it every job, sent in chunks as they are read."""
     svc = request.app[SERVICE]
-    query, after, limit = listing.parse(svc, request.query)
-    pages = listing.Pages(svc, query)
+    caller = _caller(request)
+    query, after, limit = listing.parse(svc, request.query, caller)
+    pages = listing.Pages(svc, query, caller)
     head = f'{{"server":{json.dumps(svc.server)},"now":{svc.now},"jobs":['
     if limit is not None:
         texts, cursor = pages.page(after, limit)
@@ -221,8 +224,10 @@ async def list_jobs(request: web.Request) -> web.StreamResponse:
 @routes.get("/jobs/{id}")
 async def show_job(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
+    caller = _caller(request)
     rec = svc.find(_job_ref(request))
-    return _json(views.job_out(svc, rec, svc.planned_starts()))
+    may_see(caller, rec.owner, svc.jid(rec))
+    return _json(shown(caller, views.job_out(svc, rec, svc.planned_starts())))
 
 
 @routes.delete("/jobs/{id}")
@@ -283,6 +288,7 @@ async def signal_job(request: web.Request) -> web.Response:
 async def job_events(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     rec, events = commands.job_events(svc, _job_ref(request))
+    may_see(_caller(request), rec.owner, svc.jid(rec))
     return _json(
         {
             "id": svc.jid(rec),

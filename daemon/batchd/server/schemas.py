@@ -523,6 +523,9 @@ class ServerOut(BaseModel):
     job_history_duration: int = Field(
         description="seconds a finished job stays in the history (emulated time)"
     )
+    query_other_jobs: bool = Field(
+        False, description="whether users see other users' jobs (operators and managers see all)"
+    )
     replay: dict[str, Any] | None = Field(description="the trace being injected, if any")
     state_save_error: str | None = Field(
         None,
@@ -536,6 +539,10 @@ class ServerChange(Strict):
 
     job_history_duration: Duration | None = Field(
         None, description="seconds or HH:MM:SS: how long finished jobs stay in the history"
+    )
+    query_other_jobs: bool | None = Field(
+        None,
+        description="whether users see other users' jobs; saved, it outlasts the config's",
     )
 
     @field_validator("job_history_duration", mode="before")

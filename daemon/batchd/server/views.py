@@ -336,6 +336,7 @@ def server_out(svc: BatchService) -> dict[str, Any]:
         "overflow": svc.site.server.overflow,
         "jobs": svc.counts(),
         "job_history_duration": svc.history.duration,
+        "query_other_jobs": svc.query_other_jobs(),
         "replay": replay,
         "state_save_error": svc.saving.cause,
     }

@@ -238,6 +238,9 @@ class ServerConfig(BaseModel):
     # How long finished jobs stay in the history (qstat -x), on the emulated clock;
     # PBS's default is two weeks.
     job_history_duration: int = 14 * 86_400
+    # Whether users see other users' jobs (PBS's server attribute; off, its default: a
+    # user sees only their own; operators and managers see all either way).
+    query_other_jobs: bool = False
     # The most subjobs a job array may have (qsub -J); PBS's server attribute and default.
     max_array_size: int = Field(10_000, ge=1, le=1 << 20)
     # Seconds between SIGTERM and SIGKILL when a running job is stopped (qdel, its walltime);

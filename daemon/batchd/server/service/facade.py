@@ -139,7 +139,7 @@ class BatchService:
         )
         self.journal.on_retired.append(self._retire)
         self.journal.before_commit.append(self._note_assignments)
-        self.access = Access(site.auth, self.daemon_user)
+        self.access = Access(site.auth, self.daemon_user, self.query_other_jobs)
         self.scheduler = Scheduler(site, self.calendar, offload=self.searches)
         self.scheduler.observers = [
             PoolObserver(self.metrics, m.name, self.decisions[i], self._order_of(i))
@@ -514,15 +514,25 @@ class BatchService:
         saved = self.journal.meta.get("job_history_duration")
         return int(saved) if saved is not None else site.server.job_history_duration
 
+    def query_other_jobs(self) -> bool:
+        """Whether users see others' jobs: as a manager set it (saved), else the config's."""
+        saved = self.journal.meta.get("query_other_jobs")
+        return bool(saved) if saved is not None else self.site.server.query_other_jobs
+
     def set_server(self, caller: Caller, change: ServerChange) -> None:
         duration = change.job_history_duration
+        others = change.query_other_jobs
         with self.change():
             require(caller, "manager", "set server attributes")
             if duration is not None:
                 self.history.duration = duration
                 self.save_meta(job_history_duration=duration)
+            if others is not None:
+                self.save_meta(query_other_jobs=others)
         if duration is not None:
             log.info("server_set", job_history_duration=duration, by=caller.user)
+        if others is not None:
+            log.info("server_set", query_other_jobs=others, by=caller.user)
 
     # -- configuration ----------------------------------------------------------------
     def reload(self, site: SiteConfig) -> None:
