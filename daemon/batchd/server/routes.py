@@ -37,6 +37,7 @@ from batchd.server.schemas import (
     ServerChange,
 )
 from batchd.server.service import Caller, commands
+from batchd.server.service.kernels import loaded
 from batchd.server.service.queue_admin import unknown_queue
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -407,5 +408,6 @@ async def scheduler(request: web.Request) -> web.Response:
 async def set_scheduler(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, SchedulerChange)
+    await loaded(svc.kernels_for(_caller(request), body))  # compiled and loaded off the loop
     svc.set_scheduler(_caller(request), body)
     return _json(views.scheduler_out(svc))
