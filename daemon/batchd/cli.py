@@ -399,6 +399,9 @@ def _demo_command(sub: Any) -> None:
 def cmd_warm(args: argparse.Namespace) -> int:
     from batchd.engine import warm
 
+    unknown = [u for u in args.unit if u not in warm.UNITS]
+    if unknown:
+        raise CLIError(f"unit: {unknown[0]!r} is not a kernel unit: one of {', '.join(warm.UNITS)}")
     for unit in args.unit or list(warm.UNITS):
         print(f"{unit}: {warm.warm(unit):.2f} s", flush=True)
     return 0
@@ -415,7 +418,7 @@ def _warm_command(sub: Any) -> None:
         "each unit took (compiling, or loading what the cache holds).",
     )
     wm.add_argument(
-        "unit", nargs="*", choices=list(UNITS), help="kernel units to compile (default: all)"
+        "unit", nargs="*", help=f"kernel units to compile: {', '.join(UNITS)} (default: all)"
     )
     wm.set_defaults(func=cmd_warm)
 

@@ -128,3 +128,14 @@ def test_an_unknown_unit_is_refused_by_name(tmp_path: Path) -> None:
 @pytest.mark.parametrize("unit", list(warm.UNITS))
 def test_each_unit_names_modules_with_kernels(unit: str) -> None:
     assert all(warm._dispatchers(m) for m in warm.modules(unit))
+
+
+def test_batchd_warm_warms_every_unit_or_those_named(capsys: pytest.CaptureFixture[str]) -> None:
+    from batchd.cli import main
+
+    assert main(["warm"]) == 0
+    assert [line.split(":")[0] for line in capsys.readouterr().out.splitlines()] == list(warm.UNITS)
+    assert main(["warm", "ga", "bogus"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "'bogus' is not a kernel unit" in err

@@ -167,9 +167,11 @@ def main(argv: list[str]) -> int:
     """Warm the units named (every unit without one), one line each: unit, seconds.
     ``--nice`` first: at a lower priority (the daemon compiling ahead in a child)."""
     if argv[:1] == ["--nice"]:
+        import contextlib
         import os
 
-        os.nice(10)
+        with contextlib.suppress(OSError):  # a system-call filter may forbid it
+            os.nice(10)
         argv = argv[1:]
     units = argv or list(UNITS)
     unknown = [u for u in units if u not in UNITS]
