@@ -10,7 +10,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test,report,sweep]'
 	$(BIN)/python -c "$$PLAIN_PTH"
+	$(BIN)/batchd warm
 	touch $(STAMP)
+
+# `batchd warm` compiles the scheduling kernels into numba's cache (__pycache__ beside
+# the sources, or NUMBA_CACHE_DIR), so that replays and the daemon only load them.
 
 # setuptools makes this editable install an import hook: a finder module that site
 # imports at every start of the venv's Python, with pathlib and importlib.util, which

@@ -44,6 +44,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_USER = "batchd-bench"
+
+
 def site_file(roots: bool) -> str:
     """conf/workstation.toml as shipped, but for the TMPDIRs in /tmp, a kill delay of 2 s
     and, when the jobs are root's, acl_roots."""

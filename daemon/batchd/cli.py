@@ -396,6 +396,33 @@ def _demo_command(sub: Any) -> None:
     dm.set_defaults(func=cmd_demo)
 
 
+def cmd_warm(args: argparse.Namespace) -> int:
+    from batchd.engine import warm
+
+    unknown = [u for u in args.unit if u not in warm.UNITS]
+    if unknown:
+        raise CLIError(f"unit: {unknown[0]!r} is not a kernel unit: one of {', '.join(warm.UNITS)}")
+    for unit in args.unit or list(warm.UNITS):
+        print(f"{unit}: {warm.warm(unit):.2f} s", flush=True)
+    return 0
+
+
+def _warm_command(sub: Any) -> None:
+    from batchd.engine.warm import UNITS
+
+    wm = sub.add_parser(
+        "warm",
+        help="compile the scheduling kernels into numba's cache (NUMBA_CACHE_DIR)",
+        description="Compile the scheduling kernels ahead, into numba's cache: the one "
+        "NUMBA_CACHE_DIR names, else __pycache__ beside the sources. Prints the seconds "
+        "each unit took (compiling, or loading what the cache holds).",
+    )
+    wm.add_argument(
+        "unit", nargs="*", help=f"kernel units to compile: {', '.join(UNITS)} (default: all)"
+    )
+    wm.set_defaults(func=cmd_warm)
+
+
 def _report_command(sub: Any) -> None:
     from batchd.report import add_report_command
 
@@ -415,6 +442,7 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
     "generate": _generate_command,
     "serve": _serve_command,
     "demo": _demo_command,
+    "warm": _warm_command,
     "report": _report_command,
     "sweep": _sweep_command,
     "utility": utility_command,

@@ -31,6 +31,7 @@ from batchd.server.auth import daemon_user, load_tokens, user_name
 from batchd.server.feed import ReplayFeed
 from batchd.server.paths import default_socket, default_state_path, make_dirs
 from batchd.server.service import BatchService
+from batchd.server.service.kernels import KernelWarmer, starting_units
 from batchd.server.service.scheduler import grid_refusal
 from batchd.server.store import SaveError, Store
 from batchd.site.config import ConfigError, SiteConfig, load_site
@@ -269,6 +270,13 @@ async def serve(opts: ServeOptions) -> int:
             nodes = widest_job(site.grid_table.structure, [m.nodes for m in site.machine])
         start = int(saved_now) if saved_now is not None else start_time(opts, nodes)
         clock = ScaledClock(speed, start=start)
+    # The kernels of the policies it starts with, before it serves (compiled if need be).
+    kernels = KernelWarmer()
+    grid = site.grid_table is not None
+    try:
+        kernels.prepare(starting_units(site.server.policy, saved.meta, grid))
+    except Exception as exc:
+        raise ServeError(f"the compiled scheduling kernels could not be built: {exc}") from None
     executor = make_executor(site, store.path, site.server_name)
     wake = asyncio.Event()
     if executor is not None:
@@ -338,6 +346,8 @@ async def serve(opts: ServeOptions) -> int:
         loop.call_soon_threadsafe(wake.set)
 
     svc.searches.wakers.append(search_done)
+    svc.kernels = kernels
+    kernels.compile_ahead()  # the other policies' kernels, into the cache
 
     def hangup() -> None:
         reload.set()
@@ -383,6 +393,7 @@ async def serve(opts: ServeOptions) -> int:
                 sock_path.unlink()
             if executor is not None:
                 executor.close()  # the launcher goes; running jobs and their supervisors stay
+            kernels.close()
         log.info(
             "daemon_stopped", now=svc.now, jobs=len(svc.records), crashed=crashed, saved=all_saved
         )

@@ -38,6 +38,7 @@ from batchd.server.schemas import (
 )
 from batchd.server.service import Caller, commands
 from batchd.server.service.access import may_see
+from batchd.server.service.kernels import loaded
 from batchd.server.service.queue_admin import unknown_queue
 from batchd.server.visibility import shown
 
@@ -413,5 +414,6 @@ async def scheduler(request: web.Request) -> web.Response:
 async def set_scheduler(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, SchedulerChange)
+    await loaded(svc.kernels_for(_caller(request), body))  # compiled and loaded off the loop
     svc.set_scheduler(_caller(request), body)
     return _json(views.scheduler_out(svc))

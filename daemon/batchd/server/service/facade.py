@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from typing import Any
 
 import structlog
@@ -52,6 +53,7 @@ from batchd.server.service.events import JobEvents
 from batchd.server.service.history import History
 from batchd.server.service.jobcontrol import JobControl
 from batchd.server.service.journal import Journal
+from batchd.server.service.kernels import KernelWarmer
 from batchd.server.service.lifecycle import Lifecycle
 from batchd.server.service.nodes import Nodes
 from batchd.server.service.observers import DecisionLog, PoolObserver
@@ -125,6 +127,7 @@ class BatchService:
         self.decisions = [DecisionLog(lambda: self.engine.now) for _ in site.machine]
         self.searches = SearchWorker()  # kept across rebuilds: a stale search is ignored
         self.executor = executor  # kept across rebuilds: its jobs go on
+        self.kernels: KernelWarmer | None = None  # the daemon's: policies' kernels off the loop
         self._build(clock.start)
 
     def _build(self, now: int) -> None:
@@ -499,6 +502,15 @@ class BatchService:
         return resv
 
     # -- the scheduler ----------------------------------------------------------------
+    def kernels_for(self, caller: Caller, change: SchedulerChange) -> list[Future[None]]:
+        """The compiled kernels a change of the scheduler needs that are still being
+        loaded (off the loop): the change waits for them, so that no pass compiles."""
+        if self.kernels is None:
+            return []
+        from batchd.server.service.policy_change import kernel_units
+
+        return self.kernels.ready(kernel_units(self, caller, change))
+
     def set_scheduler(self, caller: Caller, change: SchedulerChange) -> None:
         """A manager's change of policy (per machine), or of a grid site's structure."""
         from batchd.server.service.policy_change import set_grid, set_policies

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from batchd.engine.warm import UNITS, units_for
 from batchd.model.states import JobState
 from batchd.server.errors import bad_request
 from batchd.server.schemas import SchedulerChange
@@ -22,6 +23,16 @@ if TYPE_CHECKING:
 log = structlog.get_logger("batchd")
 
 SWITCHES_KEPT = 100
+
+
+def kernel_units(svc: BatchService, caller: Caller, change: SchedulerChange) -> list[str]:
+    """The kernel units (``batchd.engine.warm``) a change may run: a policy's, or on a grid
+    site every unit (its structures and local policies use any). A caller who may not
+    change the scheduler is refused here, before anything is compiled for him."""
+    require(caller, "manager", "change the scheduler")
+    if svc.scheduler.grid is not None:
+        return list(UNITS)
+    return units_for([change.policy]) if change.policy is not None else []
 
 
 def set_policies(svc: BatchService, caller: Caller, change: SchedulerChange) -> None:
