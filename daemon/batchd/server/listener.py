@@ -126,7 +126,8 @@ class GuardedConnection(asyncio.Protocol):
         self.inner.data_received(data)
 
     def eof_received(self) -> bool | None:
-        return self.inner.eof_received()
+        self.inner.eof_received()
+        return None  # the transport closes: aiohttp's protocol keeps no half-open connection
 
     def pause_writing(self) -> None:
         self.inner.pause_writing()
