@@ -73,6 +73,14 @@ def metric(d: Daemon, reason: str) -> float:
     return float(found.group(1))
 
 
+def open_connections(d: Daemon) -> float:
+    """batchd_connections_open, the scrape's own connection included."""
+    text = call(d.socket, "GET", "/metrics")[1]
+    found = re.search(r"^batchd_connections_open (\S+)$", text, re.M)
+    assert found, text[:2000]
+    return float(found.group(1))
+
+
 def timed_healthz(d: Daemon) -> float:
     began = time.monotonic()
     status, _ = call(d.socket, "GET", "/healthz")
@@ -124,6 +132,7 @@ def test_tcp_flood_is_capped_and_a_manager_is_still_served(tmp_path: Path) -> No
             timed_out = [first_bytes(s, 1.0) for s in held]
             assert all(a.startswith(b"HTTP/1.1 408") for a in timed_out), timed_out
             assert metric(d, "header_timeout") >= len(held)
+            assert open_connections(d) == 1
             # The flood wrote a few throttled lines, not one per connection.
             assert log_lines(d) - lines_before < 20, d.log_text()
         finally:
@@ -197,6 +206,7 @@ def test_a_users_unix_flood_stops_at_their_cap(tmp_path: Path) -> None:
         try:
             assert flood.stdout is not None
             answers = json.loads(flood.stdout.readline())
+            assert open_connections(d) == PER_PEER + 1
             refused = [a for a in answers if a.startswith("HTTP/1.1 503")]
             held = [a for a in answers if not a]
             assert len(held) == PER_PEER, answers
