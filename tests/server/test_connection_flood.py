@@ -244,3 +244,20 @@ def test_a_users_unix_flood_stops_at_their_cap(tmp_path: Path) -> None:
         get = as_nobody(d, NOBODY_GET)
         out, err = get.communicate(timeout=10)
         assert out.strip() == "HTTP/1.1 200 OK", err
+
+
+@pytest.mark.usefixtures("prlimit")
+def test_caps_beyond_the_descriptors_stop_the_start(tmp_path: Path) -> None:
+    config = tmp_path / "site.toml"
+    config.write_text(SITE.replace(f"max_open = {MAX_OPEN}", "max_open = 200"))
+    d = Daemon(tmp_path, config=str(config))
+    out = subprocess.run(
+        ["prlimit", f"--nofile={NOFILE}:{NOFILE}", "--", *d.argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2
+    assert f"{config}: connections.max_open: 200 connections and managers_room 8" in out.stderr
+    assert f"(RLIMIT_NOFILE {NOFILE}," in out.stderr
+    assert not d.state.exists() and not d.socket.exists()  # refused before anything

@@ -22,7 +22,7 @@ from batchd.server.connlimit import (
 )
 from batchd.server.fdlimit import connection_budget
 from batchd.server.listener import BACKOFF_MAX, GuardedSite, Listeners
-from batchd.site.config import ConnectionsConfig
+from batchd.site.config import ConfigError, ConnectionsConfig, load_site
 
 LIMITS = ConnectionLimits(
     header_timeout=1.0, idle_timeout=5.0, max_open=4, max_per_peer=2, managers_room=2
@@ -118,3 +118,15 @@ async def test_failed_accepts_rest_the_listener_and_log_once_a_second(tmp_path: 
         "batchd_connections_refused_total", {"reason": "accept_failed"}
     )
     assert counted == OutOfDescriptors.calls
+
+
+def test_a_bad_limit_in_the_site_file_names_its_key(tmp_path: Path) -> None:
+    path = tmp_path / "site.toml"
+    path.write_text('[[machine]]\nname = "m"\nnodes = 2\n[connections]\nheader_timeout = 0\n')
+    with pytest.raises(
+        ConfigError, match=r"site.toml: connections.header_timeout: .*greater than 0"
+    ):
+        load_site(path)
+    path.write_text('[[machine]]\nname = "m"\nnodes = 2\n[connections]\nmax_per_user = 3\n')
+    with pytest.raises(ConfigError, match=r"connections.max_per_user: Extra inputs"):
+        load_site(path)
