@@ -27,6 +27,7 @@ from pydantic import BaseModel
 from batchd.cli import build_parser, cmd_serve
 from batchd.site.config import (
     AuthConfig,
+    ConnectionsConfig,
     ExecutionConfig,
     MachineConfig,
     MetricsConfig,
@@ -268,6 +269,7 @@ TABLES: dict[str, type[BaseModel]] = {
     "metrics": MetricsConfig,
     "queue": QueueConfig,
     "execution": ExecutionConfig,
+    "connections": ConnectionsConfig,
 }
 
 

@@ -280,6 +280,21 @@ METRICS: tuple[MetricDef, ...] = (
         (),
         "When the calendar window changes next, emulated seconds since the epoch",
     ),
+    # -- the listeners --------------------------------------------------------------
+    MetricDef(
+        "batchd_connections_open",
+        "gauge",
+        (),
+        "Connections open now on the Unix socket and the TCP listener",
+    ),
+    MetricDef(
+        "batchd_connections_refused_total",
+        "counter",
+        ("reason",),
+        "Connections refused or dropped, by reason: peer_limit (the caller's cap), "
+        "total_limit (the cap for all), header_timeout (no complete request head in time), "
+        "accept_failed (the daemon could not take a connection: no file descriptor left)",
+    ),
     # -- per user, opt-in ---------------------------------------------------------
     MetricDef(
         "batchd_user_jobs",

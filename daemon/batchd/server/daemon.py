@@ -28,7 +28,10 @@ from batchd.model.times import CLOCK_MAX, CLOCK_RANGE, TIME_MIN
 from batchd.sched.grid import widest_job
 from batchd.server.app import create_app
 from batchd.server.auth import daemon_user, load_tokens, user_name
+from batchd.server.connlimit import ConnectionGate, LimitError, connection_limits
+from batchd.server.fdlimit import raise_nofile
 from batchd.server.feed import ReplayFeed
+from batchd.server.listener import Listeners, tcp_listeners, unix_listener
 from batchd.server.paths import default_socket, default_state_path, make_dirs
 from batchd.server.service import BatchService
 from batchd.server.service.kernels import KernelWarmer, starting_units
@@ -242,6 +245,10 @@ async def serve(opts: ServeOptions) -> int:
     if opts.listen and not tokens:
         raise ServeError("--listen needs --token-file: TCP callers are identified by token")
     listen = parse_listen(opts.listen) if opts.listen else None
+    try:
+        limits = connection_limits(site.connections, raise_nofile())
+    except LimitError as exc:
+        raise ServeError(f"{opts.config}: {exc}") from None
     sock_path = Path(opts.socket or default_socket())
     claim_socket(sock_path)  # before the state is touched: a refusal leaves no trace
     store = Store(opts.state or default_state_path(), sync=opts.sync)  # type: ignore[arg-type]
@@ -326,12 +333,19 @@ async def serve(opts: ServeOptions) -> int:
     gc.collect()
     gc.freeze()
     app = create_app(svc, tokens)
-    runner = web.AppRunner(app, handle_signals=False, access_log=None)
+    runner = web.AppRunner(
+        app, handle_signals=False, access_log=None, keepalive_timeout=limits.idle_timeout
+    )
     await runner.setup()
-    await web.UnixSite(runner, str(sock_path)).start()
+    gate = ConnectionGate(
+        limits, lambda user: svc.access.role_of(user) == "manager", svc.metrics.registry
+    )
+    listeners = Listeners(runner, gate)
+    await listeners.add(unix_listener(sock_path))
     os.chmod(sock_path, 0o666)  # anyone may connect; peer credentials say who they are
     if listen is not None:
-        await web.TCPSite(runner, listen[0], listen[1]).start()
+        for sock in tcp_listeners(*listen):
+            await listeners.add(sock)
 
     stop = asyncio.Event()
     reload = asyncio.Event()

@@ -333,6 +333,25 @@ class ExecutionConfig(BaseModel):
         return value
 
 
+class ConnectionsConfig(BaseModel):
+    """What one caller may hold of the daemon's listeners (docs/operations.md, "Limits")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Seconds a new connection has to send a complete request head; then it is closed.
+    header_timeout: float = Field(5.0, gt=0, le=300)
+    # Seconds a keep-alive connection may stay idle between requests.
+    idle_timeout: float = Field(30.0, gt=0, le=3600)
+    # Connections open at once for all callers; None: as many as the descriptor budget
+    # allows, at most DEFAULT_MAX_OPEN (batchd.server.connlimit).
+    max_open: int | None = Field(None, ge=1, le=1_000_000)
+    # Connections open at once for one Unix user (uid) or one TCP address.
+    max_per_peer: int = Field(32, ge=1, le=1_000_000)
+    # Connections beyond max_open that only managers (root, the daemon's user, [auth]
+    # managers) on the Unix socket may open: their room during a flood.
+    managers_room: int = Field(16, ge=1, le=10_000)
+
+
 class AuthConfig(BaseModel):
     """Roles: users act on their own jobs; operators on any job and on nodes; managers on all."""
 
@@ -368,6 +387,7 @@ class SiteConfig(BaseModel):
     grid_table: GridConfig | None = Field(None, alias="grid")  # [grid]; grid() is the machines
     resource: list[ResourceConfig] = Field(default_factory=list)  # [[resource]]: custom ones
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
+    connections: ConnectionsConfig = Field(default_factory=ConnectionsConfig)
 
     def executes(self) -> bool:
         """Whether a machine of the site runs its jobs' scripts on this host."""
