@@ -15,7 +15,8 @@ def default_socket() -> str:
     """Where this daemon listens: ``$RUNTIME_DIRECTORY/batchd.sock`` under systemd
     (``RuntimeDirectory=batchd``: ``/run/batchd``), else ``$XDG_RUNTIME_DIR/batchd/batchd.sock``,
     else ``/tmp/batchd-<uid>/batchd/batchd.sock``: ``/tmp/batchd-<uid>`` stands in for the
-    runtime directory, made 0700 when missing and refused when someone else owns it."""
+    runtime directory, made 0700 when missing and refused when someone else owns it or it
+    is a symbolic link (``batchd.server.socketdir``)."""
     if "RUNTIME_DIRECTORY" in os.environ:  # set by systemd's RuntimeDirectory=
         return os.path.join(os.environ["RUNTIME_DIRECTORY"].split(":")[0], "batchd.sock")
     runtime = os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/batchd-{os.geteuid()}"
