@@ -30,16 +30,3 @@ def default_state_path() -> Path:
         return Path("/var/lib/batchd/state.db")
     base = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
     return Path(base) / "batchd" / "state.db"
-
-
-def make_dirs(path: Path, mode: int) -> None:
-    """Create ``path`` with exactly ``mode`` and any missing parent 0700, whatever the umask.
-    A directory that exists already is left as it is: the caller checks it."""
-    if path.is_dir():
-        return
-    make_dirs(path.parent, 0o700)
-    try:
-        path.mkdir(mode)
-    except FileExistsError:
-        return  # made meanwhile by someone else
-    os.chmod(path, mode)

@@ -19,16 +19,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sqlite3
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from batchd.server.arrays import MAX_INDEX, SUBJOB_BASE, subjob_key
-from batchd.server.paths import make_dirs
+from batchd.server.statefiles import StateFileRefused, claim_state_files
 
 Sync = Literal["full", "normal"]
 
@@ -75,24 +73,6 @@ class SaveError(Exception):
         self.cause = cause
 
 
-def _make_private(path: Path) -> None:
-    """state.db and its -wal and -shm readable by the daemon's user only (job scripts are
-    in them), whatever the umask: the database is made 0600 before SQLite opens it, and
-    SQLite gives the -wal and -shm it creates the database's mode. Files left by an older
-    batchd are narrowed to 0600 too."""
-    fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o600)
-    try:
-        if stat.S_IMODE(os.fstat(fd).st_mode) != 0o600:
-            os.fchmod(fd, 0o600)
-    finally:
-        os.close(fd)
-    for suffix in ("-wal", "-shm"):
-        side = path.with_name(path.name + suffix)
-        with contextlib.suppress(FileNotFoundError):
-            if stat.S_IMODE(side.stat().st_mode) != 0o600:
-                side.chmod(0o600)
-
-
 @dataclass
 class Saved:
     meta: dict[str, Any] = field(default_factory=dict)
@@ -109,11 +89,14 @@ class Store:
         self._nodes: dict[tuple[int, int], tuple[str, str | None] | None] = {}
         self._meta: dict[str, str] = {}
         self._events: list[tuple[int, int, str, str]] = []
-        in_memory = str(path) == ":memory:"
+        if str(path) != ":memory:":
+            try:
+                claim_state_files(self.path)
+            except StateFileRefused as exc:
+                raise StoreError(str(exc)) from None
+            except OSError as exc:
+                raise StoreError(f"{self.path}: cannot open the state database: {exc}") from None
         try:
-            if not in_memory:
-                make_dirs(self.path.parent, 0o700)
-                _make_private(self.path)
             self.db = sqlite3.connect(self.path, isolation_level=None)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute(f"PRAGMA synchronous={sync.upper()}")
