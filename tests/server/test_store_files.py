@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from batchd.server.store import Store, StoreError
+from batchd.server.store import SCHEMA, Store, StoreError
 from paths import ROOT
 from users import need_root, open_dir, user
 
@@ -65,8 +65,8 @@ def test_state_files_of_an_older_batchd_are_narrowed(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
     old = sqlite3.connect(db)  # kept open: its -wal and -shm stay, as after a crash
     old.execute("PRAGMA journal_mode=WAL")
-    old.execute("CREATE TABLE t (x)")
-    old.execute("INSERT INTO t VALUES (1)")
+    old.executescript(SCHEMA)
+    old.execute("INSERT INTO meta VALUES ('schema_version', '2')")
     old.commit()
     for f in files(db):
         os.chmod(f, 0o644)

@@ -219,6 +219,7 @@ async def serve(opts: ServeOptions) -> int:
         except ValueError as exc:
             raise ServeError(f"{store.path}: {exc}") from None
     else:
+        store.check_new()  # a state without its clock must be new, not one that lost it
         svc.save_meta(started=svc.now, machine=svc.machine_identity())
         svc.save()
     replay = saved.meta.get("replay")
