@@ -224,14 +224,14 @@ def test_a_link_swapped_in_a_loop_never_leads_the_daemon_elsewhere(
     link = shared / "batchd-0"
     child = subprocess.Popen(
         ["runuser", "-u", "nobody", "--", client_python(), "-c", SWAPPER,
-         str(link), str(roots), str(lair), str(victim), "4"],
+         str(link), str(roots), str(lair), str(victim), "2.5"],
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
         ready = time.monotonic() + 10
         while not os.path.lexists(link) and time.monotonic() < ready:
             time.sleep(0.01)
-        deadline = time.monotonic() + 3
+        deadline = time.monotonic() + 1.5
         tries = refused = 0
         while time.monotonic() < deadline:
             tries += 1
