@@ -13,8 +13,6 @@ import contextlib
 import gc
 import os
 import signal
-import socket
-import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,15 +25,17 @@ from batchd.execution.local import LocalExecutor
 from batchd.model.times import CLOCK_MAX, CLOCK_RANGE, TIME_MIN
 from batchd.sched.grid import widest_job
 from batchd.server.app import create_app
-from batchd.server.auth import daemon_user, load_tokens, user_name
+from batchd.server.auth import daemon_user, load_tokens
 from batchd.server.connlimit import ConnectionGate, LimitError, connection_limits
 from batchd.server.fdlimit import raise_nofile
 from batchd.server.feed import ReplayFeed
-from batchd.server.listener import Listeners, tcp_listeners, unix_listener
-from batchd.server.paths import default_socket, default_state_path, make_dirs
+from batchd.server.listener import BACKLOG, Listeners, tcp_listeners
+from batchd.server.paths import default_socket, default_state_path
+from batchd.server.serve_errors import ServeError
 from batchd.server.service import BatchService
 from batchd.server.service.kernels import KernelWarmer, starting_units
 from batchd.server.service.scheduler import grid_refusal
+from batchd.server.socketdir import claim_socket
 from batchd.server.store import SaveError, Store
 from batchd.site.config import ConfigError, SiteConfig, load_site
 
@@ -60,10 +60,6 @@ class ServeOptions:
     start: str | None = None  # emulated start time of an accelerated clock
 
 
-class ServeError(ValueError):
-    """Options or files the daemon cannot start with."""
-
-
 def parse_listen(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep:
@@ -71,71 +67,6 @@ def parse_listen(text: str) -> tuple[str, int]:
     if not port.isdigit() or not 0 < int(port) < 65536:
         raise ServeError(f"--listen {text!r}: expected [HOST:]PORT with a port in 1..65535")
     return (host.strip("[]") or "127.0.0.1"), int(port)
-
-
-def _check_above(folder: Path) -> None:
-    """The directory above the socket's decides who may replace it: root's or the daemon
-    user's, and sticky (as /tmp is) if its group or others may write to it."""
-    above = os.stat(folder.parent)
-    if above.st_uid not in (0, os.geteuid()):
-        raise ServeError(
-            f"socket directory {folder} is in {folder.parent}, owned by "
-            f"{user_name(above.st_uid)}, who could replace it: give --socket elsewhere"
-        )
-    if above.st_mode & 0o022 and not above.st_mode & stat.S_ISVTX:
-        raise ServeError(
-            f"socket directory {folder} is in {folder.parent}, which its group or others may "
-            f"write and is not sticky (mode {stat.S_IMODE(above.st_mode):04o}): "
-            "give --socket elsewhere"
-        )
-
-
-def _check_socket_dir(folder: Path) -> None:
-    """The socket's directory must be the daemon user's own and writable by nobody else."""
-    me = os.geteuid()
-    info = os.stat(folder)
-    mode = stat.S_IMODE(info.st_mode)
-    if not stat.S_ISDIR(info.st_mode):
-        raise ServeError(f"socket directory {folder} is not a directory")
-    if info.st_uid != me:
-        raise ServeError(
-            f"socket directory {folder} is owned by {user_name(info.st_uid)}, not by "
-            f"{user_name(me)} who runs batchd: remove it or give --socket elsewhere"
-        )
-    if mode & 0o022:
-        raise ServeError(
-            f"socket directory {folder} is writable by its group or others (mode {mode:04o}): "
-            "chmod 755 it or give --socket elsewhere"
-        )
-
-
-def claim_socket(path: Path) -> None:
-    """Check the socket's directory, or make it 0755 (every user may reach the socket,
-    as PBS's) in a checked parent, its own missing parents 0700; remove a stale socket;
-    refuse if another daemon answers on it. Every refusal is a :class:`ServeError`."""
-    folder = path.absolute().parent
-    try:
-        make_dirs(folder.parent, 0o700)
-        _check_above(folder)
-        make_dirs(folder, 0o755)
-        _check_socket_dir(folder)
-    except OSError as exc:
-        raise ServeError(f"socket directory {folder}: {exc.strerror or exc}") from None
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if not stat.S_ISSOCK(info.st_mode):
-        raise ServeError(f"{path} exists and is not a socket: give --socket another path")
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.connect(str(path))
-    except OSError:
-        path.unlink()
-        return
-    finally:
-        probe.close()
-    raise ServeError(f"another batchd is listening on {path}")
 
 
 def _shown(value: object) -> str:
@@ -250,7 +181,7 @@ async def serve(opts: ServeOptions) -> int:
     except LimitError as exc:
         raise ServeError(f"{opts.config}: {exc}") from None
     sock_path = Path(opts.socket or default_socket())
-    claim_socket(sock_path)  # before the state is touched: a refusal leaves no trace
+    claimed = claim_socket(sock_path)  # before the state is touched: a refusal leaves no trace
     store = Store(opts.state or default_state_path(), sync=opts.sync)  # type: ignore[arg-type]
     saved = store.load()
     saved_now = saved.meta.get("now")
@@ -303,6 +234,7 @@ async def serve(opts: ServeOptions) -> int:
         except ValueError as exc:
             raise ServeError(f"{store.path}: {exc}") from None
     else:
+        store.check_new()  # a state without its clock must be new, not one that lost it
         svc.save_meta(started=svc.now, machine=svc.machine_identity())
         svc.save()
     replay = saved.meta.get("replay")
@@ -341,8 +273,9 @@ async def serve(opts: ServeOptions) -> int:
         limits, lambda user: svc.access.role_of(user) == "manager", svc.metrics.registry
     )
     listeners = Listeners(runner, gate)
-    await listeners.add(unix_listener(sock_path))
-    os.chmod(sock_path, 0o666)  # anyone may connect; peer credentials say who they are
+    unix = claimed.bind()  # open to every user: peer credentials say who they are
+    unix.listen(BACKLOG)
+    await listeners.add(unix)
     if listen is not None:
         for sock in tcp_listeners(*listen):
             await listeners.add(sock)
@@ -403,8 +336,7 @@ async def serve(opts: ServeOptions) -> int:
             except SaveError as exc:
                 all_saved = False
                 log.error("state_save_failing", error=exc.cause, state=str(store.path))
-            with contextlib.suppress(FileNotFoundError):
-                sock_path.unlink()
+            claimed.close()
             if executor is not None:
                 executor.close()  # the launcher goes; running jobs and their supervisors stay
             kernels.close()

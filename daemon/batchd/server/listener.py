@@ -18,7 +18,6 @@ import contextlib
 import json
 import socket
 import time
-from pathlib import Path
 from typing import Any
 
 import structlog
@@ -63,18 +62,6 @@ def refusal(message: str) -> bytes:
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     )
     return head.encode() + body
-
-
-def unix_listener(path: str | Path) -> socket.socket:
-    """A listening Unix socket at ``path``."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.bind(str(path))
-        sock.listen(BACKLOG)
-    except OSError:
-        sock.close()
-        raise
-    return sock
 
 
 def tcp_listeners(host: str, port: int) -> list[socket.socket]:

@@ -15,7 +15,8 @@ def default_socket() -> str:
     """Where this daemon listens: ``$RUNTIME_DIRECTORY/batchd.sock`` under systemd
     (``RuntimeDirectory=batchd``: ``/run/batchd``), else ``$XDG_RUNTIME_DIR/batchd/batchd.sock``,
     else ``/tmp/batchd-<uid>/batchd/batchd.sock``: ``/tmp/batchd-<uid>`` stands in for the
-    runtime directory, made 0700 when missing and refused when someone else owns it."""
+    runtime directory, made 0700 when missing and refused when someone else owns it or it
+    is a symbolic link (``batchd.server.socketdir``)."""
     if "RUNTIME_DIRECTORY" in os.environ:  # set by systemd's RuntimeDirectory=
         return os.path.join(os.environ["RUNTIME_DIRECTORY"].split(":")[0], "batchd.sock")
     runtime = os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/batchd-{os.geteuid()}"
@@ -29,16 +30,3 @@ def default_state_path() -> Path:
         return Path("/var/lib/batchd/state.db")
     base = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
     return Path(base) / "batchd" / "state.db"
-
-
-def make_dirs(path: Path, mode: int) -> None:
-    """Create ``path`` with exactly ``mode`` and any missing parent 0700, whatever the umask.
-    A directory that exists already is left as it is: the caller checks it."""
-    if path.is_dir():
-        return
-    make_dirs(path.parent, 0o700)
-    try:
-        path.mkdir(mode)
-    except FileExistsError:
-        return  # made meanwhile by someone else
-    os.chmod(path, mode)

@@ -19,16 +19,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sqlite3
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from batchd.server.arrays import MAX_INDEX, SUBJOB_BASE, subjob_key
-from batchd.server.paths import make_dirs
+from batchd.server.statefiles import StateFileRefused, claim_state_files
 
 Sync = Literal["full", "normal"]
 
@@ -60,6 +58,7 @@ UPDATE jobs SET owner = json_extract(data, '$.owner'), queue = json_extract(data
     end_time = json_extract(data, '$.end');
 """
 VERSION = 2
+TABLES = ("jobs", "reservations", "nodes", "meta", "job_events")
 JobRow = tuple[str, str, str, str, int, str | None, str | None]
 
 
@@ -73,24 +72,6 @@ class SaveError(Exception):
     def __init__(self, cause: str) -> None:
         super().__init__(cause)
         self.cause = cause
-
-
-def _make_private(path: Path) -> None:
-    """state.db and its -wal and -shm readable by the daemon's user only (job scripts are
-    in them), whatever the umask: the database is made 0600 before SQLite opens it, and
-    SQLite gives the -wal and -shm it creates the database's mode. Files left by an older
-    batchd are narrowed to 0600 too."""
-    fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o600)
-    try:
-        if stat.S_IMODE(os.fstat(fd).st_mode) != 0o600:
-            os.fchmod(fd, 0o600)
-    finally:
-        os.close(fd)
-    for suffix in ("-wal", "-shm"):
-        side = path.with_name(path.name + suffix)
-        with contextlib.suppress(FileNotFoundError):
-            if stat.S_IMODE(side.stat().st_mode) != 0o600:
-                side.chmod(0o600)
 
 
 @dataclass
@@ -109,16 +90,19 @@ class Store:
         self._nodes: dict[tuple[int, int], tuple[str, str | None] | None] = {}
         self._meta: dict[str, str] = {}
         self._events: list[tuple[int, int, str, str]] = []
-        in_memory = str(path) == ":memory:"
+        if str(path) != ":memory:":
+            try:
+                claim_state_files(self.path)
+            except StateFileRefused as exc:
+                raise StoreError(str(exc)) from None
+            except OSError as exc:
+                raise StoreError(f"{self.path}: cannot open the state database: {exc}") from None
         try:
-            if not in_memory:
-                make_dirs(self.path.parent, 0o700)
-                _make_private(self.path)
             self.db = sqlite3.connect(self.path, isolation_level=None)
+            version = self._saved_version()  # before anything is written
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute(f"PRAGMA synchronous={sync.upper()}")
             self.db.executescript(SCHEMA)
-            version = self._meta_value("schema_version")
             if version == 1:
                 self._migrate_1()
                 version = VERSION
@@ -142,26 +126,100 @@ class Store:
         script = MIGRATE_1 + "INSERT OR REPLACE INTO meta VALUES ('schema_version', '2');"
         self.db.executescript(f"BEGIN;\n{script}\nCOMMIT;")
 
+    def damaged(self, where: str, what: str) -> StoreError:
+        return StoreError(
+            f"{self.path}: {where}: {what}; the state file is damaged: restore it from a "
+            "backup, or start with another --state"
+        )
+
+    def _saved_version(self) -> int | None:
+        """The schema version of a state file saved before (None: a new, empty file). A
+        file with some of the tables and not others, or without its version, is damaged:
+        making the missing ones empty would start without what they held."""
+        found = {
+            name for (name,) in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
+        if not found:
+            return None
+        version = self._meta_value("schema_version") if "meta" in found else None
+        # job_events came after version 1: a version 1 file gets it when it is migrated.
+        missing = [t for t in TABLES if t not in found and not (version == 1 and t == "job_events")]
+        if missing:
+            raise self.damaged(
+                "no table " + ", ".join(missing), "it holds " + ", ".join(sorted(found))
+            )
+        if version is None:
+            raise self.damaged("table meta", "no schema_version")
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise self.damaged("table meta, key schema_version", f"{version!r} is not a version")
+        return version
+
     def _meta_value(self, key: str) -> Any:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
+        return None if row is None else self._meta_json(key, row[0])
+
+    def _meta_json(self, key: str, text: Any) -> Any:
+        try:
+            return json.loads(text)
+        except (TypeError, ValueError):
+            raise self.damaged(f"table meta, key {key}", f"{text!r} is not JSON") from None
+
+    def _documents(self, table: str, sql: str) -> list[dict[str, Any]]:
+        """The JSON objects in the data column of ``table``'s rows (seq, data)."""
+        docs = []
+        for seq, data in self.db.execute(sql):
+            try:
+                doc = json.loads(data)
+            except (TypeError, ValueError):
+                doc = None
+            if not isinstance(doc, dict):
+                raise self.damaged(f"table {table}, row seq {seq}", "its data is not a JSON object")
+            docs.append(doc)
+        return docs
+
+    def _node_states(self) -> list[tuple[int, int, str, str | None]]:
+        rows = list(self.db.execute("SELECT machine, node, state, comment FROM nodes"))
+        for machine, node, state, comment in rows:
+            if not (
+                isinstance(machine, int)
+                and isinstance(node, int)
+                and isinstance(state, str)
+                and isinstance(comment, str | None)
+            ):
+                raise self.damaged(
+                    f"table nodes, row machine {machine!r} node {node!r}",
+                    f"state {state!r}, comment {comment!r} are not a node's state",
+                )
+        return rows
+
+    def check_new(self) -> None:
+        """A state the daemon starts afresh (no saved clock: meta's ``now``, saved with every
+        change) must hold nothing: rows mean the meta table lost its own, and a fresh start
+        would leave them behind."""
+        try:
+            for table in ("jobs", "reservations", "nodes"):
+                (rows,) = self.db.execute(f"SELECT count(*) FROM {table}").fetchone()
+                if rows:
+                    raise self.damaged(
+                        "table meta", f"no saved clock (key now), yet {table} has rows"
+                    )
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot read the state database: {exc}") from None
 
     def load(self) -> Saved:
+        """What was saved; a row that cannot be read is a StoreError naming its table."""
         try:
             saved = Saved()
-            saved.meta = {
-                k: json.loads(v) for k, v in self.db.execute("SELECT key, value FROM meta")
-            }
-            saved.jobs = [
-                json.loads(d)
-                for (d,) in self.db.execute("SELECT data FROM jobs WHERE state != 'F' ORDER BY seq")
-            ]
-            saved.reservations = [
-                json.loads(d)
-                for (d,) in self.db.execute("SELECT data FROM reservations ORDER BY seq")
-            ]
-            saved.nodes = list(self.db.execute("SELECT machine, node, state, comment FROM nodes"))
-        except (sqlite3.Error, ValueError) as exc:
+            for key, value in self.db.execute("SELECT key, value FROM meta"):
+                saved.meta[key] = self._meta_json(key, value)
+            saved.jobs = self._documents(
+                "jobs", "SELECT seq, data FROM jobs WHERE state != 'F' ORDER BY seq"
+            )
+            saved.reservations = self._documents(
+                "reservations", "SELECT seq, data FROM reservations ORDER BY seq"
+            )
+            saved.nodes = self._node_states()
+        except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: cannot read the state database: {exc}") from None
         return saved
 

@@ -17,7 +17,7 @@ import structlog
 from batchd.execution.local import NEVER, RUNNING, Ended
 from batchd.model.states import ACTIVE_STATES, JobState
 from batchd.server.errors import ApiError
-from batchd.server.records import JobRecord
+from batchd.server.records import JobRecord, resv_from_row
 from batchd.server.service.commands import saved_queues
 from batchd.server.service.run_rules import ended_outcome
 from batchd.server.service.scheduler import GridChoice
@@ -27,6 +27,43 @@ if TYPE_CHECKING:
     from batchd.server.service.facade import BatchService
 
 log = structlog.get_logger("batchd")
+DAMAGED = "the state file is damaged: restore it from a backup, or start with another --state"
+# What reading a damaged row raises (a key missing, a value of the wrong type...).
+ROW_FAULTS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
+REPLAY_KEYS = ("trace", "shrink", "seed", "origin", "cursor", "jobs")
+
+
+def _fault(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return f"it has no {exc.args[0]!r}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _records(rows: list[dict[str, Any]]) -> list[JobRecord]:
+    """The saved unfinished jobs; a row that is not a job's is refused by its seq."""
+    records = []
+    for row in rows:
+        try:
+            records.append(JobRecord.from_row(row))
+        except ROW_FAULTS as exc:
+            raise ValueError(
+                f"table jobs, row seq {row.get('seq')}: {_fault(exc)}; {DAMAGED}"
+            ) from None
+    return records
+
+
+def check_rows(saved: Saved) -> None:
+    """Refuse a saved reservation or trace replay that cannot be read, by where it is."""
+    for row in saved.reservations:
+        try:
+            resv_from_row(row)
+        except ROW_FAULTS as exc:
+            raise ValueError(
+                f"table reservations, row seq {row.get('seq')}: {_fault(exc)}; {DAMAGED}"
+            ) from None
+    replay = saved.meta.get("replay")
+    if replay is not None and not (isinstance(replay, dict) and set(REPLAY_KEYS) <= set(replay)):
+        raise ValueError(f"table meta, key replay: {replay!r} is not a trace replay; {DAMAGED}")
 
 
 def check_identity(svc: BatchService, meta: dict[str, Any]) -> None:
@@ -120,6 +157,15 @@ def _restore_real(svc: BatchService, rec: JobRecord) -> tuple[int, str] | Requeu
 
 
 def restore(svc: BatchService, saved: Saved) -> None:
+    """Everything saved back in place; a ValueError if the state cannot be restored."""
+    check_rows(saved)
+    try:
+        _restore(svc, saved)
+    except (KeyError, TypeError, AttributeError, IndexError) as exc:
+        raise ValueError(f"the saved state cannot be restored ({_fault(exc)}); {DAMAGED}") from None
+
+
+def _restore(svc: BatchService, saved: Saved) -> None:
     meta = saved.meta
     check_identity(svc, meta)
     svc.journal.meta = dict(meta)
@@ -138,7 +184,7 @@ def restore(svc: BatchService, saved: Saved) -> None:
         raise ValueError(
             f"the state was saved at emulated time {saved_now}, after the clock's {svc.clock.now()}"
         )
-    loaded = [JobRecord.from_row(r) for r in saved.jobs]  # the unfinished ones
+    loaded = _records(saved.jobs)  # the unfinished ones
     records = [r for r in loaded if r.array is None]
     for rec in records:
         svc.records[rec.seq] = rec

@@ -1,0 +1,146 @@
+"""A damaged state file: the daemon refuses to start, names the file and what is wrong
+in it, and leaves it as it was (docs/operations.md, "State and restarts").
+
+One state is saved by a real daemon (jobs, a reservation, a node out of service);
+each test damages a copy of it and starts ``batchd serve`` on that copy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from daemon_proc import Daemon
+from paths import ROOT
+
+ARGS = ("--speed", "100")
+DAMAGED = "the state file is damaged: restore it from a backup, or start with another --state"
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A state file holding jobs, a reservation and a node out of service."""
+    d = Daemon(tmp_path_factory.mktemp("saved"), *ARGS)
+    with d:
+        for nodes in (4, 96, 2):
+            status, body = d.call("POST", "/jobs", {"nodes": nodes, "walltime": 3600})
+            assert status == 201, body
+        now = d.call("GET", "/server")[1]["now"]
+        status, body = d.call(
+            "POST", "/reservations", {"start": now + 90000, "duration": 600, "nodes": 2}
+        )
+        assert status == 201, body
+        status, body = d.call("PATCH", "/nodes/node008", {"state": "offline", "comment": "ecc"})
+        assert status == 200, body
+        time.sleep(0.2)
+        assert d.stop() == 0
+    return d.state
+
+
+def damaged_copy(saved: Path, tmp: Path, *sql: str) -> Path:
+    db = tmp / "state.db"
+    shutil.copy(saved, db)
+    with sqlite3.connect(db) as con:
+        for statement in sql:
+            con.execute(statement)
+    con.close()
+    return db
+
+
+def digest(db: Path) -> tuple[str, list[str]]:
+    """The database's bytes and the state files beside it."""
+    files = sorted(p.name for p in db.parent.iterdir() if p.name.startswith(db.name))
+    return hashlib.sha256(db.read_bytes()).hexdigest(), files
+
+
+def refused(db: Path) -> str:
+    """batchd serve's one line of refusal on ``db``, which it must leave as it was."""
+    d = Daemon(db.parent / "run", *ARGS)
+    d.argv[d.argv.index("--state") + 1] = str(db)
+    before = digest(db)
+    proc = subprocess.run(
+        d.argv, capture_output=True, text=True, timeout=60, cwd=ROOT, stdin=subprocess.DEVNULL
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert digest(db) == before
+    assert proc.stderr.startswith(f"batchd: error: {db}: ") and proc.stderr.count("\n") == 1
+    return proc.stderr.removeprefix(f"batchd: error: {db}: ").rstrip("\n")
+
+
+def test_the_saved_state_starts(saved: Path, tmp_path: Path) -> None:
+    """The copy the tests damage starts as it is (the refusals below are the damage's)."""
+    db = damaged_copy(saved, tmp_path)
+    d = Daemon(tmp_path, *ARGS)
+    with d:
+        jobs = d.call("GET", "/jobs")[1]["jobs"]
+        assert len(jobs) == 3
+        assert len(d.call("GET", "/reservations")[1]["reservations"]) == 1
+        assert d.stop() == 0
+    assert db == d.state
+
+
+@pytest.mark.parametrize("table", ["jobs", "reservations", "nodes", "meta", "job_events"])
+def test_a_dropped_table_is_refused(saved: Path, tmp_path: Path, table: str) -> None:
+    db = damaged_copy(saved, tmp_path, f"DROP TABLE {table}")
+    message = refused(db)
+    assert message.startswith(f"no table {table}: it holds ")
+    assert message.endswith(f"; {DAMAGED}")
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        (
+            "UPDATE jobs SET data = '{\"seq\": 2' WHERE seq = 2",
+            "table jobs, row seq 2: its data is not a JSON object",
+        ),
+        (
+            "UPDATE jobs SET data = 42 WHERE seq = 1",
+            "table jobs, row seq 1: its data is not a JSON object",
+        ),
+        (
+            "UPDATE jobs SET data = json_remove(data, '$.submit') WHERE seq = 3",
+            "table jobs, row seq 3: it has no 'submit'",
+        ),
+        (
+            "UPDATE jobs SET data = json_set(data, '$.state', 'Z') WHERE seq = 1",
+            "table jobs, row seq 1: ValueError: 'Z' is not a valid JobState",
+        ),
+        (
+            "UPDATE reservations SET data = json_remove(data, '$.end')",
+            "table reservations, row seq 1: it has no 'end'",
+        ),
+        (
+            "UPDATE nodes SET machine = 'zero'",
+            "table nodes, row machine 'zero' node 7: state 'offline', comment 'ecc' are not a "
+            "node's state",
+        ),
+        ("UPDATE meta SET value = 'x{' WHERE key = 'seq'", "table meta, key seq: 'x{' is not JSON"),
+        (
+            "DELETE FROM meta WHERE key = 'schema_version'",
+            "table meta: no schema_version",
+        ),
+        ("DELETE FROM meta WHERE key != 'schema_version'", "table meta: no saved clock (key now), yet jobs has rows"),
+    ],
+    ids=["cut-json", "number", "no-key", "bad-state", "resv", "node-column", "meta", "version",
+         "meta-rows"],
+)  # fmt: skip
+def test_a_damaged_row_is_refused(saved: Path, tmp_path: Path, sql: str, message: str) -> None:
+    db = damaged_copy(saved, tmp_path, sql)
+    assert refused(db) == f"{message}; {DAMAGED}"
+
+
+def test_a_file_that_is_no_state_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    with sqlite3.connect(db) as con:
+        con.execute("CREATE TABLE notes (text)")
+    con.close()
+    assert refused(db) == (
+        f"no table jobs, reservations, nodes, meta, job_events: it holds notes; {DAMAGED}"
+    )
