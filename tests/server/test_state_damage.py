@@ -147,3 +147,24 @@ def test_a_file_that_is_no_state_is_refused(tmp_path: Path) -> None:
     assert refused(db) == (
         f"no table jobs, reservations, nodes, meta, job_events: it holds notes; {DAMAGED}"
     )
+
+
+def test_a_version_2_file_without_job_events_is_opened(saved: Path, tmp_path: Path) -> None:
+    """Version 2 files written before job_events existed start, and become version 3;
+    a version 3 file without it is damaged (tested above)."""
+    db = damaged_copy(
+        saved,
+        tmp_path,
+        "DROP TABLE job_events",
+        "UPDATE meta SET value = '2' WHERE key = 'schema_version'",
+    )
+    d = Daemon(tmp_path, *ARGS)
+    with d:
+        assert len(d.call("GET", "/jobs")[1]["jobs"]) == 3
+        assert d.stop() == 0
+    assert db == d.state
+    with sqlite3.connect(db) as con:
+        (version,) = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        tables = {n for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    con.close()
+    assert version == "3" and "job_events" in tables

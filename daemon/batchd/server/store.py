@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS job_events (
 CREATE INDEX IF NOT EXISTS job_events_seq ON job_events (seq);
 """
 INDEXES = "CREATE INDEX IF NOT EXISTS jobs_ended ON jobs (end_time) WHERE state = 'F';"
-# Version 1 kept only (seq, state, data) per job; version 2 adds the history's columns.
+# Version 1 kept only (seq, state, data) per job; version 2 adds the history's columns;
+# version 3 is version 2 whose job_events table (added within version 2) is always there.
 MIGRATE_1 = """
 ALTER TABLE jobs ADD COLUMN owner TEXT;
 ALTER TABLE jobs ADD COLUMN queue TEXT;
@@ -57,7 +58,7 @@ ALTER TABLE jobs ADD COLUMN brief TEXT;
 UPDATE jobs SET owner = json_extract(data, '$.owner'), queue = json_extract(data, '$.queue'),
     end_time = json_extract(data, '$.end');
 """
-VERSION = 2
+VERSION = 3
 TABLES = ("jobs", "reservations", "nodes", "meta", "job_events")
 JobRow = tuple[str, str, str, str, int, str | None, str | None]
 
@@ -105,6 +106,9 @@ class Store:
             self.db.executescript(SCHEMA)
             if version == 1:
                 self._migrate_1()
+                version = 2
+            if version == 2:  # SCHEMA made job_events if it was missing
+                self.put_meta("schema_version", VERSION)
                 version = VERSION
             if version in (None, VERSION):
                 self.db.executescript(INDEXES)
@@ -142,8 +146,10 @@ class Store:
         if not found:
             return None
         version = self._meta_value("schema_version") if "meta" in found else None
-        # job_events came after version 1: a version 1 file gets it when it is migrated.
-        missing = [t for t in TABLES if t not in found and not (version == 1 and t == "job_events")]
+        # Files of versions 1 and 2 may lack job_events: they get it when opened.
+        missing = [
+            t for t in TABLES if t not in found and not (version in (1, 2) and t == "job_events")
+        ]
         if missing:
             raise self.damaged(
                 "no table " + ", ".join(missing), "it holds " + ", ".join(sorted(found))
