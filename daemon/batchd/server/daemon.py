@@ -232,6 +232,8 @@ async def serve(opts: ServeOptions) -> int:
         try:
             svc.restore(saved)
         except ValueError as exc:
+            if executor is not None:
+                executor.close()  # its launcher goes with the refusal; jobs stay
             raise ServeError(f"{store.path}: {exc}") from None
     else:
         store.check_new()  # a state without its clock must be new, not one that lost it
