@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import threading
 import time
 import tracemalloc
@@ -243,10 +244,17 @@ def test_first_gives_the_jobs_a_full_read_gives(tmp_path: Path, first: int) -> N
     assert some == full[:first]
 
 
-def test_first_still_checks_the_line_after(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("bad", "error"),
+    [
+        ("101 x", "expected 18 fields, found 2"),
+        (f"101 1 -1 10 1 -1 -1 1 60 -1 1 {10**20} -1 -1 1 -1 -1 -1", "field 12 (user_id): "),
+    ],
+)
+def test_first_still_checks_the_line_after(tmp_path: Path, bad: str, error: str) -> None:
     path = tmp_path / "t.swf"
-    path.write_text(HEADER + job_lines(100) + "101 x\n" + job_lines(1000))
-    with pytest.raises(SWFError, match=r"t\.swf:103: expected 18 fields, found 2"):
+    path.write_text(HEADER + job_lines(100) + bad + "\n" + job_lines(1000))
+    with pytest.raises(SWFError, match=rf"t\.swf:103: {re.escape(error)}"):
         load_swf(path, nodes=64, first=100)
     assert len(load_swf(path, nodes=64, first=99).jobs) == 99
 

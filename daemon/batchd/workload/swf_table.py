@@ -278,8 +278,9 @@ def _check_line(line: bytes) -> None:
     if len(parts) != N_FIELDS:
         raise _Irregular
     try:
-        for text in parts:
-            _parse_number(text.decode(ENCODING, ERRORS))
+        for k, text in enumerate(parts):
+            if field_problem(k, _parse_number(text.decode(ENCODING, ERRORS))) is not None:
+                raise _Irregular
     except ValueError:
         raise _Irregular from None
 
