@@ -15,6 +15,7 @@ from typing import TypeVar
 
 from batchd.model.job import Job
 from batchd.model.moldable import MoldError
+from batchd.model.times import CLOCK_MAX, CLOCK_RANGE, NEVER, TIME_MIN
 from batchd.workload.swf import (
     UTILITY_KEY,
     PathLike,
@@ -84,19 +85,55 @@ def load_swf(
 
     with _collector_paused():  # many new objects, none of them garbage
         table = read_swf_table(path, first)
+        if table is not None and not _on_clock(table):
+            table = None  # the line reader names the line
         if table is None:
-            jobs, skipped = _load_lines(path, nodes, first, perfect_estimates)
             header = read_header(path)
+            origin = header.unix_start or 0
+            jobs, skipped = _load_lines(path, nodes, first, perfect_estimates, origin)
         else:
             jobs, skipped = _jobs_from_table(table, nodes, perfect_estimates, records)
             header = table.header
+            origin = header.unix_start or 0
     if shrink != 1.0:
         shrink_submits(jobs, shrink)
+        _check_shrunk(path, jobs, shrink, origin)
     return Workload(jobs=jobs, skipped=skipped, header=header, source=str(path))
 
 
+def _submit_range(origin: int) -> tuple[int, int]:
+    """The submit times that put a job on the clock, for a trace whose time 0 is ``origin``."""
+    return TIME_MIN - origin, CLOCK_MAX - origin
+
+
+def _on_clock(table: SWFTable) -> bool:
+    """Whether every submit time of the table lies on the clock (SWFError for a header
+    UnixStartTime that does not)."""
+    if table.rows == 0:
+        return True
+    low, high = _submit_range(table.header.unix_start or 0)
+    first, last = _extremes(table.columns[1])
+    return low <= first and last <= high
+
+
+def _check_shrunk(path: PathLike, jobs: list[Job], shrink: float, origin: int) -> None:
+    """Refuse a --shrink that stretches the submits beyond the clock."""
+    if not jobs:
+        return
+    _, high = _submit_range(origin)
+    last = max(job.submit for job in jobs)
+    if last > high:
+        raise SWFError(
+            path,
+            None,
+            f"--shrink {shrink:g} puts the last submit time at {last} (+ UnixStartTime "
+            f"{origin}), not a time the clock can run at: use a smaller factor "
+            f"(the clock's range is {CLOCK_RANGE})",
+        )
+
+
 def _load_lines(
-    path: PathLike, nodes: int, first: int | None, perfect_estimates: bool
+    path: PathLike, nodes: int, first: int | None, perfect_estimates: bool, origin: int
 ) -> tuple[list[Job], dict[str, int]]:
     """Jobs (by submit, ties in file order) and skip counts from the exact line reader."""
     lines = iter_swf_tokens(path)
@@ -107,6 +144,7 @@ def _load_lines(
             first,
             perfect_estimates,
             path,
+            origin,
         )
     finally:
         lines.close()
@@ -120,10 +158,13 @@ def _jobs_from_records(
     first: int | None,
     perfect_estimates: bool,
     path: PathLike = "",
+    origin: int | None = None,
 ) -> tuple[list[Job], dict[str, int]]:
     """Jobs and skip counts, one record at a time (any record, floats rounded), from
     (record, the key=value tokens of its line, its line number); a job keeps its line's
-    tokens, the utility function and the moldable shape among them."""
+    tokens, the utility function and the moldable shape among them. With ``origin``
+    (the trace's UnixStartTime), a submit time off the clock raises SWFError."""
+    low, high = (-NEVER, NEVER) if origin is None else _submit_range(origin)
     n_width = n_runtime = n_wide = 0
     jobs: list[Job] = []
     append = jobs.append
@@ -134,6 +175,8 @@ def _jobs_from_records(
             break
         count += 1
         jid, submit, _, runtime, alloc, _, _, req_procs, req_time = rec[:9]
+        if not low <= submit <= high:
+            raise SWFError(path, line_no, _off_clock(submit, origin or 0), field_no=2)
         width = round(req_procs) if req_procs > 0 else round(alloc)
         if width <= 0:
             n_width += 1
@@ -166,6 +209,14 @@ def _jobs_from_records(
             except MoldError as exc:
                 raise SWFError(path, line_no, str(exc)) from None
     return jobs, _skipped(n_width, n_runtime, n_wide)
+
+
+def _off_clock(submit: float, origin: int) -> str:
+    low, high = _submit_range(origin)
+    return (
+        f"{submit} (+ UnixStartTime {origin}) is not a time the clock can run at: "
+        f"submit times may be from {low} to {high} here ({CLOCK_RANGE})"
+    )
 
 
 def _take_tokens(job: Job, tokens: tuple[str, ...], nodes: int) -> None:

@@ -89,7 +89,7 @@ def _load(
             header=synthetic_header(count, nodes, seed),
             source=trace,
         )
-    if not Path(trace).is_file():
+    if not Path(trace).exists():
         raise TraceError(f"{trace}: no such trace file")
     return load_swf(
         trace,
@@ -104,12 +104,12 @@ def _load(
 def trace_clock(workload: Workload) -> tuple[int, dt.tzinfo | None]:
     """When the trace's time 0 was (UnixStartTime) and its time zone (TimeZoneString).
 
-    A zone the header names but this system does not know counts as none.
+    A zone the header names but this system does not know counts as none. A start that
+    is not a time on the clock raises SWFError (the loader refuses such a trace).
     """
     header = workload.header
-    start = header.value("UnixStartTime") if header is not None else None
+    origin = (header.unix_start if header is not None else None) or 0
     zone = header.value("TimeZoneString") if header is not None else None
-    origin = int(start) if start is not None and start.strip().lstrip("-").isdigit() else 0
     tz = None
     if zone:
         with contextlib.suppress(CalendarError):

@@ -21,13 +21,30 @@ from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from batchd.argtypes import MAX_NODES
 from batchd.model.job import UNSET, Job
 from batchd.model.machine import node_intervals
 from batchd.model.moldable import Moldable, MoldError, Speedup, parse_range
+from batchd.model.times import CLOCK_MAX, CLOCK_RANGE, TIME_MIN
 from batchd.model.utility import Utility, UtilityError
+from batchd.workload.swf_fields import (
+    DURATION_MAX,
+    FIELD_MAX,
+    N_FIELDS,
+    SWF_FIELDS,
+    PathLike,
+    SWFError,
+    cut,
+    field_problem,
+    number_too_long,
+    shown,
+)
+from batchd.workload.trace_file import ENCODING, ERRORS, open_text, text_lines
 
 __all__ = [
     "CSV_COLUMNS",
+    "N_FIELDS",
+    "PathLike",
     "SWF_FIELDS",
     "SWFError",
     "SWFHeader",
@@ -41,27 +58,6 @@ __all__ = [
     "write_swf",
 ]
 
-SWF_FIELDS: tuple[str, ...] = (
-    "job_number",
-    "submit_time",
-    "wait_time",
-    "run_time",
-    "allocated_processors",
-    "average_cpu_time",
-    "used_memory",
-    "requested_processors",
-    "requested_time",
-    "requested_memory",
-    "status",
-    "user_id",
-    "group_id",
-    "executable_number",
-    "queue_number",
-    "partition_number",
-    "preceding_job_number",
-    "think_time",
-)
-N_FIELDS = len(SWF_FIELDS)
 
 # 0-based indices of the fields the writer replaces.
 F_SUBMIT = 1
@@ -88,17 +84,14 @@ CSV_COLUMNS: tuple[str, ...] = (
     "allocated_resources",
 )
 
-PathLike = str | os.PathLike[str]
-
-_GZIP_MAGIC = b"\x1f\x8b"
-# Text is read as UTF-8; undecodable bytes survive a read/write round trip unchanged.
-_ENCODING = "utf-8"
-_ERRORS = "surrogateescape"
+_ENCODING = ENCODING
+_ERRORS = ERRORS
 
 # "; Key: value", ";Key: value", ";        MaxProcs: 140". A continuation line such as
 # ";              http://host/" is not a key (the colon is followed by "//").
 _HEADER_RE = re.compile(r"^;\s*([A-Za-z][\w.-]*)\s*:(?!//)\s?(.*)$")
 _LEADING_INT_RE = re.compile(r"^\s*([+-]?\d+)")
+_START_RE = re.compile(r"^[+-]?\d{1,20}$")
 # A token after the 18 fields: key=value, the key a name, the value anything but blanks.
 _TOKEN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)=(\S+)$")
 UTILITY_KEY = "utility"
@@ -110,83 +103,109 @@ NODES_KEY = "nodes"
 SPEEDUP_KEY = "speedup"
 
 
-class SWFError(ValueError):
-    """A malformed SWF job line; the message names file, line and (if known) field."""
-
-    def __init__(
-        self,
-        path: PathLike,
-        line_no: int,
-        problem: str,
-        field_no: int | None = None,
-    ) -> None:
-        self.path = str(path)
-        self.line_no = line_no
-        self.field_no = field_no
-        self.problem = problem
-        if field_no is None:
-            msg = f"{self.path}:{line_no}: {problem}"
-        else:
-            name = SWF_FIELDS[field_no - 1]
-            msg = f"{self.path}:{line_no}: field {field_no} ({name}): {problem}"
-        super().__init__(msg)
-
-
 @dataclass
 class SWFHeader:
-    """The comment lines of an SWF file, raw (no trailing newline) and in order."""
+    """The comment lines of an SWF file, raw (no trailing newline) and in order.
+
+    ``line_numbers`` (each line's number in its file) and ``source`` (the file) are
+    known when the header was read from a file; errors about a header value name them.
+    """
 
     lines: list[str] = field(default_factory=list)
+    line_numbers: list[int] | None = None
+    source: str = ""
 
     def value(self, key: str) -> str | None:
         """The value of the first ``; Key: value`` line with this (case-sensitive) key."""
-        for line in self.lines:
+        found = self._find(key)
+        return None if found is None else found[1]
+
+    def _find(self, key: str) -> tuple[int, str] | None:
+        """The index of the first line with this key, and its value."""
+        for i, line in enumerate(self.lines):
             m = _HEADER_RE.match(line)
             if m is not None and m.group(1) == key:
-                return m.group(2).strip()
+                return i, m.group(2).strip()
         return None
 
-    def _leading_int(self, key: str) -> int | None:
-        text = self.value(key)
-        if text is None:
+    def _error(self, index: int, problem: str) -> SWFError:
+        line_no = None if self.line_numbers is None else self.line_numbers[index]
+        return SWFError(self.source, line_no, problem)
+
+    def _size(self, key: str) -> int | None:
+        """A size (MaxNodes, MaxProcs): the leading integer of its value, None when there is
+        none or it is not positive (``-1`` is the archive's "unknown"). SWFError when it is
+        more than a machine may have."""
+        found = self._find(key)
+        if found is None:
             return None
+        index, text = found
         m = _LEADING_INT_RE.match(text)
-        return int(m.group(1)) if m else None
+        if m is None:
+            return None
+        digits = m.group(1)
+        size = int(digits) if len(digits) <= 18 else MAX_NODES + 1
+        if size <= 0:
+            return None
+        if size > MAX_NODES:
+            raise self._error(
+                index,
+                f"header {key}: {shown(text)} is more than a machine may have "
+                f"(1 to {MAX_NODES:,}): give the size another way (--nodes N)",
+            )
+        return size
 
     @property
     def max_nodes(self) -> int | None:
         """``MaxNodes`` as an int; ``338 (batch partition; 512 total)`` gives 338."""
-        return self._leading_int("MaxNodes")
+        return self._size("MaxNodes")
 
     @property
     def max_procs(self) -> int | None:
         """``MaxProcs`` as an int; trailing text after the number is ignored."""
-        return self._leading_int("MaxProcs")
+        return self._size("MaxProcs")
 
+    @property
+    def unix_start(self) -> int | None:
+        """``UnixStartTime``, when the trace's time 0 was (seconds since the epoch).
 
-def open_text(path: PathLike) -> TextIO:
-    """Open a plain or gzip-compressed file as text; gzip is recognised by its magic bytes."""
-    with open(path, "rb") as probe:
-        magic = probe.read(2)
-    if magic == _GZIP_MAGIC:
-        return io.TextIOWrapper(
-            gzip.GzipFile(filename=os.fspath(path), mode="rb"), _ENCODING, _ERRORS
-        )
-    return open(path, encoding=_ENCODING, errors=_ERRORS)
+        None when the header has none (or it is empty). SWFError when it is not a whole
+        number, or not a time the clock can run at.
+        """
+        found = self._find("UnixStartTime")
+        if found is None or not found[1]:
+            return None
+        index, text = found
+        if _START_RE.match(text) is None:
+            raise self._error(
+                index,
+                f"header UnixStartTime: {shown(text)} is not a whole number of seconds "
+                "since the epoch",
+            )
+        start = int(text)
+        if not TIME_MIN <= start <= CLOCK_MAX:
+            raise self._error(
+                index,
+                f"header UnixStartTime: {start} is not a time the clock can run at: "
+                f"use {CLOCK_RANGE}",
+            )
+        return start
 
 
 def read_header(path: PathLike) -> SWFHeader:
     """The leading comment block (blank lines inside it are skipped); stops at the first job."""
     lines: list[str] = []
+    numbers: list[int] = []
     with open_text(path) as fh:
-        for line in fh:
+        for line_no, line in text_lines(path, fh):
             stripped = line.strip()
             if not stripped:
                 continue
             if not stripped.startswith(";"):
                 break
             lines.append(line.rstrip("\r\n"))
-    return SWFHeader(lines)
+            numbers.append(line_no)
+    return SWFHeader(lines, numbers, str(path))
 
 
 def _parse_number(text: str) -> int | float:
@@ -207,12 +226,23 @@ def _parse_slow(path: PathLike, line_no: int, parts: list[str]) -> tuple[int | f
     """Field by field: ints where the text is an integer, else finite floats."""
     values: list[int | float] = []
     for i, text in enumerate(parts):
+        if number_too_long(text):
+            problem = f"{shown(text)} is out of bounds: a field may be from {-FIELD_MAX:,} to {FIELD_MAX:,}"
+            raise SWFError(path, line_no, problem, field_no=i + 1)
         try:
             values.append(_parse_number(text))
         except ValueError:
-            problem = f"not a finite number: {text!r}"
+            problem = f"not a finite number: {shown(text)}"
             raise SWFError(path, line_no, problem, field_no=i + 1) from None
     return tuple(values)
+
+
+def _check_bounds(path: PathLike, line_no: int, values: Sequence[int | float]) -> None:
+    """Raise SWFError naming the first field out of its bounds (see swf_fields)."""
+    for i, value in enumerate(values):
+        problem = field_problem(i, value)
+        if problem is not None:
+            raise SWFError(path, line_no, problem, field_no=i + 1)
 
 
 def _parse_mixed(path: PathLike, line_no: int, parts: list[str]) -> tuple[int | float, ...]:
@@ -254,10 +284,12 @@ def iter_swf_tokens(
     """Like :func:`iter_swf`, with the ``key=value`` tokens after the 18 fields, as read.
 
     A token that is not ``key=value``, a key given twice, or a ``utility`` token that is
-    not a valid utility function raises :class:`SWFError` naming the line.
+    not a valid utility function raises :class:`SWFError` naming the line; so does a
+    value out of its bounds (:mod:`batchd.workload.swf_fields`), a line longer than
+    ``MAX_LINE`` and gzip data that ends early.
     """
     with open_text(path) as fh:
-        for line_no, line in enumerate(fh, 1):
+        for line_no, line in text_lines(path, fh):
             parts = line.split()
             if not parts or parts[0][0] == ";":
                 continue
@@ -280,6 +312,9 @@ def iter_swf_tokens(
                     values = tuple(map(int, parts))
                 except ValueError:
                     values = _parse_mixed(path, line_no, parts)
+            # Every bound is at least DURATION_MAX: only a line beyond it needs a look.
+            if min(values) < -DURATION_MAX or max(values) > DURATION_MAX:
+                _check_bounds(path, line_no, values)
             yield line_no, values, tokens
 
 
@@ -296,28 +331,28 @@ def check_tokens(
             raise SWFError(
                 path,
                 line_no,
-                f"{found}item {i} ({token!r}) is not a key=value token, the only thing "
+                f"{found}item {i} ({shown(token)}) is not a key=value token, the only thing "
                 f"that may follow the {N_FIELDS} fields",
             )
         key, value = m.groups()
         if key in keys:
-            raise SWFError(path, line_no, f"token {key!r} is given twice")
+            raise SWFError(path, line_no, f"token {shown(key)} is given twice")
         keys.add(key)
         if key == UTILITY_KEY:
             try:
                 utility = Utility.parse(value, seconds_only=True)
             except UtilityError as exc:
-                raise SWFError(path, line_no, f"token {UTILITY_KEY}: {exc}") from None
+                raise SWFError(path, line_no, f"token {UTILITY_KEY}: {cut(str(exc))}") from None
         elif key in (NODES_KEY, SPEEDUP_KEY):
             try:
                 parse_range(value) if key == NODES_KEY else Speedup.parse(value)
             except MoldError as exc:
-                raise SWFError(path, line_no, f"token {key}: {exc}") from None
+                raise SWFError(path, line_no, f"token {key}: {cut(str(exc))}") from None
         elif key == PRIORITY_CLASS_KEY and _CLASS_RE.match(value) is None:
             raise SWFError(
                 path,
                 line_no,
-                f"token {PRIORITY_CLASS_KEY}: {value!r} is not a priority class "
+                f"token {PRIORITY_CLASS_KEY}: {shown(value)} is not a priority class "
                 "(an integer from 0, the highest, up to 999999999)",
             )
     return utility

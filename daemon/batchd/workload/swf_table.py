@@ -30,22 +30,22 @@ characters long, so no number can overflow a float.
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
-import zlib
 from dataclasses import dataclass
 from itertools import compress
 
-from batchd.workload.swf import (
-    _ENCODING,
-    _ERRORS,
-    _GZIP_MAGIC,
+from batchd.workload.swf import SWFHeader, _parse_number
+from batchd.workload.swf_fields import (
+    DURATION_FIELDS,
+    DURATION_MAX,
+    FIELD_MAX,
+    MAX_LINE,
     N_FIELDS,
     PathLike,
-    SWFHeader,
-    _parse_number,
+    field_problem,
 )
+from batchd.workload.trace_file import ENCODING, ERRORS, CompressedDataError, iter_bytes
 
 __all__ = ["Column", "SWFTable", "parse_swf_table", "read_swf_table"]
 
@@ -55,6 +55,13 @@ Column = list[int | float] | int | float
 _ALLOWED = b"0123456789 -.\0"  # in a region (b"\0": where a comma will go)
 _MAX_WIDTH = 256  # longest job line (without its end) the table reads
 _MAX_BLOCKS = 64  # more layouts than this: use the exact reader
+# A larger trace (once decompressed) is left to the exact reader, which streams it.
+TABLE_MAX_BYTES = 1 << 30
+# The widest region (in characters) whose numbers are all within the field's bounds.
+_SAFE_WIDTH = [
+    len(str(DURATION_MAX)) - 1 if k in DURATION_FIELDS else len(str(FIELD_MAX)) - 1
+    for k in range(N_FIELDS)
+]
 _TOKEN = re.compile(rb"\S+")
 _IS_BLANK = bytes(1 if c == 0x20 else 0 for c in range(256))
 _NOT_BLANK = bytes(0 if c == 0x20 else 1 for c in range(256))
@@ -105,66 +112,112 @@ def read_swf_table(path: PathLike, first: int | None = None) -> SWFTable | None:
 
     With ``first``, only the first ``first`` job lines are read into the table; the
     one after them is still checked, as the exact reader parses it before stopping.
-    File errors (no such file, no permission) are raised as by the exact reader.
+    Then only the start of the file that holds them is read. File errors (no such
+    file, no permission, not a regular file) are raised as by the exact reader.
     """
-    with open(path, "rb") as fh:
-        raw = fh.read()
-    if raw[:2] == _GZIP_MAGIC:
-        data = _gunzip(raw)
-        if data is None:
+    if first is not None and first < 0:
+        raise ValueError(f"first must be >= 0, got {first}")
+    try:
+        data = _read_data(path, first)
+    except CompressedDataError:
+        return None  # the exact reader says where
+    if data is None:
+        return None
+    return parse_swf_table(data, first, str(path))
+
+
+def _read_data(path: PathLike, first: int | None) -> bytes | None:
+    """The (decompressed) bytes of the trace, or with ``first`` those of its first lines
+    up to and with the ``first + 1``-th job line; None beyond ``TABLE_MAX_BYTES``."""
+    pieces: list[bytes] = []
+    size = 0
+    look_at = 0  # the size at which to look whether the lines read are enough
+    open_line = 0  # bytes since the last b"\n"
+    for piece in iter_bytes(path):
+        pieces.append(piece)
+        size += len(piece)
+        if size > TABLE_MAX_BYTES:
             return None
-    else:
-        data = raw
-    return parse_swf_table(data, first)
+        # Lines within a piece are at most a MiB long: look at those across pieces.
+        newline = piece.find(b"\n")
+        if newline == -1:
+            open_line += len(piece)
+        else:
+            if open_line + newline > MAX_LINE:
+                return None
+            open_line = len(piece) - piece.rfind(b"\n") - 1
+        if open_line > MAX_LINE:
+            return None  # the exact reader names the line
+        if first is not None and size >= look_at:
+            data = b"".join(pieces)
+            pieces = [data]
+            try:
+                end = _end_of_job_line(data, first + 1)
+            except _Irregular:
+                return None
+            if end is not None:
+                return data[:end]
+            look_at = 2 * size
+    return b"".join(pieces)
 
 
-def parse_swf_table(data: bytes, first: int | None = None) -> SWFTable | None:
-    """The SWF text ``data`` (bytes, not compressed) as a table; see :func:`read_swf_table`."""
+def _end_of_job_line(data: bytes, count: int) -> int | None:
+    """The offset after the ``count``-th line that follows the header, if ``data`` has it."""
+    if data.count(b"\n") <= count:
+        return None
+    _, pos = _read_header(data)
+    for _ in range(count):
+        pos = data.find(b"\n", pos) + 1
+        if pos == 0:
+            return None
+    return pos
+
+
+def parse_swf_table(data: bytes, first: int | None = None, source: str = "") -> SWFTable | None:
+    """The SWF text ``data`` (bytes, not compressed) as a table; see :func:`read_swf_table`.
+
+    ``source``: the file the header is said to come from in its errors.
+    """
     if first is not None and first < 0:
         raise ValueError(f"first must be >= 0, got {first}")
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n")
         if b"\r" in data:  # a lone carriage return ends a line for the text reader
             return None
-    header, start = _read_header(data)
-    body = _job_lines(data, start)
     try:
+        header, start = _read_header(data, source)
+        body = _job_lines(data, start)
         blocks = _blocks(body, first)
         return _table(header, blocks)
     except _Irregular:
         return None
 
 
-def _gunzip(raw: bytes) -> bytes | None:
-    """Decompressed gzip data; None when it is damaged (the exact reader reports that)."""
-    try:
-        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        data = inflater.decompress(raw)
-        if inflater.eof and not inflater.unused_data:
-            return data
-        return gzip.decompress(raw)  # several members, or padding after the stream
-    except (OSError, EOFError, zlib.error):
-        return None
-
-
-def _read_header(data: bytes) -> tuple[SWFHeader, int]:
+def _read_header(data: bytes, source: str = "") -> tuple[SWFHeader, int]:
     """The leading comment block (as :func:`~batchd.workload.swf.read_header` reads it)
-    and the offset of the first job line."""
+    and the offset of the first job line. Raises :class:`_Irregular` on a line longer
+    than the exact reader reads."""
     lines: list[str] = []
+    numbers: list[int] = []
     pos = 0
     size = len(data)
+    line_no = 0
     while pos < size:
         end = data.find(b"\n", pos)
         if end == -1:
             end = size
-        text = data[pos:end].decode(_ENCODING, _ERRORS)
+        if end - pos > MAX_LINE:
+            raise _Irregular
+        line_no += 1
+        text = data[pos:end].decode(ENCODING, ERRORS)
         stripped = text.strip()
         if stripped:
             if not stripped.startswith(";"):
                 break
             lines.append(text)
+            numbers.append(line_no)
         pos = end + 1
-    return SWFHeader(lines), pos
+    return SWFHeader(lines, numbers, source), pos
 
 
 def _job_lines(data: bytes, start: int) -> bytes:
@@ -225,8 +278,9 @@ def _check_line(line: bytes) -> None:
     if len(parts) != N_FIELDS:
         raise _Irregular
     try:
-        for text in parts:
-            _parse_number(text.decode(_ENCODING, _ERRORS))
+        for k, text in enumerate(parts):
+            if field_problem(k, _parse_number(text.decode(ENCODING, ERRORS))) is not None:
+                raise _Irregular
     except ValueError:
         raise _Irregular from None
 
@@ -355,6 +409,8 @@ def _parse_block(block: _Block, floats: set[int]) -> list[Column]:
                 value = _parse_number(first[start:end].decode())
             except ValueError:
                 raise _Irregular from None
+            if field_problem(k, value) is not None:
+                raise _Irregular  # the exact reader names the line
             columns.append(value)
             if type(value) is float:
                 floats.add(k)
@@ -383,5 +439,9 @@ def _parse_block(block: _Block, floats: set[int]) -> list[Column]:
             raise _Irregular from None
         if len(values) != rows:
             raise _Irregular
+        if hi - lo > _SAFE_WIDTH[k] and (
+            field_problem(k, min(values)) or field_problem(k, max(values))
+        ):
+            raise _Irregular  # the exact reader names the line
         columns[k] = values
     return columns
