@@ -13,6 +13,7 @@ from batchd.argtypes import fail, float_in, int_in, seed
 
 def cmd_utility(args: argparse.Namespace) -> int:
     from batchd.workload.swf import read_header
+    from batchd.workload.trace_file import trace_path_problem
     from batchd.workload.utility_gen import (
         UtilityParams,
         augment_trace,
@@ -21,8 +22,9 @@ def cmd_utility(args: argparse.Namespace) -> int:
         queue_map_for,
     )
 
-    if not Path(args.trace).is_file():
-        fail(f"{args.trace}: no such trace")
+    problem = trace_path_problem(args.trace)
+    if problem is not None:
+        fail(problem)
     if args.map is not None:
         qmap = load_queue_map(args.map)
         map_note = f"queue map {Path(args.map).name}"
@@ -141,9 +143,11 @@ def cmd_moldable(args: argparse.Namespace) -> int:
     from batchd.model.moldable import MoldError, parse_range
     from batchd.workload.moldable_gen import MoldParams, augment_moldable, format_mold_stats
     from batchd.workload.swf import read_header
+    from batchd.workload.trace_file import trace_path_problem
 
-    if not Path(args.trace).is_file():
-        fail(f"{args.trace}: no such trace")
+    problem = trace_path_problem(args.trace)
+    if problem is not None:
+        fail(problem)
     nodes = args.nodes
     if nodes is None:
         header = read_header(args.trace)

@@ -148,10 +148,12 @@ class Parser(argparse.ArgumentParser):
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     from batchd.workload.model_fit import analyze_trace
+    from batchd.workload.trace_file import trace_path_problem
     from batchd.workload.trace_model import format_table2
 
-    if not Path(args.trace).is_file():
-        fail(f"{args.trace}: no such trace file")
+    problem = trace_path_problem(args.trace)
+    if problem is not None:
+        fail(problem)
     model = analyze_trace(args.trace, machine_nodes=args.nodes, seed=args.seed)
     model.save(args.output)
     print(format_table2(model.stats))

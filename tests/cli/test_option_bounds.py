@@ -102,3 +102,13 @@ def test_the_largest_values_are_accepted() -> None:
     assert (ns.speed, ns.seed) == (1_000_000.0, 2**63 - 1)
     ns = build_parser().parse_args(["serve", "--speed", "0.001", "--shrink", "1000"])
     assert (ns.speed, ns.shrink) == (0.001, 1000.0)
+
+
+@pytest.mark.parametrize("command", ["analyze", "utility", "moldable"])
+def test_a_directory_is_not_a_trace(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    message = refused([command, str(tmp_path), "-o", str(tmp_path / "out")], capsys)
+    assert f"{tmp_path}: a directory, not a trace file" in message
+    missing = refused([command, str(tmp_path / "none.swf"), "-o", str(tmp_path / "out")], capsys)
+    assert "none.swf: no such trace file" in missing

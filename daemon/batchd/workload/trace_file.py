@@ -54,6 +54,20 @@ def _check_regular(path: PathLike, mode: int) -> None:
     raise SWFError(path, None, f"{kind}, not a trace file: give a file (plain or gzip)")
 
 
+def trace_path_problem(path: PathLike) -> str | None:
+    """Why ``path`` cannot be read as a trace (``"PATH: no such trace file"``, ``"PATH: a
+    directory, not a trace file: ..."``), or None for a regular file."""
+    try:
+        _check_regular(path, os.stat(path).st_mode)
+    except FileNotFoundError:
+        return f"{path}: no such trace file"
+    except OSError as exc:
+        return f"{path}: {exc.strerror or exc}"
+    except SWFError as exc:
+        return str(exc)
+    return None
+
+
 def open_binary(path: PathLike) -> BinaryIO:
     """The file at ``path`` opened for reading bytes; SWFError unless it is a regular file.
 
@@ -61,7 +75,10 @@ def open_binary(path: PathLike) -> BinaryIO:
     again on what was opened.
     """
     _check_regular(path, os.stat(path).st_mode)
-    fh = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+    # O_NONBLOCK: a pipe put in the file's place since is opened without waiting for a
+    # writer, and refused below (it changes nothing for a regular file).
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK)
+    fh = os.fdopen(fd, "rb")
     try:
         _check_regular(path, os.fstat(fh.fileno()).st_mode)
     except BaseException:
