@@ -1,0 +1,80 @@
+"""What every Slurm command shares: Slurm's error line (``sbatch: error: ...``), its exit
+codes, and an argument parser whose refusals are worded as Slurm words them."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from ..cli import terminal_columns
+from ..hints import Any, NoReturn
+from ..text import escape
+from ..transport import ApiError, TransportError
+
+EXIT_OK = 0
+EXIT_ERROR = 1  # Slurm's commands exit 1 on any error
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+
+
+class SlurmError(Exception):
+    """A refusal: printed as ``PROG: error: MESSAGE``, exit 1, nothing sent."""
+
+
+class SlurmParser(argparse.ArgumentParser):
+    """argparse whose errors are Slurm's one-line refusals (exit 1), not argparse's usage."""
+
+    def __init__(self, prog: str, usage: str | None = None, **kwargs: Any) -> None:
+        width = terminal_columns() - 2
+        super().__init__(
+            prog=prog,
+            usage=usage,
+            add_help=False,
+            allow_abbrev=False,
+            formatter_class=lambda prog: argparse.HelpFormatter(prog, width=width),
+            **kwargs,
+        )
+        self.add_argument("--help", "-h", action="help", help="show this help and exit")
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments: "):
+            option = message.removeprefix("unrecognized arguments: ").split()[0]
+            raise SlurmError(f"unrecognized option '{option}'")
+        raise SlurmError(message)
+
+
+def say_error(prog: str, message: str) -> None:
+    text = escape(" ".join(str(message).split("\n")))
+    sys.stderr.write(f"{prog}: error: {text}\n")
+
+
+def run(prog: str, body: Callable[[list[str]], int], argv: Sequence[str] | None) -> int:
+    """Run a command's body; every failure ends in one ``PROG: error:`` line and exit 1."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        code = body(args)
+        sys.stdout.flush()
+        return code
+    except (SlurmError, TransportError) as exc:
+        say_error(prog, str(exc))
+        return EXIT_ERROR
+    except ApiError as exc:
+        say_error(prog, exc.message)
+        return EXIT_ERROR
+    except BrokenPipeError:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        say_error(prog, "interrupted")
+        return EXIT_INTERRUPTED
+    except SystemExit as exc:  # --help
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    except Exception as exc:  # never a traceback
+        say_error(prog, f"internal error: {type(exc).__name__}: {exc}")
+        return EXIT_ERROR
