@@ -26,7 +26,13 @@ class SlurmError(Exception):
 class SlurmParser(argparse.ArgumentParser):
     """argparse whose errors are Slurm's one-line refusals (exit 1), not argparse's usage."""
 
-    def __init__(self, prog: str, usage: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        prog: str,
+        usage: str | None = None,
+        help_flags: tuple[str, ...] = ("--help", "-h"),
+        **kwargs: Any,
+    ) -> None:
         width = terminal_columns() - 2
         super().__init__(
             prog=prog,
@@ -36,7 +42,8 @@ class SlurmParser(argparse.ArgumentParser):
             formatter_class=lambda prog: argparse.HelpFormatter(prog, width=width),
             **kwargs,
         )
-        self.add_argument("--help", "-h", action="help", help="show this help and exit")
+        # squeue and sinfo take -h for --noheader: they ask for --help alone.
+        self.add_argument(*help_flags, action="help", help="show this help and exit")
 
     def error(self, message: str) -> NoReturn:
         if message.startswith("unrecognized arguments: "):
