@@ -49,7 +49,7 @@ def test_another_users_job_and_its_variables_stay_hidden(daemon) -> None:
     d, (alice, bob) = daemon
     folder = their_dir(alice, "batchd-visible-")
     submitted = command(alice.name, "qsub", "-N", "alicesjob", "-v", f"SECRET={SECRET}",
-                        socket=d.socket, cwd=folder, stdin="sleep 60\n")  # fmt: skip
+                        socket=d.socket, cwd=folder, stdin="sleep 900\n")  # fmt: skip
     assert submitted.returncode == 0, submitted.stderr
     job = submitted.stdout.strip()
 

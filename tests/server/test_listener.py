@@ -128,5 +128,5 @@ def test_a_bad_limit_in_the_site_file_names_its_key(tmp_path: Path) -> None:
     ):
         load_site(path)
     path.write_text('[[machine]]\nname = "m"\nnodes = 2\n[connections]\nmax_per_user = 3\n')
-    with pytest.raises(ConfigError, match=r"connections.max_per_user: Extra inputs"):
+    with pytest.raises(ConfigError, match=r"connections.max_per_user: not a key of this table"):
         load_site(path)
