@@ -197,7 +197,7 @@ async def test_joined_streams_and_an_output_directory(jobs) -> None:
 async def test_jobs_go_on_while_the_executor_is_away(jobs, tmp_path) -> None:
     """The daemon stops (its executor closes): running jobs go on; a new executor finds
     each again: running, ended meanwhile, never launched, or lost."""
-    longer = jobs.launch("sleep 4; exit 3\n")
+    longer = jobs.launch("sleep 10; exit 3\n")
     quick = jobs.launch("exit 5\n")
     doomed = jobs.launch("sleep 30\n")
     await _started(jobs, longer, quick, doomed)
