@@ -37,6 +37,12 @@ def parser() -> SlurmParser:
     add_job_options(p)
     p.add_argument("-l", "--label", dest="label", action="store_true", default=None,
                    help="prefix each output line with its task number")  # fmt: skip
+    p.add_argument("-u", "--unbuffered", action="store_true",
+                   help="pass output on as it comes (srun never holds it back)")  # fmt: skip
+    p.add_argument("-o", "--output", dest="output", metavar="PATTERN",
+                   help="in a job: each task's output to this file (%%j %%t %%s ... expanded)")  # fmt: skip
+    p.add_argument("-e", "--error", dest="error", metavar="PATTERN",
+                   help="in a job: each task's error to this file (default: with the output)")  # fmt: skip
     p.add_argument("command", nargs=argparse.REMAINDER, help="the command and its arguments")
     return p
 
@@ -63,6 +69,37 @@ def _relay(stream: IO[bytes], out: IO[bytes], prefix: bytes, lock: threading.Loc
             out.flush()
 
 
+def task_file(pattern: str, environ: Mapping[str, str], step: int, task: int) -> str:
+    """A step's ``--output``/``--error`` pattern for one task: %j (job id), %J (job.step),
+    %s (step), %t (task), %n (node index: 0), %N (this host), %u (user), %x (job name),
+    %A and %a (array job and task), %% (a %), as srun expands them."""
+    job = environ.get("SLURM_JOB_ID", "0")
+    fields = {
+        "j": job, "J": f"{job}.{step}", "s": str(step), "t": str(task), "n": "0",
+        "N": os.uname().nodename.split(".")[0], "u": environ.get("USER", ""),
+        "x": environ.get("SLURM_JOB_NAME", ""),
+        "A": environ.get("SLURM_ARRAY_JOB_ID", job),
+        "a": environ.get("SLURM_ARRAY_TASK_ID", "4294967294"), "%": "%",
+    }  # fmt: skip
+    out, i = "", 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "%" and i + 1 < len(pattern) and pattern[i + 1] in fields:
+            out += fields[pattern[i + 1]]
+            i += 2
+        else:
+            out += ch
+            i += 1
+    return out
+
+
+def _open_task_file(path: str) -> IO[bytes]:
+    try:
+        return open(path, "ab")  # noqa: SIM115 - closed by run_step
+    except OSError as exc:
+        raise SlurmError(f"Could not open output file {path}: {exc.strerror}") from None
+
+
 def run_step(
     command: list[str],
     ntasks: int,
@@ -70,11 +107,15 @@ def run_step(
     environ: Mapping[str, str],
     label: bool = False,
     cwd: str | None = None,
+    output: str | None = None,
+    error: str | None = None,
 ) -> int:
-    """The tasks of one step, run at once; the highest exit code (128+N for signal N)."""
+    """The tasks of one step, run at once; the highest exit code (128+N for signal N).
+    ``output``/``error``: file patterns (``task_file``) instead of srun's own streams."""
     width = len(str(ntasks - 1))
     procs: list[subprocess.Popen[bytes]] = []
     relays: list[threading.Thread] = []
+    files: list[IO[bytes]] = []
     lock = threading.Lock()
     pipe = subprocess.PIPE if label else None
     for task in range(ntasks):
@@ -82,25 +123,39 @@ def run_step(
         env.update(
             SLURM_PROCID=str(task), SLURM_LOCALID=str(task), SLURM_STEP_ID=str(step),
             SLURM_STEPID=str(step), SLURM_STEP_NUM_TASKS=str(ntasks), SLURM_NTASKS=str(ntasks),
-            SLURM_NPROCS=str(ntasks),
+            SLURM_NPROCS=str(ntasks), SLURM_NODEID="0",
         )  # fmt: skip
+        out_to: int | IO[bytes] | None = pipe
+        err_to: int | IO[bytes] | None = pipe
+        if output is not None:
+            out_to = _open_task_file(task_file(output, environ, step, task))
+            files.append(out_to)
+            err_to = out_to if error is None else err_to
+        if error is not None:
+            err_to = _open_task_file(task_file(error, environ, step, task))
+            files.append(err_to)
         try:
-            proc = subprocess.Popen(command, env=env, cwd=cwd, stdout=pipe, stderr=pipe)
+            proc = subprocess.Popen(command, env=env, cwd=cwd, stdout=out_to, stderr=err_to)
         except OSError as exc:
             for started in procs:
                 started.kill()
+            for fh in files:
+                fh.close()
             raise SlurmError(f"execve(): {command[0]}: {exc.strerror}") from None
         procs.append(proc)
         if label:
             prefix = f"{task:>{width}}: ".encode()
             for stream, out in ((proc.stdout, sys.stdout.buffer), (proc.stderr, sys.stderr.buffer)):
-                assert stream is not None
+                if stream is None:  # that stream goes to a file
+                    continue
                 t = threading.Thread(target=_relay, args=(stream, out, prefix, lock), daemon=True)
                 t.start()
                 relays.append(t)
     codes = [proc.wait() for proc in procs]
     for t in relays:
         t.join()
+    for fh in files:
+        fh.close()
     return max(128 - code if code < 0 else code for code in codes)
 
 
@@ -133,6 +188,9 @@ def as_job(cli: argparse.Namespace, environ: Mapping[str, str]) -> int:
         inner += ["-n", cli.ntasks]
     if cli.label:
         inner.append("-l")
+    for flag, pattern in (("--output", cli.output), ("--error", cli.error)):
+        if pattern is not None:  # the tasks write there, in the job, as srun in a job does
+            inner += [flag, pattern]
     # The step runs inside the job: SLURM_JOB_ID tells the inner srun so (from PBS_JOBID
     # where the daemon sets no SLURM_* variables).
     script = (
@@ -186,7 +244,7 @@ def _main(argv: list[str]) -> int:
     cwd = os.path.abspath(cli.chdir) if cli.chdir else None
     step = next_step(job_id, environ)
     sys.stdout.flush()
-    return run_step(cli.command, ntasks, step, environ, bool(cli.label), cwd)
+    return run_step(cli.command, ntasks, step, environ, bool(cli.label), cwd, cli.output, cli.error)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -32,6 +32,25 @@ def test_srun_in_a_job_runs_numbered_tasks_and_counts_steps(tmp_path: Path) -> N
     assert sorted(second.stdout.splitlines()) == ["0: 0 0 1 2", "1: 1 1 1 2"]
 
 
+def test_srun_in_a_job_writes_each_tasks_output_where_its_patterns_say(tmp_path: Path) -> None:
+    """submitit's step: ``srun --unbuffered --output DIR/%j_%t_log.out --error ...``."""
+    env = job_env(tmp_path, SLURM_NTASKS="2", SLURM_JOB_NAME="fit")
+    task = 'echo "out $SLURM_PROCID"; echo "err $SLURM_PROCID" >&2'
+    done = command(
+        "srun", "--unbuffered", "--output", f"{tmp_path}/%j_%t_%x.out",
+        "--error", f"{tmp_path}/%j_%t_log.err", "sh", "-c", task, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    for t in (0, 1):
+        assert (tmp_path / f"41_{t}_fit.out").read_text() == f"out {t}\n"
+        assert (tmp_path / f"41_{t}_log.err").read_text() == f"err {t}\n"
+    joined = command("srun", "-o", f"{tmp_path}/both-%s-%%.txt", "sh", "-c", task,
+                     env=env, cwd=tmp_path)  # fmt: skip
+    assert joined.returncode == 0, joined.stderr
+    both = (tmp_path / "both-1-%.txt").read_text().splitlines()
+    assert sorted(both) == ["err 0", "err 1", "out 0", "out 1"]
+
+
 def test_srun_exits_with_the_highest_task_exit_code(tmp_path: Path) -> None:
     env = job_env(tmp_path)
     done = command("srun", "-n", "3", "sh", "-c", "exit $((SLURM_PROCID * 2))", env=env, cwd=tmp_path)  # fmt: skip
