@@ -248,3 +248,41 @@ async def test_a_job_of_a_root_daemon_has_none_of_its_rights(jobs, owner) -> Non
     assert lines["Uid"].split() == [str(owner.uid)] * 4
     assert lines["Gid"].split() == [str(owner.gid)] * 4
     assert "0" not in lines["Groups"].split()
+
+
+async def test_a_warning_signal_reaches_the_steps_before_the_walltime(jobs) -> None:
+    """Slurm's --signal=USR2@2 on a 3 s walltime: the step (a child of the script, which
+    has a #! line as sbatch's must) gets SIGUSR2 a second in; the script does not (it
+    would die of it), then the walltime ends it."""
+    step = "trap 'echo step-warned; exit 0' USR2; while :; do sleep 0.1; done"
+    script = f'#!/bin/sh\nsh -c "{step}" &\nwait\necho script-alive\nsleep 30\n'
+    spec = jobs.launch(
+        script, argv=shell_argv("/bin/sh", script),
+        walltime=3, kill_delay=1, warn_signal=signal.SIGUSR2, warn_before=2,
+    )  # fmt: skip
+    end = await jobs.end_of(spec)
+    assert end.report is not None and end.report.reason == "walltime"
+    out = jobs.output(spec)
+    assert out.splitlines()[:2] == ["step-warned", "script-alive"], out
+
+
+async def test_a_warning_signal_with_b_goes_to_the_script_alone(jobs) -> None:
+    script = "#!/bin/sh\ntrap 'echo script-warned; exit 4' USR1\nsleep 30 &\nwait\n"
+    spec = jobs.launch(
+        script, argv=shell_argv("/bin/sh", script),
+        walltime=3, kill_delay=1, warn_signal=signal.SIGUSR1, warn_before=2, warn_script=True,
+    )  # fmt: skip
+    end = await jobs.end_of(spec)
+    assert end.report is not None and end.report.status == 4
+    assert jobs.output(spec) == "script-warned\n"
+
+
+async def test_output_is_appended_when_asked(jobs) -> None:
+    first = jobs.launch("echo one\n")
+    await jobs.end_of(first)
+    again = jobs.launch("echo two\n", stdout=first.stdout, append_output=True)
+    await jobs.end_of(again)
+    assert Path(first.stdout or "").read_text() == "one\ntwo\n"
+    truncated = jobs.launch("echo three\n", stdout=first.stdout)
+    await jobs.end_of(truncated)
+    assert Path(first.stdout or "").read_text() == "three\n"

@@ -73,11 +73,12 @@ def _become(spec: LaunchSpec) -> None:
             raise StartError(JOB_EXEC_FAILUID, "could regain root after the identity change")
 
 
-def _open_output(path: str, name: str, what: str) -> int:
+def _open_output(path: str, name: str, what: str, append: bool) -> int:
     if name and os.path.isdir(path):
         path = os.path.join(path, name)
+    keep = os.O_APPEND if append else os.O_TRUNC
     try:
-        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, OUTPUT_MODE)
+        return os.open(path, os.O_WRONLY | os.O_CREAT | keep, OUTPUT_MODE)
     except OSError as exc:
         raise StartError(
             JOB_EXEC_FAIL1, f"cannot open the {what} file {path}: {exc.strerror}"
@@ -91,8 +92,17 @@ def _outputs(spec: LaunchSpec) -> int:
     os.dup2(null, 0)
     if null != 0:
         os.close(null)
-    out = _open_output(spec.stdout, spec.stdout_name, "output") if spec.stdout is not None else None
-    err = _open_output(spec.stderr, spec.stderr_name, "error") if spec.stderr is not None else None
+    append = spec.append_output
+    out = (
+        _open_output(spec.stdout, spec.stdout_name, "output", append)
+        if spec.stdout is not None
+        else None
+    )
+    err = (
+        _open_output(spec.stderr, spec.stderr_name, "error", append)
+        if spec.stderr is not None
+        else None
+    )
     if out is None and err is None:
         raise StartError(JOB_EXEC_FAIL1, "neither an output nor an error file")
     os.dup2(out if out is not None else err, 1)  # type: ignore[arg-type]

@@ -45,6 +45,12 @@ class LaunchSpec:
     stderr_name: str = ""
     cgroup: str | None = None  # the job's cgroup (made by the supervisor), or none
     enforce_mem: bool = True  # kill over ``mem`` by polling when no cgroup limits it
+    # Slurm's --signal=[B:]SIG@SECONDS: SIG SECONDS before the walltime, to the job's
+    # processes but its script (its steps), or with B: to the script alone.
+    warn_signal: int = 0
+    warn_before: int = 0
+    warn_script: bool = False
+    append_output: bool = False  # Slurm's --open-mode=append: output files not truncated
 
     def to_dict(self) -> dict[str, Any]:
         """Its fields (dataclasses.asdict deep-copies every value: too slow per launch)."""

@@ -81,6 +81,13 @@ class Supervisor:
     def send(self, sig: int) -> None:
         procs.signal_all(self.members(), sig)
 
+    def warn(self, sig: int, script_only: bool) -> None:
+        """Slurm's --signal: to the script's process alone, or to every other one."""
+        if script_only:
+            procs.signal_all([self.pid], sig)
+        else:
+            procs.signal_all([p for p in self.members() if p != self.pid], sig)
+
     def kill_everything(self) -> None:
         if self.cgroup is not None and cgroups.kill_all(self.cgroup):
             return
@@ -166,6 +173,9 @@ class Supervisor:
         control = os.open(spool.name(spec.key, spool.CONTROL), os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC,
                           dir_fd=self.spool_fd)  # fmt: skip
         walltime_at = time.monotonic() + spec.walltime if spec.walltime > 0 else None
+        warn_at = None
+        if walltime_at is not None and spec.warn_signal:
+            warn_at = walltime_at - spec.warn_before
         self.poll_at = time.monotonic() + POLL_FIRST
         buffer = b""
         self._reap()
@@ -174,6 +184,8 @@ class Supervisor:
             timers = [self.poll_at]
             if walltime_at is not None and not self.stopping:
                 timers.append(walltime_at)
+            if warn_at is not None and not self.stopping:
+                timers.append(warn_at)
             if self.kill_at is not None:
                 timers.append(self.kill_at)
             timeout = max(0.0, min(timers) - now)
@@ -194,6 +206,9 @@ class Supervisor:
                     line, _, buffer = buffer.partition(b"\n")
                     self._request(line.decode(errors="replace").split())
             now = time.monotonic()
+            if warn_at is not None and now >= warn_at and not self.stopping:
+                warn_at = None
+                self.warn(spec.warn_signal, spec.warn_script)
             if walltime_at is not None and now >= walltime_at and not self.stopping:
                 used = int(time.time() - self.start)
                 self.stop(WALLTIME, f"walltime {used} exceeded limit {spec.walltime}")
