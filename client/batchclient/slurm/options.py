@@ -22,8 +22,8 @@ UNSUPPORTED = (
     ("-q", "--qos"), ("-C", "--constraint"), ("-w", "--nodelist"), ("-x", "--exclude"),
     ("-G", "--gpus"), ("--gres",), ("--gpus-per-node",), ("--gpus-per-task",),
     ("--reservation",), ("--mail-type",), ("--mail-user",), ("-M", "--clusters"),
-    ("-L", "--licenses"), ("-i", "--input"), ("--signal",), ("--comment",), ("--tmp",),
-    ("-s", "--oversubscribe"), ("--mincpus",), ("--mem-per-gpu",), ("--wckey",),
+    ("-L", "--licenses"), ("-i", "--input"), ("--comment",), ("--tmp",),
+    ("-s", "--oversubscribe"), ("--mincpus",), ("--mem-per-gpu",),
     ("-F", "--nodefile"), ("--switches",), ("--deadline",), ("--prefer",),
     ("-k", "--no-kill"), ("--het-group",), ("--container",), ("--uid",), ("--gid",),
 )  # fmt: skip
@@ -84,6 +84,13 @@ def add_batch_options(p: argparse.ArgumentParser) -> None:
         help="print only the job id")  # fmt: skip
     add("--test-only", dest="test_only", action="store_true", default=None,
         help="say when the job would start; submit nothing")  # fmt: skip
+    add("--signal", dest="signal", metavar="[B:]SIG[@SECONDS]",
+        help="send SIG SECONDS (default 60) before the time limit: to the job's steps, "
+        "or with B: to the script alone")  # fmt: skip
+    add("--open-mode", dest="open_mode", metavar="append|truncate",
+        help="append to the output and error files instead of truncating them")  # fmt: skip
+    add("--wckey", dest="wckey", metavar="KEY",
+        help="a workload characterization key: accepted, kept nowhere (no accounting)")  # fmt: skip
 
 
 def sbatch_parser(prog: str = "sbatch", script: bool = True) -> SlurmParser:

@@ -226,6 +226,12 @@ def build_body(
         given = getattr(opts, key, None)
         if given:
             body[field] = given
+    warn = getattr(opts, "signal", None)
+    if warn is not None:
+        spec_ = values.warn_signal(warn)
+        slurm["signal"] = {"number": spec_.number, "before": spec_.before, "script": spec_.script}
+    if getattr(opts, "open_mode", None) is not None:
+        slurm["open_mode"] = values.open_mode(opts.open_mode)
     array = getattr(opts, "array", None)
     if array is not None:
         spec = values.array(array)

@@ -80,6 +80,52 @@ def nice(text: str) -> int:
 
 
 @dataclass(frozen=True)
+class WarnSignal:
+    number: int
+    before: int  # seconds before the time limit
+    script: bool  # B: the batch script alone (else every process of the job but it)
+
+
+def warn_signal(text: str) -> WarnSignal:
+    """``--signal=[B:]SIG[@SECONDS]``: SIG by name (``USR2``, ``SIGUSR2``) or number,
+    SECONDS before the time limit (default 60, at most 65535), as sbatch reads it."""
+    import signal as signals
+
+    bad = f"Invalid --signal specification: {text}"
+    rest = text.strip()
+    script = False
+    if rest[:2].upper() == "B:":
+        script, rest = True, rest[2:]
+    elif rest[:2].upper() == "R:":
+        raise ValueError(f"--signal={text}: R: (reservations with MaxStartDelay) is not supported")
+    name, at, when = rest.partition("@")
+    if name.isdigit():
+        number = int(name)
+    else:
+        upper = name.upper()
+        upper = upper if upper.startswith("SIG") else "SIG" + upper
+        member = getattr(signals.Signals, upper, None) if upper.isalnum() else None
+        if member is None:
+            raise ValueError(bad)
+        number = int(member)
+    if not 1 <= number <= 64:
+        raise ValueError(bad)
+    before = 60
+    if at:
+        if not when.isdigit() or int(when) > 65535:
+            raise ValueError(bad)
+        before = int(when)
+    return WarnSignal(number, before, script)
+
+
+def open_mode(text: str) -> str:
+    mode = text.strip().lower()
+    if mode not in ("append", "truncate"):
+        raise ValueError(f'Invalid --open-mode "{text}": append or truncate')
+    return mode
+
+
+@dataclass(frozen=True)
 class ArraySpec:
     span: str  # the API's array_indices: "X-Y[:Z]"
     max_running: int | None
@@ -200,6 +246,8 @@ def check_values(ns: argparse.Namespace) -> None:
         "begin": begin,
         "exclusive": exclusive,
         "export": export,
+        "signal": warn_signal,
+        "open_mode": open_mode,
     }
     for key, check in checks.items():
         value = getattr(ns, key, None)

@@ -172,3 +172,16 @@ def test_dependencies_name_the_daemons_ids() -> None:
 
     deps = dependency("afterok:12:13_4,afterany:14,singleton")
     assert depend_text(deps) == "afterok:12:13[4],afterany:14,singleton"
+
+
+def test_submitits_options_signal_open_mode_and_wckey() -> None:
+    script = "#!/bin/bash\n#SBATCH --open-mode=append\n#SBATCH --signal=USR2@90\n#SBATCH --wckey=submitit\nx\n"  # fmt: skip
+    body = body_of(script=script)
+    assert body["slurm"]["signal"] == {"number": 12, "before": 90, "script": False}
+    assert body["slurm"]["open_mode"] == "append"
+    assert body_of("--signal=B:10")["slurm"]["signal"] == {"number": 10, "before": 60, "script": True}  # fmt: skip
+    assert body_of("--signal=SIGTERM@5")["slurm"]["signal"]["number"] == 15
+    assert "signal" not in body_of()["slurm"] and "open_mode" not in body_of()["slurm"]
+    for bad in ("--signal=NOPE", "--signal=USR1@x", "--signal=0", "--open-mode=sometimes"):
+        assert refusal(bad)
+    assert "R:" in refusal("--signal=R:USR1@30")
