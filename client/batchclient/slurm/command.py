@@ -38,7 +38,7 @@ class SlurmParser(argparse.ArgumentParser):
             prog=prog,
             usage=usage,
             add_help=False,
-            allow_abbrev=False,
+            allow_abbrev=True,  # as getopt_long: an unambiguous prefix of a long option
             formatter_class=lambda prog: argparse.HelpFormatter(prog, width=width),
             **kwargs,
         )
