@@ -246,6 +246,8 @@ class ServerConfig(BaseModel):
     # Seconds between SIGTERM and SIGKILL when a running job is stopped (qdel, its walltime);
     # PBS's queue attribute kill_delay, whose default is 10.
     kill_delay: int = Field(10, ge=0, le=86_400)
+    # The same for jobs from sbatch: Slurm's KillWait, whose default is 30.
+    kill_wait: int = Field(30, ge=0, le=86_400)
     # Users whose uid is 0 and whose jobs may run on an executing machine (PBS's acl_roots);
     # root's jobs are refused otherwise.
     acl_roots: list[Text] = Field(default_factory=list)
