@@ -26,7 +26,8 @@ from batchd.server.store import Store
 
 BRIEF = {
     "id", "seq", "name", "owner", "queue", "state", "nodes", "walltime",
-    "stime", "est_start", "elapsed",
+    "stime", "est_start", "elapsed", "front_end", "workdir", "account", "slurm",
+    "pending_reason", "term_signal",
 }  # fmt: skip
 
 

@@ -147,6 +147,28 @@ def _script(spec: LaunchSpec) -> None:
     os.close(fd)
 
 
+def _enter(spec: LaunchSpec) -> None:
+    """The job's directory: its working directory if it has one (a job from sbatch),
+    else its owner's home. One it cannot enter fails the job, said in its error file."""
+    if spec.workdir:
+        try:
+            os.chdir(spec.workdir)
+        except OSError as exc:
+            os.write(
+                2,
+                f"slurmstepd: error: couldn't chdir to `{spec.workdir}': {exc.strerror}\n".encode(),
+            )
+            raise StartError(
+                JOB_EXEC_FAIL2, f"could not chdir to {spec.workdir}: {exc.strerror}"
+            ) from None
+        return
+    try:
+        os.chdir(spec.home)
+    except OSError:
+        os.write(2, b"Could not chdir to home directory\n")
+        raise StartError(JOB_EXEC_FAIL2, f"could not chdir to home directory {spec.home}") from None
+
+
 def _close_others(keep: int) -> None:
     """Close every descriptor but 0-2, the script and ``keep`` (the status socket, closed
     by the exec)."""
@@ -182,13 +204,7 @@ def start_job(spec: LaunchSpec, status: socket.socket) -> NoReturn:
         socket.send_fds(status, [b"fds"], [err])
         _job_files(spec)
         _script(spec)
-        try:
-            os.chdir(spec.home)
-        except OSError:
-            os.write(2, b"Could not chdir to home directory\n")
-            raise StartError(
-                JOB_EXEC_FAIL2, f"could not chdir to home directory {spec.home}"
-            ) from None
+        _enter(spec)
         _close_others(status.fileno())
         try:
             os.execve(spec.shell, spec.argv, spec.env)

@@ -51,6 +51,11 @@ class LaunchSpec:
     warn_before: int = 0
     warn_script: bool = False
     append_output: bool = False  # Slurm's --open-mode=append: output files not truncated
+    # Where the job's process starts: its working directory (a job from sbatch), else
+    # "" for the home directory (PBS's rule).
+    workdir: str = ""
+    # The words it is told in: "pbs" (MoM's ``=>> PBS:`` lines) or "slurm" (slurmstepd's).
+    front_end: str = "pbs"
 
     def to_dict(self) -> dict[str, Any]:
         """Its fields (dataclasses.asdict deep-copies every value: too slow per launch)."""
@@ -87,6 +92,7 @@ class EndReport:
     mem: int = 0
     vmem: int = 0
     message: str = ""
+    signal: int = 0  # the signal that killed the top process; 0 if it exited
 
     def to_json(self) -> str:
         fields = {name: getattr(self, name) for name in self.__slots__}

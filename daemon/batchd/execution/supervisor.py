@@ -107,9 +107,23 @@ class Supervisor:
         self.reason = reason
         if message:
             self.message = message
-            self.say(f"=>> PBS: job killed: {message}\n")
+            self.say(self._killed_line(reason, message))
         self.send(signal.SIGTERM)
         self.kill_at = time.monotonic() + max(self.spec.kill_delay, 0)
+
+    def _killed_line(self, reason: str, message: str) -> str:
+        """What the job's error stream is told when it is stopped over a limit: MoM's
+        line, or slurmstepd's for a job from sbatch."""
+        if self.spec.front_end != "slurm":
+            return f"=>> PBS: job killed: {message}\n"
+        if reason != WALLTIME:
+            return f"slurmstepd: error: Exceeded job memory limit ({message})\n"
+        at = time.strftime("%Y-%m-%dT%H:%M:%S")
+        host = socket.gethostname().split(".")[0]
+        job = self.spec.env.get("SLURM_JOB_ID", self.spec.job_id)
+        return (
+            f"slurmstepd: error: *** JOB {job} ON {host} CANCELLED AT {at} DUE TO TIME LIMIT ***\n"
+        )
 
     # -- starting ---------------------------------------------------------------------
     def launch(self) -> EndReport | None:
@@ -273,11 +287,12 @@ class Supervisor:
         spec = self.spec
         assert self.top_status is not None
         status = exit_status(self.top_status)
+        killed_by = os.WTERMSIG(self.top_status) if os.WIFSIGNALED(self.top_status) else 0
         reason = self.reason
         if self.cgroup is not None and self.memory_limited and cgroups.oom_killed(self.cgroup):
             reason = MEM
             self.message = f"mem exceeded limit {_kb(spec.mem or 0)}"
-            self.say(f"=>> PBS: job killed: {self.message}\n")
+            self.say(self._killed_line(MEM, self.message))
         if reason == WALLTIME:
             status = JOB_EXEC_KILL_WALLTIME
         elif reason == MEM:
@@ -294,6 +309,7 @@ class Supervisor:
             mem=mem,
             vmem=max(self.peak_vm, mem),
             message=self.message,
+            signal=killed_by,
         )
 
     def clean_up(self) -> None:

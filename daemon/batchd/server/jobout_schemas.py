@@ -7,6 +7,41 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 JOB_STATES = Literal["Q", "H", "W", "R", "E", "F", "B", "X"]
+FRONT_ENDS = Literal["pbs", "slurm"]
+PENDING_REASONS = Literal[
+    "priority",
+    "resources",
+    "dependency",
+    "dependency_never",
+    "begin_time",
+    "held_user",
+    "held_admin",
+    "partition_time_limit",
+    "partition_node_limit",
+    "node_not_avail",
+    "reservation",
+    "partition_down",
+    "partition_inactive",
+]
+PENDING_DOC = (
+    "why a job that has not started waits (Slurm's reason codes); null once it runs: "
+    "held_user, held_admin, dependency, dependency_never, begin_time (exec_time), "
+    "partition_down (queue disabled), partition_inactive (queue stopped or its window "
+    "closed), partition_time_limit, partition_node_limit, node_not_avail (too few nodes "
+    "in service), reservation, resources (next in line), priority (behind another job)"
+)
+TERM_SIGNAL_DOC = "the signal that ended the job's top process (a job that ran for real)"
+
+
+class SlurmOut(BaseModel):
+    """What sbatch was asked for (JobSubmit.slurm), as submitted."""
+
+    ntasks: int
+    cpus_per_task: int | None
+    ntasks_per_node: int | None
+    mem_per_node_mb: int | None
+    mem_per_cpu_mb: int | None
+    exclusive: bool
 
 
 class JobOut(BaseModel):
@@ -113,6 +148,12 @@ class JobOut(BaseModel):
         description="what its processes used, once it ended: walltime and cput (seconds), mem "
         "and vmem (bytes, the most held at once)",
     )
+    front_end: FRONT_ENDS = Field("pbs", description="the commands it was submitted with")
+    workdir: str | None = Field(None, description="its working directory (sbatch -D)")
+    account: str | None = Field(None, description="Account_Name (sbatch -A, qsub -A)")
+    slurm: SlurmOut | None = Field(None, description="a job from sbatch: its request")
+    pending_reason: PENDING_REASONS | None = Field(None, description=PENDING_DOC)
+    term_signal: int | None = Field(None, description=TERM_SIGNAL_DOC)
 
 
 class JobList(BaseModel):
@@ -138,6 +179,12 @@ class JobBrief(BaseModel):
     stime: int | None
     est_start: int | None
     elapsed: int | None
+    front_end: FRONT_ENDS = "pbs"
+    workdir: str | None = None
+    account: str | None = None
+    slurm: SlurmOut | None = None
+    pending_reason: PENDING_REASONS | None = Field(None, description=PENDING_DOC)
+    term_signal: int | None = Field(None, description=TERM_SIGNAL_DOC)
 
 
 class JobBriefList(BaseModel):
@@ -145,3 +192,14 @@ class JobBriefList(BaseModel):
     now: int
     jobs: list[JobBrief]
     next: int | None
+
+
+class TrialOut(BaseModel):
+    """``POST /jobs?test_only=1``: when the job would start if submitted now."""
+
+    est_start: int | None = Field(
+        description="its planned start behind the jobs already planned; null: held, or "
+        "more nodes than are in service"
+    )
+    nodes: list[str] = Field(description="the nodes it would get when it would start now")
+    now: int

@@ -19,7 +19,8 @@ from batchd.server.records import JobRecord
 # The fields of JobBrief: what qstat's tables show, without hosts, comments or variables.
 BRIEF = (
     "id", "seq", "name", "owner", "queue", "state", "nodes", "walltime",
-    "stime", "est_start", "elapsed",
+    "stime", "est_start", "elapsed", "front_end", "workdir", "account", "slurm",
+    "pending_reason", "term_signal",
 )  # fmt: skip
 
 
@@ -109,6 +110,12 @@ def job_view(
         **_mold_view(rec, planned),
         **_array_view(rec, server),
         **_run_view(rec),
+        "front_end": rec.front_end,
+        "workdir": rec.workdir,
+        "account": rec.account,
+        "slurm": rec.slurm,
+        "pending_reason": None,  # the service's to say (views.pending_reason)
+        "term_signal": rec.term_signal,
     }
 
 

@@ -31,6 +31,8 @@ from batchd.execution.spec import LaunchSpec
 from batchd.server.jobresources import JobResources, whole_nodes
 from batchd.server.outputs import file_name, local_path, pick_shell, this_host
 from batchd.server.records import JobRecord
+from batchd.server.slurm_env import pattern_fields, slurm_variables
+from batchd.server.slurm_paths import expand
 from batchd.site.config import MachineConfig, SiteConfig
 
 # Shells that take -c and are started as login shells; anything else is an interpreter.
@@ -140,6 +142,8 @@ def build(
     index = rec.subjob_index
     out = local_path(rec.output_path, index) if rec.output_path and rec.join != "eo" else None
     err = local_path(rec.error_path, index) if rec.error_path and rec.join != "oe" else None
+    if rec.front_end == "slurm":
+        return slurm_job(rec, acct, site, job_id, key, cgroup, allowed_cpus, out, err, tmpdir)
     return LaunchSpec(
         job_id=job_id,
         key=key,
@@ -163,6 +167,62 @@ def build(
         nodes=node_lines(res, this_host()),
         cgroup=cgroup,
         enforce_mem=execution.enforce_mem,
+    )
+
+
+SLURM_SHELL = "/bin/sh"  # runs a script without a #! line, as no login shell
+
+
+def slurm_argv(shell: str, script_text: str) -> list[str]:
+    """slurmstepd execs the script itself: a ``#!`` line names its interpreter (the shell
+    only execs it, with no login profile); a script without one is run by ``shell``."""
+    script = f"/dev/fd/{SCRIPT_FD}"
+    name = posixpath.basename(shell)
+    if script_text.startswith("#!"):
+        return [name, "-c", f"exec {script}"] if name in SHELLS else [name, script]
+    return [name, script]
+
+
+def slurm_job(
+    rec: JobRecord, acct: Account, site: SiteConfig, job_id: str, key: str,
+    cgroup: str | None, allowed: list[int], out: str | None, err: str | None, tmpdir: str,
+) -> LaunchSpec:  # fmt: skip
+    """The LaunchSpec of a job from sbatch: it starts in its working directory with SLURM_*
+    variables instead of PBS_* ones, its paths' patterns expanded, no node file, and
+    Slurm's KillWait between SIGTERM and SIGKILL."""
+    job = rec.job
+    machine = site.machine[job.machine]
+    res = rec.resources or whole_nodes(job.width)
+    shell = pick_shell(rec.shell) if rec.shell else SLURM_SHELL
+    env = {"PATH": site.execution.path}
+    env.update(rec.variables)
+    env.update(HOME=acct.home, LOGNAME=acct.name, USER=acct.name, SHELL=shell, TMPDIR=tmpdir)
+    env.update(slurm_variables(rec, machine, site.server_name, this_host()))
+    names = machine.node_names()
+    first = names[job.nodes[0] // machine.slots_per_node] if job.nodes else this_host()
+    fields = pattern_fields(rec, first)
+    return LaunchSpec(
+        job_id=job_id,
+        key=key,
+        user=acct.name,
+        uid=acct.uid,
+        gid=acct.gid,
+        groups=list(acct.groups),
+        home=acct.home,
+        shell=shell,
+        argv=slurm_argv(shell, rec.script),
+        env=env,
+        script=rec.script,
+        stdout=expand(out, fields) if out is not None else None,
+        stderr=expand(err, fields) if err is not None else None,
+        cpus=cpus_of(job.nodes, machine, allowed),
+        walltime=job.estimate,
+        kill_delay=site.server.kill_wait,
+        mem=mem_limit(res),
+        cgroup=cgroup,
+        enforce_mem=site.execution.enforce_mem,
+        workdir=rec.workdir or acct.home,
+        front_end="slurm",
     )
 
 

@@ -34,6 +34,7 @@ class Route:
     media: tuple[str, ...] = ("text/plain",)  # what a route without a model answers
     description: str = ""
     not_modified: bool = False  # answers 304 to an If-None-Match naming its version
+    also: tuple[tuple[int, type[BaseModel]], ...] = ()  # other answers a query asks for
 
 
 # A change of state the job or reservation is not in the state for (holding a running
@@ -67,7 +68,22 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "PATCH", "/server", "set server attributes (qmgr set server)", s.ServerChange, s.ServerOut
     ),
-    Route("POST", "/jobs", "submit a job (qsub)", s.JobSubmit, s.JobOut, 201),
+    Route(
+        "POST",
+        "/jobs",
+        "submit a job (qsub, sbatch)",
+        s.JobSubmit,
+        s.JobOut,
+        201,
+        query=(
+            (
+                "test_only",
+                "true: validate and plan the job, change nothing, answer a TrialOut (200)",
+                _FLAG,
+            ),
+        ),
+        also=((200, s.TrialOut),),
+    ),
     Route(
         "GET",
         "/jobs",
@@ -292,6 +308,7 @@ def openapi_document(site: SiteNames) -> dict[str, Any]:
     models: set[type[BaseModel]] = {s.ErrorOut}
     for r in ROUTES:
         models.update(m for m in (r.body, r.answer, r.alt) if m is not None)
+        models.update(m for _, m in r.also)
     ordered = sorted(models, key=lambda m: m.__name__)
     keys, defs = models_json_schema(
         [
@@ -344,6 +361,11 @@ def openapi_document(site: SiteNames) -> dict[str, Any]:
             op["responses"][str(r.status)] = {
                 "description": "ok",
                 "content": {m: {"schema": {"type": "string"}} for m in r.media},
+            }
+        for code, model in r.also:
+            op["responses"][str(code)] = {
+                "description": "ok",
+                "content": {"application/json": {"schema": ref(model)}},
             }
         if r.not_modified:
             op["responses"]["304"] = {"description": "not modified: the version named is current"}

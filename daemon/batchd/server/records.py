@@ -14,7 +14,10 @@ from batchd.model.utility import Utility
 from batchd.server.arrays import ArraySpec, label, split_key
 from batchd.server.jobresources import JobResources, shape_job
 
-DEPEND_TYPES = ("afterok", "afternotok", "afterany")
+DEPEND_TYPES = ("afterok", "afternotok", "afterany", "after", "singleton")
+# singleton names no job: it stands for every earlier unfinished job of the same owner
+# and name, found at submission (Dependencies.parse); this is its place-holder.
+SINGLETON = ("singleton", 0)
 HOLD_ORDER = "uos"
 
 # At most 18 digits: every job number fits the state database's 64-bit integers.
@@ -35,12 +38,19 @@ def parse_job_id(text: str, server: str) -> int:
 
 
 def parse_depend(text: str, server: str) -> list[tuple[str, int]]:
-    """``afterok:12:13,afterany:14.srv`` -> [("afterok", 12), ("afterok", 13), ("afterany", 14)]."""
+    """``afterok:12:13,afterany:14.srv`` -> [("afterok", 12), ("afterok", 13), ("afterany", 14)];
+    ``singleton`` -> [SINGLETON]."""
     out: list[tuple[str, int]] = []
     for part in text.split(","):
-        kind, _, ids = part.strip().partition(":")
+        kind, colon, ids = part.strip().partition(":")
         if kind not in DEPEND_TYPES:
             raise ValueError(f"depend: unknown type {kind!r}; use one of {', '.join(DEPEND_TYPES)}")
+        if kind == "singleton":
+            if colon:
+                raise ValueError("depend: singleton takes no job id (write singleton alone)")
+            if SINGLETON not in out:
+                out.append(SINGLETON)
+            continue
         if not ids:
             raise ValueError(f"depend: {kind} needs at least one job id ({kind}:ID[:ID...])")
         for item in ids.split(":"):
@@ -105,6 +115,13 @@ class JobRecord:
     # A running job being stopped to go back to its queue: the reason and the words the
     # requeue is told with once its processes have ended.
     requeue_why: tuple[str, str] | None = None
+    # The front end it came from ("pbs" or "slurm": a slurm job runs in ``workdir`` with
+    # SLURM_* variables), Account_Name, and sbatch's request as submitted (JobSubmit.slurm).
+    front_end: str = "pbs"
+    workdir: str | None = None
+    account: str | None = None
+    slurm: dict[str, Any] | None = None
+    term_signal: int | None = None  # the signal that ended its top process, once ended
 
     def __post_init__(self) -> None:
         shape_job(self.job, self.resources)
@@ -170,7 +187,19 @@ class JobRecord:
             **({"array": self.array.to_row()} if self.array is not None else {}),
             **({"array_index": self.subjob_index} if self.subjob_index is not None else {}),
             **(self._run_row() if j.external else {}),
+            **self._front_row(),
         }
+
+    def _front_row(self) -> dict[str, Any]:
+        """What a job from sbatch (or with an account) has beyond others (only then)."""
+        row: dict[str, Any] = {}
+        if self.front_end != "pbs":
+            row["front_end"] = self.front_end
+        for key in ("workdir", "account", "slurm", "term_signal"):
+            value = getattr(self, key)
+            if value is not None:
+                row[key] = value
+        return row
 
     def _run_row(self) -> dict[str, Any]:
         """What a job that runs for real has beyond an emulated one (only then)."""
@@ -278,6 +307,11 @@ class JobRecord:
             euser=row.get("euser"),
             egroup=row.get("egroup"),
             requeue_why=_pair(row.get("requeue_why")),
+            front_end=str(row.get("front_end", "pbs")),
+            workdir=row.get("workdir"),
+            account=row.get("account"),
+            slurm=dict(row["slurm"]) if row.get("slurm") else None,
+            term_signal=row.get("term_signal"),
         )
 
 

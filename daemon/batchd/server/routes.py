@@ -180,6 +180,8 @@ async def server(request: web.Request) -> web.Response:
 async def submit(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, JobSubmit)
+    if listing.flag(request.query.get("test_only"), "test_only"):
+        return _json(svc.try_submit(_caller(request), body))
     rec = svc.submit(_caller(request), body)
     return _json(views.job_out(svc, rec, svc.planned_starts()), 201)
 

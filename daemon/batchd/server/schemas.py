@@ -37,6 +37,7 @@ from batchd.server.jobout_schemas import JobBrief as JobBrief  # the answers, re
 from batchd.server.jobout_schemas import JobBriefList as JobBriefList
 from batchd.server.jobout_schemas import JobList as JobList
 from batchd.server.jobout_schemas import JobOut as JobOut
+from batchd.server.jobout_schemas import TrialOut as TrialOut
 from batchd.server.resource_schemas import (
     NODES_SPEC_DOC,
     PLACE_DOC,
@@ -234,8 +235,31 @@ class ErrorOut(Strict):
 # -- jobs ----------------------------------------------------------------------
 
 
+SLURM_DOC = (
+    "a job from sbatch: the request as Slurm sees it, for the job's SLURM_* variables and "
+    "views (the placement itself is nodes, select and place)"
+)
+WORKDIR_DOC = (
+    "the job's working directory, an absolute path (sbatch -D/--chdir, else the directory "
+    "sbatch ran in): a slurm job runs there, and relative output paths are taken there"
+)
+
+
+class SlurmRequest(Strict):
+    """What sbatch was asked for, beside the placement the client made of it."""
+
+    ntasks: int = Field(1, ge=1, le=1_000_000, description="-n: tasks")
+    cpus_per_task: int | None = Field(
+        None, ge=1, le=100_000, description="-c: CPUs per task; null when not given"
+    )
+    ntasks_per_node: int | None = Field(None, ge=1, le=1_000_000, description="--ntasks-per-node")
+    mem_per_node_mb: int | None = Field(None, ge=1, description="--mem: MB per node")
+    mem_per_cpu_mb: int | None = Field(None, ge=1, description="--mem-per-cpu: MB per CPU")
+    exclusive: bool = Field(False, description="--exclusive")
+
+
 class JobSubmit(Strict):
-    """``qsub``: one job."""
+    """``qsub`` or ``sbatch``: one job."""
 
     name: Text = Field(
         "STDIN",
@@ -260,7 +284,9 @@ class JobSubmit(Strict):
     )
     hold: bool = Field(False, description="-h: submit with a user hold")
     depend: Text | None = Field(
-        None, description="afterok|afternotok|afterany:ID[:ID...][,type:ID...]"
+        None,
+        description="afterok|afternotok|afterany|after:ID[:ID...][,type:ID...], and "
+        "singleton (no id: after every earlier job of the same owner and name has ended)",
     )
     variables: TextMap = Field(
         default_factory=dict,
@@ -311,11 +337,28 @@ class JobSubmit(Strict):
         description="qsub -S PATH[@HOST][,...]: the shell or interpreter of the script "
         "(default the owner's login shell)",
     )
+    front_end: Literal["pbs", "slurm"] = Field(
+        "pbs",
+        description="the commands it came from: a slurm job runs in workdir with SLURM_* "
+        "variables, and its output and error paths are Slurm filename patterns",
+    )
+    workdir: Text | None = Field(None, min_length=1, max_length=4096, description=WORKDIR_DOC)
+    account: Text | None = Field(
+        None, min_length=1, max_length=256, description="sbatch -A, qsub -A: Account_Name"
+    )
+    slurm: SlurmRequest | None = Field(None, description=SLURM_DOC)
 
     @field_validator("walltime", mode="before")
     @classmethod
     def _walltime(cls, value: Any) -> Any:
         return api_duration(value, "walltime")
+
+    @field_validator("workdir")
+    @classmethod
+    def _workdir(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith("/"):
+            raise ValueError(f"{value!r}: give an absolute path")
+        return value
 
     @field_validator("variables")
     @classmethod

@@ -6,12 +6,14 @@ from batchd.model.job import Job
 from batchd.model.states import JobState
 from batchd.server.arrays import EXPIRED, label, subjob_key
 from batchd.server.records import JobRecord
+from batchd.server.slurm_env import array_variables
 
 
 def subjob_record(parent: JobRecord, index: int, server: str, now: int) -> JobRecord:
     """Subjob ``index`` of array ``parent`` as it would be made now, not yet anywhere: held
     while the array is, waiting while the array's execution time is ahead, else queued.
-    Its environment holds PBS_ARRAY_INDEX, PBS_ARRAY_ID and its own PBS_JOBID."""
+    Its environment holds PBS_ARRAY_INDEX, PBS_ARRAY_ID and its own PBS_JOBID (a job from
+    sbatch: SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID and the range's MIN, MAX, STEP, COUNT)."""
     t = parent.job
     seq = parent.seq
     job = Job(
@@ -31,9 +33,12 @@ def subjob_record(parent: JobRecord, index: int, server: str, now: int) -> JobRe
         external=t.external,
     )
     variables = dict(parent.variables)
-    variables["PBS_ARRAY_INDEX"] = str(index)
-    variables["PBS_ARRAY_ID"] = f"{label(seq, True)}.{server}"
-    variables["PBS_JOBID"] = f"{seq}[{index}].{server}"
+    if parent.front_end == "slurm" and parent.array is not None:
+        variables.update(array_variables(parent, parent.array, index))
+    else:
+        variables["PBS_ARRAY_INDEX"] = str(index)
+        variables["PBS_ARRAY_ID"] = f"{label(seq, True)}.{server}"
+        variables["PBS_JOBID"] = f"{seq}[{index}].{server}"
     rec = JobRecord(
         job=job,
         owner=parent.owner,
@@ -50,6 +55,10 @@ def subjob_record(parent: JobRecord, index: int, server: str, now: int) -> JobRe
         error_path=parent.error_path,
         join=parent.join,
         shell=parent.shell,
+        front_end=parent.front_end,
+        workdir=parent.workdir,
+        account=parent.account,
+        slurm=parent.slurm,
     )
     if rec.hold_types:
         job.state = JobState.HELD

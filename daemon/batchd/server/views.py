@@ -17,6 +17,7 @@ from batchd.model.sizes import format_size
 from batchd.model.states import JobState
 from batchd.server.errors import ApiError
 from batchd.server.jobview import brief_of, job_view
+from batchd.server.pending import pending_reason
 from batchd.server.records import JobRecord
 from batchd.server.service import BatchService
 from batchd.site.config import QueueConfig
@@ -55,6 +56,7 @@ def job_out(
     parent = svc.arrays.get(rec.pbs_seq) if view["state"] == "X" else None
     if view["state"] == "X" and (parent is None or parent.state is JobState.FINISHED):
         view["state"] = "F"  # its array has finished: so have its subjobs, as PBS shows them
+    view["pending_reason"] = pending_reason(svc, rec, view["state"], est)
     return brief_of(view) if brief else view
 
 

@@ -44,6 +44,7 @@ from batchd.model.text import check_text
 from batchd.model.times import positive_duration
 from batchd.sched.queues import QueueSpec
 from batchd.site.messages import toml_message, validation_message
+from batchd.site.partitions import PartitionConfig
 from batchd.site.resources import ResourceConfig, convert
 
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
@@ -246,6 +247,8 @@ class ServerConfig(BaseModel):
     # Seconds between SIGTERM and SIGKILL when a running job is stopped (qdel, its walltime);
     # PBS's queue attribute kill_delay, whose default is 10.
     kill_delay: int = Field(10, ge=0, le=86_400)
+    # The same for jobs from sbatch: Slurm's KillWait, whose default is 30.
+    kill_wait: int = Field(30, ge=0, le=86_400)
     # Users whose uid is 0 and whose jobs may run on an executing machine (PBS's acl_roots);
     # root's jobs are refused otherwise.
     acl_roots: list[Text] = Field(default_factory=list)
@@ -384,10 +387,34 @@ class SiteConfig(BaseModel):
     auth: AuthConfig = Field(default_factory=AuthConfig)
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     queue: list[QueueConfig] = Field(default_factory=list)
+    # [[partition]]: Slurm's name and keys for queues (site/partitions.py), added to them.
+    partition: list[PartitionConfig] = Field(default_factory=list)
     grid_table: GridConfig | None = Field(None, alias="grid")  # [grid]; grid() is the machines
     resource: list[ResourceConfig] = Field(default_factory=list)  # [[resource]]: custom ones
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
     connections: ConnectionsConfig = Field(default_factory=ConnectionsConfig)
+
+    @model_validator(mode="after")
+    def _partitions(self) -> SiteConfig:
+        """Each partition becomes the queue it means; ``Default = "YES"`` names the
+        default queue (at most one, and not beside ``[server] default_queue``)."""
+        defaults = [i for i, p in enumerate(self.partition) if p.Default == "YES"]
+        if len(defaults) > 1:
+            raise ValueError(
+                f"partition[{defaults[1]}].Default: only one partition may be the default "
+                f"(partition {self.partition[defaults[0]].PartitionName} is)"
+            )
+        if defaults and self.server.default_queue is not None:
+            raise ValueError(
+                f"partition[{defaults[0]}].Default: server.default_queue names the default "
+                "queue already; keep one of the two"
+            )
+        added = [QueueConfig.model_validate(p.queue_table()) for p in self.partition]
+        if added:
+            self.queue = [*self.queue, *added]
+        if defaults:
+            self.server.default_queue = self.partition[defaults[0]].PartitionName
+        return self
 
     def executes(self) -> bool:
         """Whether a machine of the site runs its jobs' scripts on this host."""

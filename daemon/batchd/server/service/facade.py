@@ -437,6 +437,12 @@ class BatchService:
     def submit(self, caller: Caller, body: JobSubmit) -> JobRecord:
         return job_requests.submit(self, caller, body)
 
+    def try_submit(self, caller: Caller, body: JobSubmit) -> dict[str, Any]:
+        """A submission validated and planned, not made (test_only): nothing changes."""
+        from batchd.server.service.trial import try_submit
+
+        return try_submit(self, caller, body)
+
     def inject(self, job: Job, owner: str) -> JobRecord:
         """A trace job arrives (from a timer, inside the engine's current second)."""
         return self.lifecycle.inject(job, owner)

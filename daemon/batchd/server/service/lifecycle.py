@@ -20,6 +20,7 @@ from batchd.model.job import Job
 from batchd.model.states import JobState
 from batchd.model.times import MAX_DURATION, hms, parse_duration, stamp
 from batchd.model.utility import Utility
+from batchd.server import slurm_paths
 from batchd.server.arrays import label, parse_ref, subjob_key
 from batchd.server.errors import bad_request, conflict, forbidden, not_found
 from batchd.server.jobresources import shape_job
@@ -32,7 +33,7 @@ from batchd.server.records import (
 from batchd.server.schemas import JobAlter, JobSubmit
 from batchd.server.service.access import Caller, may_act_on, may_hold
 from batchd.server.service.admission import Admission
-from batchd.server.service.dependencies import Dependencies
+from batchd.server.service.dependencies import Dependencies, Verdict
 from batchd.server.service.events import JobEvents
 from batchd.server.service.journal import Journal
 from batchd.server.service.molding import altered_mold, submitted_mold
@@ -56,6 +57,16 @@ ENDINGS = {
     "failed": "Job run and failed",
 }
 EMULATED = "no process ran: the job was emulated"
+
+
+def check_slurm_paths(body: JobSubmit) -> None:
+    """A job from sbatch: its output and error paths' patterns are ones Slurm knows."""
+    for given, option in ((body.output_path, "--output"), (body.error_path, "--error")):
+        if given is not None:
+            try:
+                slurm_paths.check(given, option)
+            except ValueError as exc:
+                raise bad_request(str(exc)) from None
 
 
 class Lifecycle:
@@ -182,7 +193,9 @@ class Lifecycle:
                 )
         runtime = runtime_given if runtime_given is not None else walltime
         mold = submitted_mold(body.nodes, body.nodes_max, body.speedup, walltime, runtime)
-        depend = self.deps.parse(body.depend)
+        if body.front_end == "slurm":
+            check_slurm_paths(body)
+        depend = self.deps.singleton(self.deps.parse(body.depend), owner, body.name)
         job = Job(
             id=self.seq + 1,
             submit=now,
@@ -210,8 +223,13 @@ class Lifecycle:
             runtime_given=runtime_given,
             resources=resources,
             rerunable=body.rerunable,
+            front_end=body.front_end,
+            workdir=body.workdir,
+            account=body.account,
+            slurm=body.slurm.model_dump() if body.slurm is not None else None,
         )
-        rec.variables.setdefault("PBS_O_QUEUE", qname)
+        if body.front_end == "pbs":
+            rec.variables.setdefault("PBS_O_QUEUE", qname)
         if self.site.machine[job.machine].executes:
             run_for_real(rec, body, self.site, submitter)
         if body.hold:
@@ -321,6 +339,12 @@ class Lifecycle:
         self.events.run(rec)
         self.journal.touch(rec)
         self._subjob_moved(rec)
+        if self.deps.dependents.get(rec.seq):
+            # Its ``after`` dependents go on once the pass that started it is over (a timer
+            # now: released into the next pass, not into this one's starts).
+            self.engine.call_at(
+                self.engine.now, lambda: self._apply_verdicts(self.deps.started_settles(rec))
+            )
 
     def ended(self, job: Job) -> None:
         rec = self.records.get(job.id)
@@ -431,7 +455,10 @@ class Lifecycle:
 
     # -- dependencies ---------------------------------------------------------------
     def _settle_dependents(self, ended: JobRecord) -> None:
-        for rec, verdict in self.deps.settled_by(ended):
+        self._apply_verdicts(self.deps.settled_by(ended))
+
+    def _apply_verdicts(self, verdicts: list[tuple[JobRecord, Verdict]]) -> None:
+        for rec, verdict in verdicts:
             if rec.state is not JobState.HELD:
                 continue  # settled meanwhile, through another job it depends on
             if verdict == "release":
@@ -440,6 +467,11 @@ class Lifecycle:
                 self._finish_unrun(rec, "dependency", "dependency can never be satisfied")
             else:
                 self.journal.touch(rec)  # one dependency fewer to wait for
+
+    def release_met(self, rec: JobRecord) -> None:
+        """A job held for dependencies that were all met while the daemon was down (an
+        ``after`` job started before the saved state showed it released)."""
+        self._release(rec, "s")
 
     def finish_unrun(self, rec: JobRecord, outcome: str, comment: str) -> None:
         """A job that never ran leaves the system (an array's subjob, its reservation gone)."""

@@ -191,10 +191,14 @@ def _restore(svc: BatchService, saved: Saved) -> None:
     # Job arrays, with their subjobs that were saved (the others are made again below).
     svc.array_jobs.restore([r for r in loaded if r.array is not None])
     deps = svc.dependencies
+    met: list[JobRecord] = []  # held for dependencies none of which is pending now
     for rec in records:
         # A state saved before dependencies were dropped as they were met lists all.
+        had = bool(rec.depend)
         rec.depend = deps.pending(rec.depend)
         deps.index(rec)
+        if had and not rec.depend and rec.state is JobState.HELD and "s" in rec.hold_types:
+            met.append(rec)
     running = [r for r in records if r.state in ACTIVE_STATES]
     ended: list[tuple[JobRecord, int, str]] = []
     requeued: list[JobRecord] = []
@@ -261,6 +265,8 @@ def _restore(svc: BatchService, saved: Saved) -> None:
         svc.metrics.job_requeued(rec.job, reason, now)
         rec.comment = f"Requeued: {why}"
         svc.events.said(rec, f"Job requeued: {why}")
+    for rec in met:
+        svc.lifecycle.release_met(rec)
     svc.array_jobs.fill_all()
     for resv in svc.reservations.items.values():
         if resv.queue in closed:

@@ -18,6 +18,7 @@ from batchd.execution.spec import EXITED, FAILED, MEM, STOPPED, WALLTIME, EndRep
 from batchd.server.errors import bad_request, forbidden
 from batchd.server.outputs import output_path, pick_shell, this_host
 from batchd.server.records import JobRecord
+from batchd.server.slurm_paths import job_path
 
 if TYPE_CHECKING:
     from batchd.server.schemas import JobSubmit
@@ -61,10 +62,17 @@ def run_for_real(rec: JobRecord, body: JobSubmit, site: SiteConfig, submitter: s
             f"{site.machine[job.machine].name}: its jobs run as their owner"
         )
     home = check_runs_here(rec, site, job.machine, job.mold is not None)
+    array = body.array_indices is not None
+    if rec.front_end == "slurm":
+        rec.workdir = rec.workdir or home
+        slurm_outputs(rec, body.output_path, body.error_path, array)
+        rec.shell = body.shell
+        job.external = True
+        job.runtime = job.estimate
+        return
     workdir = rec.variables.get("PBS_O_WORKDIR") or home
     if not workdir.startswith("/"):
         raise bad_request(f"PBS_O_WORKDIR={workdir!r}: give an absolute path")
-    array = body.array_indices is not None
     try:
         rec.output_path = output_path(body.output_path, "o", job.name, rec.seq, array, workdir)
         rec.error_path = output_path(body.error_path, "e", job.name, rec.seq, array, workdir)
@@ -79,6 +87,20 @@ def run_for_real(rec: JobRecord, body: JobSubmit, site: SiteConfig, submitter: s
     job.runtime = job.estimate  # unknown until it ends: plans use the walltime
 
 
+def slurm_outputs(rec: JobRecord, output: str | None, error: str | None, array: bool) -> None:
+    """A job from sbatch: its output and error paths, patterns kept (expanded at its
+    start), relative ones in its working directory; its error joined into its output
+    unless given apart, as sbatch does."""
+    workdir = rec.workdir or "/"
+    host = this_host()
+    out = job_path(output, workdir, array)
+    rec.output_path = f"{host}:{out}"
+    if error is None:
+        rec.error_path, rec.join = rec.output_path, "oe"
+    else:
+        rec.error_path, rec.join = f"{host}:{job_path(error, workdir, array)}", "n"
+
+
 def moved(rec: JobRecord, site: SiteConfig, machine: int) -> None:
     """A waiting job altered or moved onto ``machine``: it runs for real there or is
     emulated (checked before anything changes: call ``check_move`` first)."""
@@ -89,7 +111,10 @@ def moved(rec: JobRecord, site: SiteConfig, machine: int) -> None:
         return
     job.external = True
     job.runtime = job.estimate
-    if rec.output_path is None:
+    if rec.output_path is None and rec.front_end == "slurm":
+        rec.workdir = rec.workdir or account(rec.owner).home
+        slurm_outputs(rec, None, None, rec.array is not None)
+    elif rec.output_path is None:
         workdir = rec.variables.get("PBS_O_WORKDIR") or account(rec.owner).home
         seq, array = rec.pbs_seq, rec.array is not None
         rec.output_path = output_path(None, "o", job.name, seq, array, workdir)
@@ -123,7 +148,7 @@ def ended_outcome(rec: JobRecord, report: EndReport | None, why: str, node_fail:
         back = ("node_fail", lost)
     if back is not None:
         rec.requeue_why = None
-        rec.exit_status = rec.used = None  # it runs again
+        rec.exit_status = rec.used = rec.term_signal = None  # it runs again
     return outcome, back, comment
 
 
@@ -135,6 +160,7 @@ def _finished(rec: JobRecord, report: EndReport | None, lost: str) -> tuple[str,
         rec.exit_status = JOB_EXEC_FAIL2
         return "node_fail", f"Job killed: {lost}"
     rec.exit_status = report.status
+    rec.term_signal = report.signal or None
     rec.used = {
         "walltime": max(report.end - report.start, 0.0),
         "cput": report.cput,
