@@ -15,7 +15,8 @@ from batchd.server.service import BatchService
 from batchd.server.store import Store
 
 SLURM = {"ntasks": 8, "cpus_per_task": 2, "ntasks_per_node": None, "mem_per_node_mb": 1024,
-         "mem_per_cpu_mb": None, "exclusive": False}  # fmt: skip
+         "mem_per_cpu_mb": None, "exclusive": False,
+         "signal": {"number": 12, "before": 90, "script": False}, "open_mode": "append"}  # fmt: skip
 
 
 def sbatch(**fields: Any) -> dict[str, Any]:
@@ -171,9 +172,10 @@ async def test_test_only_plans_and_changes_nothing(api: Api) -> None:
     for query in ("test_only=1", "test_only=true"):
         body = await api.call("alice", "POST", f"/jobs?{query}", {"nodes": 4, "walltime": 60})
         TrialOut.model_validate(body)
-        assert body == {"est_start": T0 + 1000, "nodes": [], "now": T0}
+        assert body == {"est_start": T0 + 1000, "nodes": [], "now": T0, "seq": 2, "queue": "workq"}
     body = await api.call("alice", "POST", "/jobs?test_only=1", {"nodes": 2, "walltime": 60})
-    assert body == {"est_start": T0, "nodes": ["node007", "node008"], "now": T0}
+    assert body == {"est_start": T0, "nodes": ["node007", "node008"], "now": T0, "seq": 2,
+                    "queue": "workq"}  # fmt: skip
     held = await api.call("alice", "POST", "/jobs?test_only=1", {"hold": True})
     assert held["est_start"] is None
     later = await api.call("alice", "POST", "/jobs?test_only=1", {"exec_time": T0 + 50})

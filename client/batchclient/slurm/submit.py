@@ -8,16 +8,12 @@ import time
 from collections.abc import Callable
 
 from ..hints import Any
-from ..jobenv import prepare_path
-from ..transport import ApiError, Client, quote
+from ..transport import Client, quote
 from . import values
 from .command import SlurmError
 from .request import depend_text
 from .times import timestamp
 
-# The fields only a daemon with the Slurm front end takes; a daemon without it answers
-# "FIELD: unknown field", and then gets the job as a PBS job (see post_job).
-SLURM_FIELDS = ("front_end", "workdir", "account", "slurm")
 FIRST_WAIT, LONGEST_WAIT = 0.2, 2.0
 NEVER_RAN = 1
 
@@ -55,41 +51,20 @@ def _queue_max_walltime(client: Client, name: str | None) -> int | None:
 
 
 def post_job(client: Client, body: dict[str, Any]) -> dict[str, Any]:
-    """Submit; a daemon without the Slurm front end gets the job as a PBS job (its
-    output where PBS puts it unless -o/-e name a path without a pattern)."""
-    try:
-        job: dict[str, Any] = client.post("/jobs", body)
-        return job
-    except ApiError as exc:
-        field = exc.message.partition(":")[0]
-        if exc.status != 400 or field not in SLURM_FIELDS or "unknown field" not in exc.message:
-            raise
-    plain = {k: v for k, v in body.items() if k not in SLURM_FIELDS}
-    for key in ("output_path", "error_path"):
-        path = plain.pop(key, None)
-        if path is not None and "%" not in path:
-            plain[key] = prepare_path(key, path, body.get("workdir"))
-    if "error_path" not in plain:
-        plain["join_path"] = "oe"
-    job = client.post("/jobs", plain)
+    job: dict[str, Any] = client.post("/jobs", body)
     return job
 
 
 def test_only(client: Client, body: dict[str, Any]) -> str:
     """``--test-only``: Slurm's line for when and where the job would start."""
-    schema = client.get("/openapi.json")
-    props = schema.get("components", {}).get("schemas", {}).get("JobSubmit", {})
-    if "front_end" not in props.get("properties", {}):
-        raise SlurmError("--test-only: this batchd cannot plan a job without submitting it")
     answer: dict[str, Any] = client.post("/jobs?test_only=1", body)
     from .hostlist import compress
 
     nodes = compress(list(answer.get("nodes") or []))
     slurm = body.get("slurm") or {}
-    cpus = int(slurm.get("ntasks", 1)) * int(slurm.get("cpus_per_task", 1))
+    cpus = int(slurm.get("ntasks") or 1) * int(slurm.get("cpus_per_task") or 1)
     start = timestamp(answer.get("est_start"), missing="Unknown")
-    queue = answer.get("queue") or body.get("queue") or "(default)"
-    seq = answer.get("seq", 0)
+    queue, seq = answer["queue"], answer["seq"]
     return f"Job {seq} to start at {start} using {cpus} processors on nodes {nodes} in partition {queue}"
 
 

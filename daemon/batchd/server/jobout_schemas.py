@@ -42,6 +42,10 @@ class SlurmOut(BaseModel):
     mem_per_node_mb: int | None
     mem_per_cpu_mb: int | None
     exclusive: bool
+    signal: dict[str, int | bool] | None = Field(
+        None, description="--signal: {number, before, script}"
+    )
+    open_mode: str = Field("truncate", description="--open-mode: append or truncate")
 
 
 class JobOut(BaseModel):
@@ -203,3 +207,5 @@ class TrialOut(BaseModel):
     )
     nodes: list[str] = Field(description="the nodes it would get when it would start now")
     now: int
+    seq: int = Field(description="the number it would get if submitted now")
+    queue: str = Field(description="the queue it would go to")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import posixpath
 import secrets
+from typing import Any
 
 from batchd.execution.account import Account
 from batchd.execution.child import SCRIPT_FD
@@ -201,6 +202,8 @@ def slurm_job(
     names = machine.node_names()
     first = names[job.nodes[0] // machine.slots_per_node] if job.nodes else this_host()
     fields = pattern_fields(rec, first)
+    asked: dict[str, Any] = rec.slurm or {}
+    warn = asked.get("signal") or {}
     return LaunchSpec(
         job_id=job_id,
         key=key,
@@ -223,6 +226,10 @@ def slurm_job(
         enforce_mem=site.execution.enforce_mem,
         workdir=rec.workdir or acct.home,
         front_end="slurm",
+        warn_signal=int(warn.get("number", 0)),
+        warn_before=int(warn.get("before", 0)),
+        warn_script=bool(warn.get("script", False)),
+        append_output=asked.get("open_mode") == "append",
     )
 
 

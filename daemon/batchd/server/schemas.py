@@ -245,6 +245,14 @@ WORKDIR_DOC = (
 )
 
 
+class SlurmSignal(Strict):
+    """--signal=[B:]SIG@SECONDS: SIG SECONDS before the time limit."""
+
+    number: int = Field(ge=1, le=64, description="the signal's number")
+    before: int = Field(60, ge=0, le=65535, description="seconds before the time limit")
+    script: bool = Field(False, description="B: the batch script alone, else its steps")
+
+
 class SlurmRequest(Strict):
     """What sbatch was asked for, beside the placement the client made of it."""
 
@@ -256,6 +264,10 @@ class SlurmRequest(Strict):
     mem_per_node_mb: int | None = Field(None, ge=1, description="--mem: MB per node")
     mem_per_cpu_mb: int | None = Field(None, ge=1, description="--mem-per-cpu: MB per CPU")
     exclusive: bool = Field(False, description="--exclusive")
+    signal: SlurmSignal | None = Field(None, description="--signal: a warning before the limit")
+    open_mode: Literal["append", "truncate"] = Field(
+        "truncate", description="--open-mode: whether output files are appended to"
+    )
 
 
 class JobSubmit(Strict):

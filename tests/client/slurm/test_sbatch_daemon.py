@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from batchclient.slurm import hostlist
 from daemon_proc import ROOT, Daemon
 from local_daemon import LocalDaemon
 
@@ -96,12 +98,19 @@ def test_a_dependency_names_the_daemons_job(daemon: Daemon) -> None:
 def test_test_only_and_refusals_change_nothing(daemon: Daemon) -> None:
     before = job_count(daemon)
     done = slurm(daemon, "sbatch", "--test-only", "-N", "2", "--wrap", "true")
-    if done.returncode == 0:
-        assert done.stdout == ""
-        assert done.stderr.startswith("sbatch: Job ")
-        assert " to start at " in done.stderr and " using 2 processors on nodes " in done.stderr
-    else:
-        assert "cannot plan a job without submitting it" in done.stderr
+    assert (done.returncode, done.stdout) == (0, ""), done.stderr
+    said = re.fullmatch(
+        r"sbatch: Job (\d+) to start at (\S+) using 2 processors on nodes (\S+) in partition (\S+)\n",
+        done.stderr,
+    )  # fmt: skip
+    assert said is not None, done.stderr
+    number, _, nodes, partition = said.groups()
+    assert partition == daemon.call("GET", "/queues")[1]["queues"][0]["name"]
+    # The number the job would get: the next submission gets it.
+    again = slurm(daemon, "sbatch", "--parsable", "-H", "--wrap", "true")
+    assert again.stdout.strip() == number
+    assert len(hostlist.expand(nodes)) == 2
+    before += 1
     bad = slurm(daemon, "sbatch", "--qos=high", "--wrap", "true")
     assert (bad.returncode, bad.stderr) == (1, "sbatch: error: --qos: not supported by batchd\n")
     assert job_count(daemon) == before

@@ -49,7 +49,8 @@ def free_nodes(svc: BatchService, machine: int, width: int) -> list[str]:
 
 
 def try_submit(svc: BatchService, caller: Caller, body: JobSubmit) -> dict[str, Any]:
-    """``{"est_start": T, "nodes": [...], "now": N}`` for a job validated as if submitted."""
+    """``{"est_start": T, "nodes": [...], "now": N, "seq": S, "queue": Q}`` for a job
+    validated as if submitted (S: the number it would get if submitted now)."""
     if body.max_run_subjobs is not None and body.array_indices is None:
         raise bad_request("max_run_subjobs: only a job array (array_indices) has a limit")
     life = svc.lifecycle
@@ -58,4 +59,10 @@ def try_submit(svc: BatchService, caller: Caller, body: JobSubmit) -> dict[str, 
     held = bool(rec.hold_types)
     est = None if held else planned_start(svc, rec)
     nodes = free_nodes(svc, rec.job.machine, rec.job.width) if est == svc.now else []
-    return {"est_start": est, "nodes": nodes, "now": svc.now}
+    return {
+        "est_start": est,
+        "nodes": nodes,
+        "now": svc.now,
+        "seq": rec.pbs_seq,
+        "queue": rec.job.queue,
+    }
