@@ -28,8 +28,8 @@ def build_parser() -> SlurmParser:
     p = SlurmParser(PROG, usage="scancel [OPTIONS] [job_id[_array_id]...]")
     add = p.add_argument
     add("ids", nargs="*", metavar="job_id")
-    add("-b", "--batch", action="store_true", help="signal the batch script's processes")
-    add("-f", "--full", action="store_true", help="signal every process of the job")
+    add("-b", "--batch", action="store_true", help="signal the batch script alone")
+    add("-f", "--full", action="store_true", help="signal the script and every step")
     add("-i", "--interactive", action="store_true", help="refused: no confirmation prompt")
     add("-M", "--clusters", metavar="NAMES", help="accepted: batchd is one cluster")
     add("--me", action="store_true", help="only your own jobs")
@@ -150,6 +150,11 @@ def _main(argv: list[str]) -> int:
     if ns.interactive:
         raise SlurmError("--interactive is not supported: name the jobs to cancel")
     body = None if ns.signal is None else {"signal": signal_name(ns.signal)}
+    if body is not None:
+        # As Slurm: a signal goes to the job's steps, not its batch script, unless -b (the
+        # script alone) or -f (everything); SIGKILL goes to everything.
+        target = "script" if ns.batch else "all" if ns.full else "steps"
+        body["target"] = "all" if body["signal"] in ("KILL", "9") else target
     client = Client()
     targets, missing, pending = _targets(client, ns)
     code = 0

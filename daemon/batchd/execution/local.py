@@ -325,8 +325,10 @@ class LocalExecutor:
         """SIGTERM, then SIGKILL after the kill delay (qdel, qrerun, a window closing)."""
         self._request(key, "stop")
 
-    def signal(self, key: str, number: int) -> None:
-        self._request(key, f"signal {number}")
+    def signal(self, key: str, number: int, target: str = "all") -> None:
+        """``target``: all the job's processes, its steps (all but the script) or its
+        script alone."""
+        self._request(key, f"signal {number} {target}")
 
     def _request(self, key: str, line: str) -> None:
         waiting = self._launching.get(key)

@@ -81,7 +81,7 @@ class Supervisor:
     def send(self, sig: int) -> None:
         procs.signal_all(self.members(), sig)
 
-    def warn(self, sig: int, script_only: bool) -> None:
+    def signal_part(self, sig: int, script_only: bool) -> None:
         """Slurm's --signal: to the script's process alone, or to every other one."""
         if script_only:
             procs.signal_all([self.pid], sig)
@@ -222,7 +222,7 @@ class Supervisor:
             now = time.monotonic()
             if warn_at is not None and now >= warn_at and not self.stopping:
                 warn_at = None
-                self.warn(spec.warn_signal, spec.warn_script)
+                self.signal_part(spec.warn_signal, spec.warn_script)
             if walltime_at is not None and now >= walltime_at and not self.stopping:
                 used = int(time.time() - self.start)
                 self.stop(WALLTIME, f"walltime {used} exceeded limit {spec.walltime}")
@@ -239,9 +239,13 @@ class Supervisor:
     def _request(self, words: list[str]) -> None:
         if words == ["stop"]:
             self.stop(STOPPED)
-        elif len(words) == 2 and words[0] == "signal" and words[1].isdigit():
+        elif 2 <= len(words) <= 3 and words[0] == "signal" and words[1].isdigit():
+            target = words[2] if len(words) == 3 else "all"
             with contextlib.suppress(ValueError, OSError):
-                self.send(int(words[1]))
+                if target == "all":
+                    self.send(int(words[1]))
+                elif target in ("steps", "script"):
+                    self.signal_part(int(words[1]), script_only=target == "script")
 
     def _reap(self) -> None:
         while True:

@@ -21,6 +21,11 @@ class SignalRequest(Strict):
     """``qsig``: a signal name (SIGKILL or KILL) or number; KILL and TERM end the job."""
 
     signal: str = Field("TERM", json_schema_extra={"pattern": SIGNAL_PATTERN})
+    target: Literal["all", "steps", "script"] = Field(
+        "all",
+        description="which processes of a job that runs for real: all (qsig), steps (all but "
+        "the script: scancel's default), script (the script alone: scancel -b)",
+    )
 
     @field_validator("signal")
     @classmethod

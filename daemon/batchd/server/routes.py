@@ -283,7 +283,7 @@ async def move_job(request: web.Request) -> web.Response:
 async def signal_job(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, SignalRequest, required=False)
-    rec = commands.signal(svc, _caller(request), _job_ref(request), body.signal)
+    rec = commands.signal(svc, _caller(request), _job_ref(request), body.signal, body.target)
     return _json(views.job_out(svc, rec, svc.planned_starts()))
 
 

@@ -3,6 +3,7 @@ the refusals in Slurm's words."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from batchclient.slurm.command import SlurmError
 from batchclient.slurm.scancel import signal_name
 from daemon_proc import Daemon
+from local_daemon import LocalDaemon, wait_until
 from slurm_commands_query import ok, run
 
 SITE = """
@@ -137,3 +139,32 @@ def test_signal_names(text: str, name: str) -> None:
 def test_bad_signals_are_named(bad: str) -> None:
     with pytest.raises(SlurmError, match="Unknown job signal"):
         signal_name(bad)
+
+
+def test_a_signal_goes_to_the_steps_unless_b_or_f_says_otherwise(local_daemon: LocalDaemon) -> None:  # fmt: skip
+    """A job from sbatch whose script and step each trap SIGUSR1 and say so: scancel -s
+    reaches the step only, -b the script only, -f both."""
+    d = local_daemon
+    out = d.work / "said.txt"
+    step = f"trap 'echo step >> {out}' USR1; while :; do sleep 0.1; done"
+    script = (
+        f"#!/bin/sh\ntrap 'echo script >> {out}' USR1\nsh -c \"{step}\" &\n"
+        f"echo ready >> {out}\nwhile :; do sleep 0.1; done\n"
+    )
+    (d.work / "job.sh").write_text(script)
+    job = ok(d, "sbatch", "--parsable", "-D", str(d.work), str(d.work / "job.sh")).strip()
+    wait_until(lambda: out.read_text() if out.exists() else "", lambda t: "ready" in t, 30)
+
+    def said_after(*argv: str) -> list[str]:
+        before = out.read_text().splitlines()
+        ok(d, "scancel", "-s", "USR1", *argv, job)
+        return wait_until(
+            lambda: out.read_text().splitlines()[len(before):], lambda new: new != [], 10
+        )  # fmt: skip
+
+    assert said_after() == ["step"]
+    assert said_after("-b") == ["script"]
+    both = said_after("-f")
+    time.sleep(0.5)
+    assert sorted(out.read_text().splitlines()[-2:]) == ["script", "step"], both
+    ok(d, "scancel", job)

@@ -36,9 +36,11 @@ def move(svc: BatchService, caller: Caller, text: str, queue: str) -> JobRecord:
     return rec
 
 
-def signal(svc: BatchService, caller: Caller, text: str, name: str) -> JobRecord:
+def signal(
+    svc: BatchService, caller: Caller, text: str, name: str, target: str = "all"
+) -> JobRecord:
     with svc.change():
-        rec = svc.control.signal(caller, text, name)
+        rec = svc.control.signal(caller, text, name, target)
     log.info("job_signalled", job=svc.jid(rec), signal=name, by=caller.user)
     return rec
 

@@ -167,7 +167,7 @@ class JobControl:
         self.journal.touch(rec)
 
     # -- qsig -------------------------------------------------------------------------
-    def signal(self, caller: Caller, text: str, signal: str) -> JobRecord:
+    def signal(self, caller: Caller, text: str, signal: str, target: str = "all") -> JobRecord:
         rec = self.life.find(text)
         jid = self.life.jid(rec)
         may_act_on(caller, rec.owner, "signal", jid)
@@ -179,18 +179,18 @@ class JobControl:
         name, number = parse_signal(signal)
         if rec.array is not None:
             for sub in self._each_running(rec, "qsig signals running jobs"):
-                self._signal(caller, sub, name, number)
+                self._signal(caller, sub, name, number, target)
             return rec
         self._running(rec, "qsig signals running jobs")
-        self._signal(caller, rec, name, number)
+        self._signal(caller, rec, name, number, target)
         return rec
 
-    def _signal(self, caller: Caller, rec: JobRecord, name: str, number: int) -> None:
+    def _signal(self, caller: Caller, rec: JobRecord, name: str, number: int, target: str) -> None:
         who = self.events.who(caller.user)
         self.events.said(rec, f"Job sent signal SIG{name} at request of {who}")
         runs = self.life.runs
         if rec.job.external and runs is not None:
-            runs.signal(rec, number)  # to every process of the job; it ends as it will
+            runs.signal(rec, number, target)  # to its processes; it ends as it will
             self.journal.touch(rec)
             return
         if name not in ENDING:

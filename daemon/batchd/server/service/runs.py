@@ -52,7 +52,8 @@ class Runs:
         self.executor = executor
         self.cpus = launchspec.allowed_cpus()
         self._launch: list[LaunchSpec] = []
-        self._requests: list[tuple[str, int | None]] = []  # (key, signal); None: stop
+        # (key, signal, which processes: all, steps, script); signal None: stop
+        self._requests: list[tuple[str, int | None, str]] = []
         self._forget: list[str] = []
         self._failed: list[Ended] = []  # started, but no process could be launched
         self.engine.on_start.append(self.started)
@@ -85,11 +86,12 @@ class Runs:
     def stopping(self, job: Job) -> None:
         rec = self.records.get(job.id)
         if rec is not None and rec.job is job:
-            self._requests.append((spool_key(rec), None))
+            self._requests.append((spool_key(rec), None, "all"))
 
-    def signal(self, rec: JobRecord, number: int) -> None:
-        """qsig: the signal goes to every process of the job, once the request is saved."""
-        self._requests.append((spool_key(rec), number))
+    def signal(self, rec: JobRecord, number: int, target: str = "all") -> None:
+        """qsig: the signal goes to the job's processes (``target``: all, its steps, its
+        script), once the request is saved."""
+        self._requests.append((spool_key(rec), number, target))
 
     # -- after a commit -------------------------------------------------------------------
     def saved(self) -> None:
@@ -102,11 +104,11 @@ class Runs:
             self.executor.launch(spec)
             log.info("job_launched", job=spec.job_id, at=round(time.time(), 6))
         requests, self._requests = self._requests, []
-        for key, number in requests:
+        for key, number, target in requests:
             if number is None:
                 self.executor.stop(key)
             else:
-                self.executor.signal(key, number)
+                self.executor.signal(key, number, target)
 
     # -- ends -----------------------------------------------------------------------------
     def apply_ends(self) -> bool:
@@ -129,7 +131,7 @@ class Runs:
         still stopping is asked again (the request may not have been sent)."""
         found = self.executor.attach(spool_key(rec))
         if found == RUNNING and rec.state is JobState.EXITING:
-            self._requests.append((spool_key(rec), None))
+            self._requests.append((spool_key(rec), None, "all"))
         if found == NEVER:
             self._forget.append(spool_key(rec))
         return found
