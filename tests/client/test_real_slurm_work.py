@@ -5,12 +5,14 @@ A daemon on conf/workstation.toml (one node of this host's cores, shared, execut
 them: dask-jobqueue's SLURMCluster scales to two workers that connect and compute;
 Parsl's SlurmProvider (which polls with sacct) starts a block whose worker runs an app;
 submitit's AutoExecutor(cluster="slurm") runs a function and returns its result through
-its own pickles, polling sacct. Success is the work done.
+its own pickles, polling sacct; Snakemake's Slurm executor runs a two-rule workflow, each
+rule a job. Success is the work done.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -127,3 +129,42 @@ def test_submitit_returns_a_functions_result(daemon: LocalDaemon, tmp_path: Path
     # The result is written before the job ends; submitit's sacct then says COMPLETED.
     wait_until(lambda: daemon.job(job.job_id)["job_state"], lambda s: s == "F", 30)
     assert wait_until(lambda: job.state, lambda s: s != "RUNNING", 60) == "COMPLETED"
+
+
+SNAKEFILE = """
+rule all:
+    input: "b.txt"
+
+rule a:
+    output: "a.txt"
+    shell: "echo hello > {output}"
+
+rule b:
+    input: "a.txt"
+    output: "b.txt"
+    shell: "tr a-z A-Z < {input} > {output}"
+"""
+
+
+def test_snakemake_slurm_executor_runs_a_two_rule_workflow(daemon: LocalDaemon) -> None:
+    """snakemake-executor-plugin-slurm: each rule a job from sbatch (its own Snakemake
+    run through srun inside), polled with sacct; the second rule reads the first's file."""
+    pytest.importorskip("snakemake", reason="pip install '.[test]'")
+    pytest.importorskip("snakemake_executor_plugin_slurm", reason="pip install '.[test]'")
+    work = daemon.work / "workflow"
+    work.mkdir()
+    (work / "Snakefile").write_text(SNAKEFILE)
+    done = subprocess.run(
+        [str(BIN / "snakemake"), "--executor", "slurm", "--jobs", "2", "--latency-wait", "10",
+         "--default-resources", "slurm_partition=workq", "runtime=5", "mem_mb=1000",
+         "--slurm-init-seconds-before-status-checks", "1"],
+        cwd=work, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (work / "b.txt").read_text() == "HELLO\n"
+    ran = subprocess.run(
+        [str(BIN / "sacct"), "-X", "-n", "-P", "-o", "JobName,State"],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    states = [line.split("|")[1] for line in ran.stdout.splitlines()]
+    assert states == ["COMPLETED", "COMPLETED"], ran.stdout

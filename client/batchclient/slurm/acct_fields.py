@@ -295,7 +295,7 @@ VALUES: dict[str, Value] = {
     "NCPUS": alloc_cpus,
     "AllocNodes": lambda r: nnodes(r) if _started(r.job) else "0",
     "Cluster": lambda r: r.cluster,
-    "Comment": _job_only(lambda j: j.get("comment")),
+    "Comment": _job_only(lambda j: (j.get("slurm") or {}).get("comment")),
     "CPUTime": lambda r: times.clock(cpu_seconds(r)),
     "CPUTimeRAW": lambda r: str(cpu_seconds(r)),
     "Elapsed": lambda r: times.clock(elapsed_seconds(r.job)),

@@ -22,7 +22,7 @@ UNSUPPORTED = (
     ("-q", "--qos"), ("-C", "--constraint"), ("-w", "--nodelist"), ("-x", "--exclude"),
     ("-G", "--gpus"), ("--gres",), ("--gpus-per-node",), ("--gpus-per-task",),
     ("--reservation",), ("--mail-type",), ("--mail-user",), ("-M", "--clusters"),
-    ("-L", "--licenses"), ("-i", "--input"), ("--comment",), ("--tmp",),
+    ("-L", "--licenses"), ("-i", "--input"), ("--tmp",),
     ("-s", "--oversubscribe"), ("--mincpus",), ("--mem-per-gpu",),
     ("-F", "--nodefile"), ("--switches",), ("--deadline",), ("--prefer",),
     ("-k", "--no-kill"), ("--het-group",), ("--container",), ("--uid",), ("--gid",),
@@ -89,6 +89,8 @@ def add_batch_options(p: argparse.ArgumentParser) -> None:
         "or with B: to the script alone")  # fmt: skip
     add("--open-mode", dest="open_mode", metavar="append|truncate",
         help="append to the output and error files instead of truncating them")  # fmt: skip
+    add("--comment", dest="comment", metavar="TEXT",
+        help="a comment kept with the job (squeue %%k, sacct Comment, scontrol)")  # fmt: skip
     add("--wckey", dest="wckey", metavar="KEY",
         help="a workload characterization key: accepted, kept nowhere (no accounting)")  # fmt: skip
 

@@ -230,6 +230,8 @@ def build_body(
     if warn is not None:
         spec_ = values.warn_signal(warn)
         slurm["signal"] = {"number": spec_.number, "before": spec_.before, "script": spec_.script}
+    if getattr(opts, "comment", None):
+        slurm["comment"] = opts.comment
     if getattr(opts, "open_mode", None) is not None:
         slurm["open_mode"] = values.open_mode(opts.open_mode)
     array = getattr(opts, "array", None)

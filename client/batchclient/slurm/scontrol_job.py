@@ -147,6 +147,7 @@ def record(row: Row, one_liner: bool) -> str:
         f"MinCPUsNode={per_task} MinMemoryNode={f'{mem}M' if mem else 0} MinTmpDiskNode=0",
         "Features=(null) DelayBoot=00:00:00",
         "OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null)",
+        *_comment(job),
         f"Command={NULL}",
         f"WorkDir={job.get('workdir') or NULL}",
         f"StdErr={stderr_path(job)}",
@@ -155,3 +156,9 @@ def record(row: Row, one_liner: bool) -> str:
     ]
     line_end = " " if one_liner else "\n   "
     return line_end.join(lines) + line_end + ("\n" if one_liner else "\n\n")
+
+
+def _comment(job: dict[str, Any]) -> list[str]:
+    """Slurm's ``Comment=`` line, printed only for a job with a comment (sbatch --comment)."""
+    text = (job.get("slurm") or {}).get("comment")
+    return [f"Comment={text}"] if text else []

@@ -111,6 +111,12 @@ def uid(owner: str) -> int | None:
         return None
 
 
+def _comment(row: Row, now: int) -> str:
+    """sbatch --comment's text (the job's own; not batchd's scheduler comment)."""
+    value = (row.job.get("slurm") or {}).get("comment")
+    return "(null)" if not value else str(value)
+
+
 def _text(key: str, missing: str = "(null)") -> Callable[[Row, int], str]:
     def get(row: Row, now: int) -> str:
         value = row.job.get(key)
@@ -140,7 +146,7 @@ COLUMNS: dict[str, Column] = {
     "g": Column("GROUP", _text("egroup")),
     "i": Column("JOBID", _job_id),
     "j": Column("NAME", _text("name", "")),
-    "k": Column("COMMENT", _text("comment")),
+    "k": Column("COMMENT", _comment),
     "K": Column("ARRAY_TASK_ID", _task_id),
     "l": Column("TIME_LIMIT", lambda r, n: short_clock(r.job.get("walltime")), cut=False),
     "L": Column("TIME_LEFT", _time_left, cut=False),

@@ -39,6 +39,8 @@ def parser() -> SlurmParser:
                    help="prefix each output line with its task number")  # fmt: skip
     p.add_argument("-u", "--unbuffered", action="store_true",
                    help="pass output on as it comes (srun never holds it back)")  # fmt: skip
+    p.add_argument("--cpu-bind", dest="cpu_bind", metavar="[quiet|verbose,]TYPE",
+                   help="accepted: a step runs on the CPUs of its job's placement")  # fmt: skip
     p.add_argument("-o", "--output", dest="output", metavar="PATTERN",
                    help="in a job: each task's output to this file (%%j %%t %%s ... expanded)")  # fmt: skip
     p.add_argument("-e", "--error", dest="error", metavar="PATTERN",

@@ -46,6 +46,7 @@ class SlurmOut(BaseModel):
         None, description="--signal: {number, before, script}"
     )
     open_mode: str = Field("truncate", description="--open-mode: append or truncate")
+    comment: str | None = Field(None, description="--comment: the job's")
 
 
 class JobOut(BaseModel):

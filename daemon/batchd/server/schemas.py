@@ -268,6 +268,7 @@ class SlurmRequest(Strict):
     open_mode: Literal["append", "truncate"] = Field(
         "truncate", description="--open-mode: whether output files are appended to"
     )
+    comment: Text | None = Field(None, max_length=1000, description="--comment: the job's")
 
 
 class JobSubmit(Strict):
