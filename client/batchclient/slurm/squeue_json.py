@@ -38,7 +38,7 @@ def job_record(row: Row, now: int) -> dict[str, Any]:
         "array_job_id": number(job["seq"] if in_array else 0),
         "array_task_id": number(None if row.folded is not None or not in_array else index),
         "array_task_string": ranges(row.folded) if row.folded is not None else "",
-        "comment": job.get("comment") or "",
+        "comment": (job.get("slurm") or {}).get("comment") or "",
         "cpus": number(cpus(job)),
         "current_working_directory": job.get("workdir") or "",
         "dependency": job.get("depend") or "",
