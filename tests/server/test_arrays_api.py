@@ -205,7 +205,7 @@ async def test_bad_arrays_are_refused_and_change_nothing(tmp_path: Path) -> None
             ({"array_indices": "5-1"}, "illegal -J value"),
             ({"array_indices": "5-5"}, "illegal -J value"),
             ({"array_indices": "1-5:0"}, "the step must be at least 1"),
-            ({"array_indices": "a-b"}, "is not a range"),
+            ({"array_indices": "a-b"}, "is neither X-Y[:Z]"),
             ({"array_indices": "1-2000000"}, "indices go up to 1048575"),
             ({"array_indices": "1-11"}, "Array job exceeds server or queue size limit"),
             ({"array_indices": "1-3", "rerunable": False}, "non-rerunable Array Job"),
@@ -320,3 +320,17 @@ async def test_an_array_in_a_reservation_ends_with_it(tmp_path: Path) -> None:
         first = await api.job("1[1]")
         assert (first["outcome"], first["exit_status"], first["end_time"]) == ("ok", None, T0 + 160)
         assert first["comment"] == "Job run and finished (no process ran: the job was emulated)"
+
+
+async def test_an_array_of_listed_indices(api: Api) -> None:
+    """Slurm's --array=1,3,5-7 (and a single index): the subjobs are those indices."""
+    made = await api.submit("alice", array_indices="1,3,5-7", nodes=1, walltime=60)
+    assert made["array_indices_submitted"] == "1,3,5-7"
+    subjobs = await api.call("alice", "GET", "/jobs?subjobs=true")
+    indices = sorted(j["array_index"] for j in subjobs["jobs"] if j.get("array_index") is not None)
+    assert indices == [1, 3, 5, 6, 7]
+    one = await api.submit("alice", array_indices="4", nodes=1, walltime=60)
+    assert one["array_indices_submitted"] == "4"
+    for bad in ("3-1,5", "1,,2", "x", "5-5"):
+        await api.error("alice", "POST", "/jobs", {"array_indices": bad}, status=400,
+                        code="bad_request")  # fmt: skip

@@ -127,13 +127,13 @@ def open_mode(text: str) -> str:
 
 @dataclass(frozen=True)
 class ArraySpec:
-    span: str  # the API's array_indices: "X-Y[:Z]"
+    span: str  # the API's array_indices: "X-Y[:Z]", or a list "1,3,5-7"
     max_running: int | None
 
 
 def array(text: str) -> ArraySpec:
-    """``--array=A-B[:S][%M]`` or a list (``1,3,5-7``): the indices must form one range
-    ``A-B`` with one step, which is what batchd's arrays are."""
+    """``--array=A-B[:S][%M]`` or a list (``1,3,5-7``, a single ``5``): one range with one
+    step goes as the daemon's ``A-B[:S]``, anything else as a list of indices and runs."""
     spec, pct, limit = text.strip().partition("%")
     bad = f'Invalid job array specification "{text}"'
     if pct and (not limit.isdigit() or int(limit) < 1):
@@ -152,14 +152,25 @@ def array(text: str) -> ArraySpec:
         indices.update(range(low, high + 1, step))
     ordered = sorted(indices)
     steps = {b - a for a, b in zip(ordered, ordered[1:], strict=False)}
-    if len(ordered) < 2 or len(steps) != 1:
-        raise ValueError(
-            f"{bad}: batchd's arrays are one range of at least two indices with one step "
-            "(A-B[:S]); submit the others apart"
-        )
-    first, last, (step,) = ordered[0], ordered[-1], steps
-    span = f"{first}-{last}" + (f":{step}" if step != 1 else "")
-    return ArraySpec(span, int(limit) if pct else None)
+    max_running = int(limit) if pct else None
+    if len(ordered) >= 2 and len(steps) == 1:
+        first, last, (step,) = ordered[0], ordered[-1], steps
+        return ArraySpec(f"{first}-{last}" + (f":{step}" if step != 1 else ""), max_running)
+    return ArraySpec(_runs(ordered), max_running)
+
+
+def _runs(ordered: list[int]) -> str:
+    """Sorted indices as a list of runs: ``1,3,5-7``."""
+    parts: list[str] = []
+    start = prev = ordered[0]
+    for i in [*ordered[1:], None]:
+        if i is not None and i == prev + 1:
+            prev = i
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if i is not None:
+            start = prev = i
+    return ",".join(parts)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ stay below 2**53, so a browser reads them exactly.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +27,9 @@ DEFAULT_MAX_ARRAY_SIZE = 10_000  # PBS's PBS_MAX_ARRAY_JOB_DFL
 QUEUED, RUNNING, EXPIRED = "Q", "R", "X"
 
 RANGE_FORM = "X-Y[:Z] (X < Y, both from 0 to 1048575, the step Z at least 1)"
+LIST_FORM = "a list of indices and ranges, as Slurm's --array takes it: 1,3,5-7 or 1-9:2,20"
 _RANGE = re.compile(r"^([0-9]+)-([0-9]+)(?::([0-9]+))?$")
+_LIST_ITEM = re.compile(r"^([0-9]+)(?:-([0-9]+)(?::([0-9]+))?)?$")
 # 12, 12[], 12[3], each with an optional .server
 _REF = re.compile(r"^([0-9]+)(\[([0-9]*)\])?(?:\.([A-Za-z0-9_.-]+))?$")
 
@@ -49,6 +52,45 @@ def parse_range(text: str) -> tuple[int, int, int]:
     if end > MAX_INDEX:
         raise RangeError(f"{text!r}: indices go up to {MAX_INDEX} in batchd")
     return start, end, step
+
+
+def _shown(text: str) -> str:
+    return repr(text) if len(text) <= 40 else f"{text[:30]!r}... ({len(text)} characters)"
+
+
+def parse_indices(
+    text: str, limit: int = MAX_INDEX + 1, expand: bool = True
+) -> tuple[int, int, int, tuple[int, ...] | None]:
+    """An array's indices: ``X-Y[:Z]`` as PBS takes it (start, end, step, None), or a list
+    of indices and ranges (``1,3,5-7``, a single ``5``: Slurm's --array) as (first, last,
+    1, the sorted indices). RangeError names what is wrong, as does a list whose items
+    count more than ``limit`` indices (counted before any is made). ``expand=False``:
+    checked only, the indices not made (None)."""
+    text = text.strip()
+    if _RANGE.match(text):
+        return (*parse_range(text), None)
+    items: list[range] = []
+    total = 0
+    for item in text.split(","):
+        m = _LIST_ITEM.match(item.strip())
+        if m is None:
+            raise RangeError(f"{_shown(text)} is neither {RANGE_FORM} nor {LIST_FORM}")
+        first = int(m.group(1))
+        last = int(m.group(2)) if m.group(2) is not None else first
+        step = int(m.group(3)) if m.group(3) is not None else 1
+        if last < first or step < 1:
+            raise RangeError(f"{_shown(text)}: {item.strip()} runs backwards or has a step below 1")
+        if last > MAX_INDEX:
+            raise RangeError(f"{_shown(text)}: indices go up to {MAX_INDEX} in batchd")
+        items.append(range(first, last + 1, step))
+        total += len(items[-1])
+        if total > limit:
+            raise RangeError(f"{_shown(text)}: more than {limit} indices")
+    low, high = min(r.start for r in items), max(r[-1] for r in items)
+    if not expand:
+        return low, high, 1, None
+    indices = tuple(sorted({i for r in items for i in r}))
+    return low, high, 1, indices
 
 
 def subjob_key(seq: int, index: int) -> int:
@@ -140,6 +182,8 @@ class ArraySpec:
     step: int
     max_run: int | None = None
     letters: bytearray = field(default_factory=bytearray)
+    # An array of listed indices (Slurm's --array=1,3,5-7): sorted; None for a range.
+    indices: tuple[int, ...] | None = None
     # Exit statuses seen: any above 0, any below 0 (the array's own: PBS's 0, 1 or 2).
     failed: bool = False
     killed: bool = False
@@ -150,13 +194,20 @@ class ArraySpec:
 
     @property
     def count(self) -> int:
+        if self.indices is not None:
+            return len(self.indices)
         return (self.end - self.start) // self.step + 1
 
     def index(self, position: int) -> int:
+        if self.indices is not None:
+            return self.indices[position]
         return self.start + position * self.step
 
     def position(self, index: int) -> int | None:
         """Where an index is in the array; None if it is not one of its indices."""
+        if self.indices is not None:
+            at = bisect_left(self.indices, index)
+            return at if at < len(self.indices) and self.indices[at] == index else None
         off = index - self.start
         if off < 0 or index > self.end or off % self.step:
             return None
@@ -180,6 +231,8 @@ class ArraySpec:
         return self.letters.count(EXPIRED.encode()) == len(self.letters)
 
     def submitted(self) -> str:
+        if self.indices is not None:
+            return format_ranges(self.indices, 1)
         return f"{self.start}-{self.end}" + (f":{self.step}" if self.step > 1 else "")
 
     def remaining(self) -> str:
@@ -208,6 +261,7 @@ class ArraySpec:
             "letters": self.letters.decode(),
             "failed": self.failed,
             "killed": self.killed,
+            "indices": list(self.indices) if self.indices is not None else None,
         }
 
     @classmethod
@@ -220,4 +274,5 @@ class ArraySpec:
             letters=bytearray(str(row["letters"]).encode()),
             failed=bool(row.get("failed", False)),
             killed=bool(row.get("killed", False)),
+            indices=tuple(int(i) for i in row["indices"]) if row.get("indices") else None,
         )

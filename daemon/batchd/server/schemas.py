@@ -32,7 +32,7 @@ from batchd.model.moldable import MoldError, Speedup
 from batchd.model.text import REFUSED_CLASS, TEXT_PATTERN, check_text
 from batchd.model.times import MAX_DURATION, TIME_MAX, TIME_MIN, plausible_time, positive_duration
 from batchd.model.utility import Utility, UtilityError
-from batchd.server.arrays import RangeError, parse_range
+from batchd.server.arrays import RangeError, parse_indices
 from batchd.server.jobout_schemas import JobBrief as JobBrief  # the answers, re-exported
 from batchd.server.jobout_schemas import JobBriefList as JobBriefList
 from batchd.server.jobout_schemas import JobList as JobList
@@ -73,7 +73,8 @@ TextMap = Annotated[
 
 # A job name: no white space, '@' or ':' (PBS), and no control character.
 JOB_NAME_PATTERN = r"^[^\s@:]+$"
-ARRAY_RANGE_PATTERN = r"^[0-9]{1,7}-[0-9]{1,7}(:[0-9]{1,7})?$"
+ITEM = r"[0-9]{1,7}(-[0-9]{1,7}(:[0-9]{1,7})?)?"
+ARRAY_RANGE_PATTERN = rf"^{ITEM}(,{ITEM})*$"
 JOB_NAME_DOC_PATTERN = rf"^[^\s@:{REFUSED_CLASS}]+$"
 
 # A time (seconds since the epoch) in years 1970 to 9999.
@@ -319,10 +320,11 @@ class JobSubmit(Strict):
     rerunable: bool = Field(True, description="-r y|n: whether qrerun may requeue the job")
     array_indices: str | None = Field(
         None,
-        max_length=40,
+        max_length=20_000,
         json_schema_extra={"pattern": ARRAY_RANGE_PATTERN},
         description="qsub -J X-Y[:Z]: a job array, one subjob per index (X < Y, indices "
-        "0 to 1048575, step Z >= 1; at most the server's max_array_size subjobs)",
+        "0 to 1048575, step Z >= 1; at most the server's max_array_size subjobs); or a "
+        "list of indices and ranges, as sbatch --array takes it (1,3,5-7; a single 4)",
     )
     max_run_subjobs: int | None = Field(
         None, ge=1, description="qsub -J ...%N: at most N subjobs of the array run at once"
@@ -386,7 +388,7 @@ class JobSubmit(Strict):
     def _array_indices(cls, value: str | None) -> str | None:
         if value is not None:
             try:
-                parse_range(value)
+                parse_indices(value, expand=False)  # made, within the server's limit, later
             except RangeError as exc:
                 raise ValueError(f"illegal -J value: {exc}") from None
         return value

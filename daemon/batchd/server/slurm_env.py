@@ -69,7 +69,7 @@ def array_variables(parent: JobRecord, spec: ArraySpec, index: int) -> dict[str,
     return {
         "SLURM_ARRAY_JOB_ID": str(parent.seq),
         "SLURM_ARRAY_TASK_ID": str(index),
-        "SLURM_ARRAY_TASK_MIN": str(spec.start),
+        "SLURM_ARRAY_TASK_MIN": str(spec.index(0)),
         "SLURM_ARRAY_TASK_MAX": str(spec.index(spec.count - 1)),
         "SLURM_ARRAY_TASK_STEP": str(spec.step),
         "SLURM_ARRAY_TASK_COUNT": str(spec.count),

@@ -92,11 +92,13 @@ def test_export_all_is_the_environment_but_slurm_job_variables() -> None:
     assert (both["B"], both["C"]) == ("2", "3")
 
 
-def test_array_lists_that_are_one_range_are_taken() -> None:
+def test_array_lists_go_as_one_range_or_as_a_list() -> None:
     assert body_of("--array=1,3,5")["array_indices"] == "1-5:2"
     assert body_of("--array=1-3,4")["array_indices"] == "1-4"
-    assert "one range" in refusal("--array=1,2,7")
-    assert "one range" in refusal("--array=4")
+    assert body_of("--array=1,2,7")["array_indices"] == "1-2,7"
+    assert body_of("--array=4")["array_indices"] == "4"
+    assert body_of("--array=9,1-3,2%2")["array_indices"] == "1-3,9"
+    assert "ranges run upwards" in refusal("--array=3-1")
 
 
 def test_sbatch_lines_are_read_until_the_first_command_and_the_command_line_wins() -> None:

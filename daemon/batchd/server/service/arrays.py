@@ -25,7 +25,8 @@ from batchd.server.arrays import (
     QUEUED,
     RUNNING,
     ArraySpec,
-    parse_range,
+    RangeError,
+    parse_indices,
     split_key,
 )
 from batchd.server.errors import bad_request, conflict
@@ -61,9 +62,12 @@ class ArrayJobs:
         """Validate everything first (a refused array changes nothing), then the array joins
         and its first subjobs are made."""
         assert body.array_indices is not None
-        start, end, step = parse_range(body.array_indices)
-        spec = ArraySpec(start, end, step, body.max_run_subjobs)
         limit = self.life.site.server.max_array_size
+        try:
+            start, end, step, listed = parse_indices(body.array_indices, limit + 1)
+        except RangeError as exc:
+            raise bad_request(f"illegal -J value: {exc}") from None
+        spec = ArraySpec(start, end, step, body.max_run_subjobs, indices=listed)
         if spec.count > limit:
             raise bad_request(
                 f"{TOO_BIG}: {body.array_indices} makes {spec.count} subjobs; this server's "
