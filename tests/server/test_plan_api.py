@@ -128,7 +128,7 @@ async def test_bad_requests_are_refused(tmp_path: Path) -> None:
         await api.error(
             "alice", "GET", "/plan?after=3", status=400, code="bad_request", says="'after'"
         )
-        await api.error("alice", "POST", "/plan", {}, status=405, code="method_not_allowed")
+        await api.error("alice", "PUT", "/plan", {}, status=405, code="method_not_allowed")
 
 
 async def test_nodes_reservations_and_windows(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """What the API gives the Slurm commands: a job's front end, working directory, account
 and request, Slurm's pending reasons, ``singleton`` and ``after`` dependencies, and
-submissions tried without being made (``test_only``). 8 nodes, fcfs-easy; times are
+submissions tried without being made (``POST /plan``). 8 nodes, fcfs-easy; times are
 offsets from T0."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from batchd.server.store import Store
 
 SLURM = {"ntasks": 8, "cpus_per_task": 2, "ntasks_per_node": None, "mem_per_node_mb": 1024,
          "mem_per_cpu_mb": None, "exclusive": False,
-         "signal": {"number": 12, "before": 90, "script": False}, "open_mode": "append"}  # fmt: skip
+         "signal": {"number": 12, "before": 90, "script": False}, "open_mode": "append",
+         "comment": "fit run 3"}  # fmt: skip
 
 
 def sbatch(**fields: Any) -> dict[str, Any]:
@@ -169,22 +170,22 @@ async def test_test_only_plans_and_changes_nothing(api: Api) -> None:
     2-node one now."""
     await api.submit("alice", nodes=6, walltime=1000)
     before = await api.state()
-    for query in ("test_only=1", "test_only=true"):
-        body = await api.call("alice", "POST", f"/jobs?{query}", {"nodes": 4, "walltime": 60})
+    for _ in range(2):  # tried twice: the first changed nothing
+        body = await api.call("alice", "POST", "/plan", {"nodes": 4, "walltime": 60})
         TrialOut.model_validate(body)
         assert body == {"est_start": T0 + 1000, "nodes": [], "now": T0, "seq": 2, "queue": "workq"}
-    body = await api.call("alice", "POST", "/jobs?test_only=1", {"nodes": 2, "walltime": 60})
+    body = await api.call("alice", "POST", "/plan", {"nodes": 2, "walltime": 60})
     assert body == {"est_start": T0, "nodes": ["node007", "node008"], "now": T0, "seq": 2,
                     "queue": "workq"}  # fmt: skip
-    held = await api.call("alice", "POST", "/jobs?test_only=1", {"hold": True})
+    held = await api.call("alice", "POST", "/plan", {"hold": True})
     assert held["est_start"] is None
-    later = await api.call("alice", "POST", "/jobs?test_only=1", {"exec_time": T0 + 50})
+    later = await api.call("alice", "POST", "/plan", {"exec_time": T0 + 50})
     assert later["est_start"] == T0 + 50
     # Refused as a submission is, with nothing changed either way.
-    await api.error("alice", "POST", "/jobs?test_only=1", {"nodes": 9}, status=400,
+    await api.error("alice", "POST", "/plan", {"nodes": 9}, status=400,
                     code="bad_request")  # fmt: skip
-    await api.error("alice", "POST", "/jobs?test_only=maybe", {}, status=400,
-                    code="bad_request", says="test_only")  # fmt: skip
+    await api.error("alice", "POST", "/plan", {"queue": "nosuch"}, status=400,
+                    code="bad_request")  # fmt: skip
     assert await api.state() == before
     job = await api.submit("alice", nodes=2, walltime=60)
     assert job["id"] == "2.mini"  # no number was used
@@ -195,7 +196,7 @@ async def test_test_only_waits_behind_the_plan(api: Api) -> None:
     100 to 200, so a 1-node job would start at 200."""
     await api.submit("alice", nodes=8, walltime=100)
     await api.submit("alice", nodes=8, walltime=100)
-    body = await api.call("bob", "POST", "/jobs?test_only=1", {"walltime": 10})
+    body = await api.call("bob", "POST", "/plan", {"walltime": 10})
     assert body["est_start"] == T0 + 200
 
 

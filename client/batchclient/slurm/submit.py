@@ -57,7 +57,7 @@ def post_job(client: Client, body: dict[str, Any]) -> dict[str, Any]:
 
 def test_only(client: Client, body: dict[str, Any]) -> str:
     """``--test-only``: Slurm's line for when and where the job would start."""
-    answer: dict[str, Any] = client.post("/jobs?test_only=1", body)
+    answer: dict[str, Any] = client.post("/plan", body)
     from .hostlist import compress
 
     nodes = compress(list(answer.get("nodes") or []))

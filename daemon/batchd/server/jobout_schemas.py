@@ -200,7 +200,7 @@ class JobBriefList(BaseModel):
 
 
 class TrialOut(BaseModel):
-    """``POST /jobs?test_only=1``: when the job would start if submitted now."""
+    """``POST /plan``: when the job would start if submitted now."""
 
     est_start: int | None = Field(
         description="its planned start behind the jobs already planned; null: held, or "

@@ -34,7 +34,6 @@ class Route:
     media: tuple[str, ...] = ("text/plain",)  # what a route without a model answers
     description: str = ""
     not_modified: bool = False  # answers 304 to an If-None-Match naming its version
-    also: tuple[tuple[int, type[BaseModel]], ...] = ()  # other answers a query asks for
 
 
 # A change of state the job or reservation is not in the state for (holding a running
@@ -75,14 +74,13 @@ ROUTES: tuple[Route, ...] = (
         s.JobSubmit,
         s.JobOut,
         201,
-        query=(
-            (
-                "test_only",
-                "true: validate and plan the job, change nothing, answer a TrialOut (200)",
-                _FLAG,
-            ),
-        ),
-        also=((200, s.TrialOut),),
+    ),
+    Route(
+        "POST",
+        "/plan",
+        "plan a job as if submitted, submitting nothing (sbatch --test-only)",
+        s.JobSubmit,
+        s.TrialOut,
     ),
     Route(
         "GET",
@@ -308,7 +306,6 @@ def openapi_document(site: SiteNames) -> dict[str, Any]:
     models: set[type[BaseModel]] = {s.ErrorOut}
     for r in ROUTES:
         models.update(m for m in (r.body, r.answer, r.alt) if m is not None)
-        models.update(m for _, m in r.also)
     ordered = sorted(models, key=lambda m: m.__name__)
     keys, defs = models_json_schema(
         [
@@ -361,11 +358,6 @@ def openapi_document(site: SiteNames) -> dict[str, Any]:
             op["responses"][str(r.status)] = {
                 "description": "ok",
                 "content": {m: {"schema": {"type": "string"}} for m in r.media},
-            }
-        for code, model in r.also:
-            op["responses"][str(code)] = {
-                "description": "ok",
-                "content": {"application/json": {"schema": ref(model)}},
             }
         if r.not_modified:
             op["responses"]["304"] = {"description": "not modified: the version named is current"}

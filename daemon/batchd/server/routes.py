@@ -180,10 +180,16 @@ async def server(request: web.Request) -> web.Response:
 async def submit(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, JobSubmit)
-    if listing.flag(request.query.get("test_only"), "test_only"):
-        return _json(svc.try_submit(_caller(request), body))
     rec = svc.submit(_caller(request), body)
     return _json(views.job_out(svc, rec, svc.planned_starts()), 201)
+
+
+@routes.post("/plan")
+async def try_submit(request: web.Request) -> web.Response:
+    """sbatch --test-only: the job validated and planned as if submitted; nothing changes."""
+    svc = request.app[SERVICE]
+    body = await _body(request, JobSubmit)
+    return _json(svc.try_submit(_caller(request), body))
 
 
 @routes.patch("/server")

@@ -438,7 +438,7 @@ class BatchService:
         return job_requests.submit(self, caller, body)
 
     def try_submit(self, caller: Caller, body: JobSubmit) -> dict[str, Any]:
-        """A submission validated and planned, not made (test_only): nothing changes."""
+        """A submission validated and planned, not made (POST /plan): nothing changes."""
         from batchd.server.service.trial import try_submit
 
         return try_submit(self, caller, body)

@@ -1,4 +1,4 @@
-"""A submission tried, not made (``POST /jobs?test_only=1``, sbatch --test-only).
+"""A submission tried, not made (``POST /plan``, sbatch --test-only).
 
 The request is validated as a submission is, and the job planned behind every job
 already planned on its machine: each keeps its planned start and the new job takes
