@@ -51,7 +51,7 @@ def _ranges(numbers: list[int], width: int) -> str:
 def expand(text: str) -> list[str]:
     """The names a hostlist stands for; ValueError naming what cannot be read."""
     names: list[str] = []
-    for part in _split_top(text):
+    for part in split_top(text):
         m = re.fullmatch(r"([^\[\]]*)\[([^\[\]]+)\]([^\[\]]*)", part)
         if m is None:
             if "[" in part or "]" in part or not part:
@@ -70,8 +70,9 @@ def expand(text: str) -> list[str]:
     return names
 
 
-def _split_top(text: str) -> list[str]:
-    """Split at the commas outside brackets."""
+def split_top(text: str) -> list[str]:
+    """The comma-separated parts outside brackets (``a[1,2],b`` -> ``a[1,2]``, ``b``),
+    blanks around them removed, empty ones left out."""
     parts, depth, current = [], 0, ""
     for ch in text:
         if ch == "[":
@@ -84,4 +85,4 @@ def _split_top(text: str) -> list[str]:
         else:
             current += ch
     parts.append(current)
-    return [p for p in parts if p]
+    return [p.strip() for p in parts if p.strip()]

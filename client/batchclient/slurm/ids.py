@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from ..hints import Any
+from .hostlist import split_top
 
 _ID = re.compile(r"^(\d+)(?:_(\d+|\*|\[[0-9,\-]+\]))?(?:\.(batch|extern|\d+))?$")
 
@@ -35,27 +36,13 @@ def parse_ids(text: str, allow_steps: bool = False) -> list[JobSelector]:
     """The selectors of a comma-separated id list (``12,13_2,14_[1-3]``); ValueError
     ``Invalid job id specified`` (Slurm's words) for anything else."""
     out: list[JobSelector] = []
-    for part in _split(text):
+    for part in split_top(text):
         m = _ID.match(part)
         if m is None or (m.group(3) is not None and not allow_steps):
             raise ValueError(f"Invalid job id: {part}")
         seq, tasks, step = int(m.group(1)), m.group(2), m.group(3)
         out.append(JobSelector(seq, _tasks(tasks, part), step))
     return out
-
-
-def _split(text: str) -> list[str]:
-    parts, depth, current = [], 0, ""
-    for ch in text:
-        depth += ch == "["
-        depth -= ch == "]"
-        if ch == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += ch
-    parts.append(current)
-    return [p.strip() for p in parts if p.strip()]
 
 
 def _tasks(text: str | None, whole: str) -> tuple[int, ...] | None:

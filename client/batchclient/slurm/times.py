@@ -40,6 +40,13 @@ def parse_duration(text: str) -> int | None:
     return int(a) * 60 + int(b or 0)  # minutes[:seconds]
 
 
+def _parts(seconds: int) -> tuple[int, int, int, int]:
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    return days, hours, minutes, secs
+
+
 def clock(seconds: int | None) -> str:
     """``HH:MM:SS`` or ``D-HH:MM:SS`` (sacct's Elapsed and Timelimit, scontrol's
     RunTime and TimeLimit); ``UNLIMITED`` for None."""
@@ -47,9 +54,7 @@ def clock(seconds: int | None) -> str:
         return UNLIMITED
     if seconds < 0:
         return "INVALID"
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
+    days, hours, minutes, secs = _parts(seconds)
     if days:
         return f"{days}-{hours:02d}:{minutes:02d}:{secs:02d}"
     return f"{hours:02d}:{minutes:02d}:{secs:02d}"
@@ -58,15 +63,9 @@ def clock(seconds: int | None) -> str:
 def short_clock(seconds: int | None) -> str:
     """squeue's TIME and TIME_LIMIT: ``M:SS``, ``H:MM:SS`` or ``D-HH:MM:SS``;
     ``UNLIMITED`` for None."""
-    if seconds is None:
-        return UNLIMITED
-    if seconds < 0:
-        return "INVALID"
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}-{hours:02d}:{minutes:02d}:{secs:02d}"
+    if seconds is None or seconds < 0 or seconds >= 86400:
+        return clock(seconds)
+    _, hours, minutes, secs = _parts(seconds)
     if hours:
         return f"{hours}:{minutes:02d}:{secs:02d}"
     return f"{minutes}:{secs:02d}"

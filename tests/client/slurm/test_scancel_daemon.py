@@ -13,29 +13,9 @@ from batchclient.slurm.command import SlurmError
 from batchclient.slurm.scancel import signal_name
 from daemon_proc import Daemon
 from local_daemon import LocalDaemon, wait_until
-from slurm_commands_query import ok, run
+from slurm_commands_query import TINY_SITE, ok, run, submit
 
-SITE = """
-[[machine]]
-name = "tiny"
-nodes = 4
-
-[server]
-policy = "fcfs-easy"
-
-[[queue]]
-name = "workq"
-default_walltime = "01:00:00"
-
-[[queue]]
-name = "short"
-max_walltime = "00:30:00"
-"""
-
-
-def submit(d: Daemon, **body: object) -> None:
-    status, out = d.call("POST", "/jobs", body)
-    assert status == 201, out
+SITE = TINY_SITE
 
 
 @pytest.fixture

@@ -8,30 +8,14 @@ from collections.abc import Iterator
 import pytest
 
 from daemon_proc import Daemon
-from slurm_commands_query import ok, run
+from slurm_commands_query import TINY_SITE, ok, run
+from slurm_commands_query import submit as submit_job
 
-SITE = """
-[[machine]]
-name = "tiny"
-nodes = 4
-
-[server]
-policy = "fcfs-easy"
-
-[[queue]]
-name = "workq"
-default_walltime = "01:00:00"
-
-[[queue]]
-name = "short"
-max_walltime = "00:30:00"
-"""
+SITE = TINY_SITE
 
 
 def submit(d: Daemon, **body: object) -> int:
-    status, out = d.call("POST", "/jobs", body)
-    assert status == 201, out
-    return int(out["seq"])
+    return int(submit_job(d, **body)["seq"])
 
 
 @pytest.fixture(scope="module")

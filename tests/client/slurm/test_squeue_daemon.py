@@ -10,30 +10,14 @@ from pathlib import Path
 import pytest
 
 from daemon_proc import Daemon
-from slurm_commands_query import ok, run
+from slurm_commands_query import TINY_SITE, ok, run
+from slurm_commands_query import submit as submit_job
 
-SITE = """
-[[machine]]
-name = "tiny"
-nodes = 4
-
-[server]
-policy = "fcfs-easy"
-
-[[queue]]
-name = "workq"
-default_walltime = "01:00:00"
-
-[[queue]]
-name = "short"
-max_walltime = "00:30:00"
-"""
+SITE = TINY_SITE
 
 
 def submit(d: Daemon, **body: object) -> str:
-    status, out = d.call("POST", "/jobs", body)
-    assert status == 201, out
-    return str(out["id"])
+    return str(submit_job(d, **body)["id"])
 
 
 @pytest.fixture(scope="module")
