@@ -1,7 +1,8 @@
 """``batchd demo``: the daemon on an accelerated clock with a synthetic stream, used as a user would.
 
 It starts ``batchd serve`` on hpcline96 with a temporary socket and state,
-runs qsub, qstat, qnodes and qmgr against it, prints what they show, and stops
+runs qsub, qstat, qnodes, qmgr and sbatch, squeue, sinfo against it, prints what
+they show, and stops
 the daemon with SIGTERM. This is what ``make run`` does.
 """
 
@@ -105,6 +106,10 @@ class Demo:
             self.run("qstat", "-a", "-T")
             self.run("qstat", "-x", "-f", first)  # -x: shown even if it has ended by now
             self.run("qstat", "-Q")
+            self.say("the same jobs, as Slurm shows them")
+            self.run("sbatch", "-N", "4", "-t", "30", "-J", "slurmjob", "--wrap", "true")
+            self.run("squeue", "-u", os.environ.get("USER") or _whoami())
+            self.run("sinfo")
             self.say("nodes")
             self.run("qnodes", "node001", "node002")
             self.say("the scheduler, switched live to self-tuning dynP")
