@@ -23,5 +23,9 @@ def test_demo_runs_and_stops_cleanly() -> None:
     assert "Job id            Name             User              Time Use S Queue" in text
     assert f"Job Id: {ids[0]}.hpcline" in text
     assert "    scheduler_policy = dynp" in text
+    slurm_job = re.search(r"^Submitted batch job (\d+)$", text, re.M)
+    assert slurm_job is not None and int(slurm_job[1]) > int(ids[-1]), text  # one sequence
+    assert re.search(rf"^ +{slurm_job[1]} +workq +slurmjob ", text, re.M), text  # in squeue
+    assert "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST" in text
     assert "daemon exited with status 0" in text
     assert "Traceback" not in text + out.stderr
