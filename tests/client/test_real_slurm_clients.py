@@ -3,8 +3,9 @@ dask-jobqueue's SLURMCluster, Parsl's SlurmProvider and submitit write, submitte
 unchanged through batchd's sbatch, their ids found by the libraries' own parsing, and
 the libraries polling (sacct) and cancelling (scancel) as the jobs queue, run and end.
 
-Nothing runs: the machine emulates, so no worker ever connects and submitit never gets
-a result; what is tested is the cycle the libraries drive.
+Nothing runs: the machine emulates, so no worker ever connects, submitit never gets a
+result and Snakemake's rules make no files; what is tested is the cycle the libraries
+drive (Snakemake's: submit, poll, and scancel when interrupted).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -138,3 +140,37 @@ def test_submitit_submits_polls_and_cancels(daemon: Daemon, tmp_path: Path) -> N
     second.cancel()
     assert wait_for(lambda: second.state, "CANCELLED") == "CANCELLED"
     assert wait_for(lambda: first.state, "COMPLETED") == "COMPLETED"
+
+
+def test_snakemake_submits_polls_and_cancels(daemon: Daemon, tmp_path: Path) -> None:
+    """Snakemake's Slurm executor on the emulated machine: its rule's job queues and runs
+    (sacct polled), and interrupted, Snakemake cancels it (scancel)."""
+    pytest.importorskip("snakemake_executor_plugin_slurm", reason="pip install '.[test]'")
+    (tmp_path / "Snakefile").write_text(
+        'rule a:\n    output: "a.txt"\n    shell: "touch {output}"\n'
+    )
+    flow = subprocess.Popen(
+        [str(BIN / "snakemake"), "--executor", "slurm", "--jobs", "1",
+         "--default-resources", "slurm_partition=workq", "runtime=30", "mem_mb=100",
+         "--slurm-init-seconds-before-status-checks", "1"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+
+        def running() -> list[str]:
+            shown = slurm("squeue", "-h", "-t", "R", "-o", "%i")
+            return shown.stdout.split()
+
+        jobs: list[str] = []
+        deadline = time.monotonic() + 90
+        while not jobs and time.monotonic() < deadline:
+            time.sleep(0.5)
+            jobs = running()
+        assert len(jobs) == 1, slurm("squeue").stdout
+        flow.send_signal(signal.SIGINT)  # as a user's Ctrl-C
+        flow.wait(timeout=60)
+    finally:
+        if flow.poll() is None:
+            flow.kill()
+    assert wait_for(lambda: sacct_state(jobs[0]), "CANCELLED") == "CANCELLED"
