@@ -131,15 +131,20 @@ def test_parsl_slurm_provider_submits_polls_and_cancels(daemon: Daemon, tmp_path
 def test_submitit_submits_polls_and_cancels(daemon: Daemon, tmp_path: Path) -> None:
     submitit = pytest.importorskip("submitit", reason="pip install '.[test]'")
     executor = submitit.AutoExecutor(folder=tmp_path / "submitit", cluster="slurm")
-    executor.update_parameters(timeout_min=3, slurm_partition="workq", nodes=2)
+    executor.update_parameters(timeout_min=10, slurm_partition="workq", nodes=2)
     first = executor.submit(sum, [1, 2])
     second = executor.submit(sum, [3, 4])  # waits for the first: both want the 2 nodes
     assert first.job_id.isdigit() and int(second.job_id) == int(first.job_id) + 1
-    assert wait_for(lambda: first.state, "RUNNING") == "RUNNING"
-    assert second.state == "PENDING"
+
+    def state(job: Any) -> str:
+        """What submitit reads from sacct now (its own polling slows down as a job ages)."""
+        return str(job.get_info(mode="force").get("State"))
+
+    assert wait_for(lambda: state(first), "RUNNING") == "RUNNING"
+    assert state(second) == "PENDING"
     second.cancel()
-    assert wait_for(lambda: second.state, "CANCELLED") == "CANCELLED"
-    assert wait_for(lambda: first.state, "COMPLETED") == "COMPLETED"
+    assert wait_for(lambda: state(second), "CANCELLED") == "CANCELLED"
+    assert wait_for(lambda: state(first), "COMPLETED") == "COMPLETED"
 
 
 def test_snakemake_submits_polls_and_cancels(daemon: Daemon, tmp_path: Path) -> None:
