@@ -182,85 +182,18 @@ async def serve(opts: ServeOptions) -> int:
         raise ServeError(f"{opts.config}: {exc}") from None
     sock_path = Path(opts.socket or default_socket())
     claimed = claim_socket(sock_path)  # before the state is touched: a refusal leaves no trace
-    store = Store(opts.state or default_state_path(), sync=opts.sync)  # type: ignore[arg-type]
-    saved = store.load()
-    saved_now = saved.meta.get("now")
-    if saved_now is not None:
-        try:
-            check_clock(saved_now, "the saved clock")
-        except ServeError as exc:
-            raise ServeError(
-                f"{store.path}: {exc}; the state file is damaged or its clock ran out: "
-                "start with another --state"
-            ) from None
-    speed = 1.0 if opts.realtime or opts.speed is None else opts.speed
-    if opts.realtime or opts.speed is None:
-        clock: RealClock | ScaledClock = RealClock()
-        if saved_now is not None and saved_now > clock.now():
-            raise ServeError(
-                f"{store.path}: the state is from emulated time {saved_now}, ahead of real "
-                "time; resume it with --speed F or start with another --state"
-            )
-    else:
-        queue = site.queue_named(site.default_queue)
-        nodes = site.machine[site.machine_index(queue.machine)].slots
-        if site.grid_table is not None:  # what the grid takes
-            nodes = widest_job(site.grid_table.structure, [m.nodes for m in site.machine])
-        start = int(saved_now) if saved_now is not None else start_time(opts, nodes)
-        clock = ScaledClock(speed, start=start)
-    # The kernels of the policies it starts with, before it serves (compiled if need be).
-    kernels = KernelWarmer()
-    grid = site.grid_table is not None
     try:
-        kernels.prepare(starting_units(site.server.policy, saved.meta, grid))
-    except Exception as exc:
-        raise ServeError(f"the compiled scheduling kernels could not be built: {exc}") from None
-    executor = make_executor(site, store.path, site.server_name)
-    wake = asyncio.Event()
-    if executor is not None:
-        executor.start(asyncio.get_running_loop(), wake.set)
-    svc = BatchService(
-        site,
-        clock,
-        store,
-        daemon_user=daemon_user(),
-        speed=speed,
-        realtime=isinstance(clock, RealClock),
-        executor=executor,
-    )
-    if saved.meta.get("now") is not None:
-        try:
-            svc.restore(saved)
-        except ValueError as exc:
-            if executor is not None:
-                executor.close()  # its launcher goes with the refusal; jobs stay
-            raise ServeError(f"{store.path}: {exc}") from None
-    else:
-        store.check_new()  # a state without its clock must be new, not one that lost it
-        svc.save_meta(started=svc.now, machine=svc.machine_identity())
-        svc.save()
-    replay = saved.meta.get("replay")
-    if replay is not None and replay["cursor"] >= replay["jobs"] and opts.replay:
-        replay = None  # that replay is over: a new one may start
-    if replay is not None:
-        if opts.replay and opts.replay != replay["trace"]:
-            log.warning("replay_ignored", asked=opts.replay, resuming=replay["trace"])
-        svc.replay = ReplayFeed(
-            svc,
-            replay["trace"],
-            shrink=replay["shrink"],
-            seed=replay["seed"],
-            origin=replay["origin"],
-            cursor=replay["cursor"],
-        )
-        svc.replay.start()
-    elif opts.replay:
-        trace = opts.replay
-        if Path(trace).is_file():
-            trace = str(Path(trace).resolve())  # a restart may run from another directory
-        svc.replay = ReplayFeed.starting_now(svc, trace, shrink=opts.shrink, seed=opts.seed)
-        svc.replay.start()
-    svc.save()
+        store = Store(opts.state or default_state_path(), sync=opts.sync)  # type: ignore[arg-type]
+    except BaseException:
+        claimed.close()
+        raise
+    try:
+        svc, kernels, wake = await _restore(opts, site, store)
+    except BaseException:
+        store.abandon()  # a refusal leaves the state file as it was, and closed
+        claimed.close()
+        raise
+    executor, speed = svc.executor, svc.speed
 
     # The modules, config and restored state live as long as the daemon: keep them
     # out of the collector's full passes, whose pauses otherwise set the p99 latency.
@@ -346,6 +279,92 @@ async def serve(opts: ServeOptions) -> int:
             "daemon_stopped", now=svc.now, jobs=len(svc.records), crashed=crashed, saved=all_saved
         )
     return EXIT_CRASHED if crashed else 0
+
+
+async def _restore(
+    opts: ServeOptions, site: SiteConfig, store: Store
+) -> tuple[BatchService, KernelWarmer, asyncio.Event]:
+    """The service on the saved state (or a new one), its clock, its kernels and its
+    executor started, and the replay it goes on with; ServeError when it cannot be."""
+    saved = store.load()
+    saved_now = saved.meta.get("now")
+    if saved_now is not None:
+        try:
+            check_clock(saved_now, "the saved clock")
+        except ServeError as exc:
+            raise ServeError(
+                f"{store.path}: {exc}; the state file is damaged or its clock ran out: "
+                "start with another --state"
+            ) from None
+    speed = 1.0 if opts.realtime or opts.speed is None else opts.speed
+    if opts.realtime or opts.speed is None:
+        clock: RealClock | ScaledClock = RealClock()
+        if saved_now is not None and saved_now > clock.now():
+            raise ServeError(
+                f"{store.path}: the state is from emulated time {saved_now}, ahead of real "
+                "time; resume it with --speed F or start with another --state"
+            )
+    else:
+        queue = site.queue_named(site.default_queue)
+        nodes = site.machine[site.machine_index(queue.machine)].slots
+        if site.grid_table is not None:  # what the grid takes
+            nodes = widest_job(site.grid_table.structure, [m.nodes for m in site.machine])
+        start = int(saved_now) if saved_now is not None else start_time(opts, nodes)
+        clock = ScaledClock(speed, start=start)
+    # The kernels of the policies it starts with, before it serves (compiled if need be).
+    kernels = KernelWarmer()
+    grid = site.grid_table is not None
+    try:
+        kernels.prepare(starting_units(site.server.policy, saved.meta, grid))
+    except Exception as exc:
+        raise ServeError(f"the compiled scheduling kernels could not be built: {exc}") from None
+    executor = make_executor(site, store.path, site.server_name)
+    wake = asyncio.Event()
+    if executor is not None:
+        executor.start(asyncio.get_running_loop(), wake.set)
+    svc = BatchService(
+        site,
+        clock,
+        store,
+        daemon_user=daemon_user(),
+        speed=speed,
+        realtime=isinstance(clock, RealClock),
+        executor=executor,
+    )
+    if saved.meta.get("now") is not None:
+        try:
+            svc.restore(saved)
+        except ValueError as exc:
+            if executor is not None:
+                executor.close()  # its launcher goes with the refusal; jobs stay
+            raise ServeError(f"{store.path}: {exc}") from None
+    else:
+        store.check_new()  # a state without its clock must be new, not one that lost it
+        svc.save_meta(started=svc.now, machine=svc.machine_identity())
+        svc.save()
+    replay = saved.meta.get("replay")
+    if replay is not None and replay["cursor"] >= replay["jobs"] and opts.replay:
+        replay = None  # that replay is over: a new one may start
+    if replay is not None:
+        if opts.replay and opts.replay != replay["trace"]:
+            log.warning("replay_ignored", asked=opts.replay, resuming=replay["trace"])
+        svc.replay = ReplayFeed(
+            svc,
+            replay["trace"],
+            shrink=replay["shrink"],
+            seed=replay["seed"],
+            origin=replay["origin"],
+            cursor=replay["cursor"],
+        )
+        svc.replay.start()
+    elif opts.replay:
+        trace = opts.replay
+        if Path(trace).is_file():
+            trace = str(Path(trace).resolve())  # a restart may run from another directory
+        svc.replay = ReplayFeed.starting_now(svc, trace, shrink=opts.shrink, seed=opts.seed)
+        svc.replay.start()
+    svc.save()
+    return svc, kernels, wake
 
 
 async def _schedule_loop(

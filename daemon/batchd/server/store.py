@@ -100,6 +100,17 @@ class Store:
                 raise StoreError(f"{self.path}: cannot open the state database: {exc}") from None
         try:
             self.db = sqlite3.connect(self.path, isolation_level=None)
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"{self.path}: cannot open the state database: {exc}") from None
+        try:
+            self._open(sync)
+        except BaseException:
+            self.db.close()  # a refused file is left closed, as it was
+            raise
+
+    def _open(self, sync: str) -> None:
+        """Check the saved schema, then set the database up (migrated if old, made if new)."""
+        try:
             version = self._saved_version()  # before anything is written
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute(f"PRAGMA synchronous={sync.upper()}")
@@ -408,3 +419,8 @@ class Store:
             self.commit()
         finally:
             self.db.close()
+
+    def abandon(self) -> None:
+        """Close without writing what was gathered (a start that was refused)."""
+        self.discard()
+        self.db.close()
