@@ -133,42 +133,54 @@ def build(
 ) -> LaunchSpec:  # fmt: skip
     """The LaunchSpec of a job that starts now on its nodes."""
     job = rec.job
-    machine = site.machine[job.machine]
     res = rec.resources or whole_nodes(job.width)
     execution = site.execution
-    shell = shell_of(rec, acct)
     safe_id = "".join(c if c.isalnum() or c in "._-" else "_" for c in job_id)
     tmpdir = posixpath.join(execution.tmpdir, f"pbs.{safe_id}.{secrets.token_hex(8)}")
-    nodefile = f"{tmpdir}.nodes"
     index = rec.subjob_index
     out = local_path(rec.output_path, index) if rec.output_path and rec.join != "eo" else None
     err = local_path(rec.error_path, index) if rec.error_path and rec.join != "oe" else None
+    common = _common(rec, acct, site, job_id, key, cgroup, allowed_cpus, res)
     if rec.front_end == "slurm":
-        return slurm_job(rec, acct, site, job_id, key, cgroup, allowed_cpus, out, err, tmpdir)
+        return slurm_job(rec, acct, site, common, out, err, tmpdir)
+    shell = shell_of(rec, acct)
+    nodefile = f"{tmpdir}.nodes"
     return LaunchSpec(
-        job_id=job_id,
-        key=key,
-        user=acct.name,
-        uid=acct.uid,
-        gid=acct.gid,
-        groups=list(acct.groups),
-        home=acct.home,
+        **common,
         shell=shell,
         argv=shell_argv(shell, rec.script),
         env=environment(rec, acct, shell, job_id, res, execution.path, tmpdir, nodefile),
-        script=rec.script,
         stdout=out,
         stderr=err,
         stdout_name=file_name(job.name, "o", rec.pbs_seq, index),
         stderr_name=file_name(job.name, "e", rec.pbs_seq, index),
-        cpus=cpus_of(job.nodes, machine, allowed_cpus),
-        walltime=job.estimate,
         kill_delay=site.server.kill_delay,
-        mem=mem_limit(res),
         nodes=node_lines(res, this_host()),
-        cgroup=cgroup,
-        enforce_mem=execution.enforce_mem,
     )
+
+
+def _common(
+    rec: JobRecord, acct: Account, site: SiteConfig, job_id: str, key: str,
+    cgroup: str | None, allowed: list[int], res: JobResources,
+) -> dict[str, Any]:  # fmt: skip
+    """What a job's LaunchSpec holds whichever commands it came from: who runs it, its
+    script, CPUs, walltime and memory limit, its cgroup."""
+    job = rec.job
+    return {
+        "job_id": job_id,
+        "key": key,
+        "user": acct.name,
+        "uid": acct.uid,
+        "gid": acct.gid,
+        "groups": list(acct.groups),
+        "home": acct.home,
+        "script": rec.script,
+        "cpus": cpus_of(job.nodes, site.machine[job.machine], allowed),
+        "walltime": job.estimate,
+        "mem": mem_limit(res),
+        "cgroup": cgroup,
+        "enforce_mem": site.execution.enforce_mem,
+    }
 
 
 SLURM_SHELL = "/bin/sh"  # runs a script without a #! line, as no login shell
@@ -185,15 +197,14 @@ def slurm_argv(shell: str, script_text: str) -> list[str]:
 
 
 def slurm_job(
-    rec: JobRecord, acct: Account, site: SiteConfig, job_id: str, key: str,
-    cgroup: str | None, allowed: list[int], out: str | None, err: str | None, tmpdir: str,
+    rec: JobRecord, acct: Account, site: SiteConfig, common: dict[str, Any],
+    out: str | None, err: str | None, tmpdir: str,
 ) -> LaunchSpec:  # fmt: skip
     """The LaunchSpec of a job from sbatch: it starts in its working directory with SLURM_*
     variables instead of PBS_* ones, its paths' patterns expanded, no node file, and
     Slurm's KillWait between SIGTERM and SIGKILL."""
     job = rec.job
     machine = site.machine[job.machine]
-    res = rec.resources or whole_nodes(job.width)
     shell = pick_shell(rec.shell) if rec.shell else SLURM_SHELL
     env = {"PATH": site.execution.path}
     env.update(rec.variables)
@@ -205,25 +216,13 @@ def slurm_job(
     asked: dict[str, Any] = rec.slurm or {}
     warn = asked.get("signal") or {}
     return LaunchSpec(
-        job_id=job_id,
-        key=key,
-        user=acct.name,
-        uid=acct.uid,
-        gid=acct.gid,
-        groups=list(acct.groups),
-        home=acct.home,
+        **common,
         shell=shell,
         argv=slurm_argv(shell, rec.script),
         env=env,
-        script=rec.script,
         stdout=expand(out, fields) if out is not None else None,
         stderr=expand(err, fields) if err is not None else None,
-        cpus=cpus_of(job.nodes, machine, allowed),
-        walltime=job.estimate,
         kill_delay=site.server.kill_wait,
-        mem=mem_limit(res),
-        cgroup=cgroup,
-        enforce_mem=site.execution.enforce_mem,
         workdir=rec.workdir or acct.home,
         front_end="slurm",
         warn_signal=int(warn.get("number", 0)),
