@@ -92,33 +92,40 @@ def say(prog: str, message: str) -> None:
     sys.stderr.write(f"{prog}: {text}\n")
 
 
-def run(prog: str, body: Callable[[list[str]], int], argv: Sequence[str] | None) -> int:
-    """Run a command's body; every failure ends in one line on stderr and an exit code."""
+def run(
+    prog: str,
+    body: Callable[[list[str]], int],
+    argv: Sequence[str] | None,
+    *,
+    tell: Callable[[str, str], None] = say,
+    usage: int = EXIT_USAGE,
+    refused: int = EXIT_REFUSED,
+) -> int:
+    """Run a command's body; every failure ends in one line on stderr (``tell``) and an
+    exit code: ``usage`` for a bad command line or an unreachable daemon, ``refused``
+    for a refusal or an internal error."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         code = body(args)
         sys.stdout.flush()
         return code
-    except UsageError as exc:
-        say(prog, str(exc))
-        return EXIT_USAGE
-    except TransportError as exc:
-        say(prog, str(exc))
-        return EXIT_USAGE
+    except (UsageError, TransportError) as exc:
+        tell(prog, str(exc))
+        return usage
     except ApiError as exc:
-        say(prog, exc.message)
-        return EXIT_REFUSED
+        tell(prog, exc.message)
+        return refused
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
-        say(prog, "interrupted")
+        tell(prog, "interrupted")
         return EXIT_INTERRUPTED
     except SystemExit as exc:  # --help
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     except Exception as exc:  # never a traceback
-        say(prog, f"internal error: {type(exc).__name__}: {exc}")
-        return EXIT_REFUSED
+        tell(prog, f"internal error: {type(exc).__name__}: {exc}")
+        return refused
 
 
 def _silence_stdout() -> None:

@@ -4,22 +4,18 @@ codes, and an argument parser whose refusals are worded as Slurm words them."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Sequence
 
+from .. import cli
 from ..cli import terminal_columns
 from ..hints import Any, NoReturn
 from ..text import escape
-from ..transport import ApiError, TransportError
 
-EXIT_OK = 0
 EXIT_ERROR = 1  # Slurm's commands exit 1 on any error
-EXIT_INTERRUPTED = 130
-EXIT_BROKEN_PIPE = 141
 
 
-class SlurmError(Exception):
+class SlurmError(cli.UsageError):
     """A refusal: printed as ``PROG: error: MESSAGE``, exit 1, nothing sent."""
 
 
@@ -59,29 +55,4 @@ def say_error(prog: str, message: str) -> None:
 
 def run(prog: str, body: Callable[[list[str]], int], argv: Sequence[str] | None) -> int:
     """Run a command's body; every failure ends in one ``PROG: error:`` line and exit 1."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    try:
-        code = body(args)
-        sys.stdout.flush()
-        return code
-    except (SlurmError, TransportError) as exc:
-        say_error(prog, str(exc))
-        return EXIT_ERROR
-    except ApiError as exc:
-        say_error(prog, exc.message)
-        return EXIT_ERROR
-    except BrokenPipeError:
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-        return EXIT_BROKEN_PIPE
-    except KeyboardInterrupt:
-        say_error(prog, "interrupted")
-        return EXIT_INTERRUPTED
-    except SystemExit as exc:  # --help
-        return exc.code if isinstance(exc.code, int) else EXIT_OK
-    except Exception as exc:  # never a traceback
-        say_error(prog, f"internal error: {type(exc).__name__}: {exc}")
-        return EXIT_ERROR
+    return cli.run(prog, body, argv, tell=say_error, usage=EXIT_ERROR, refused=EXIT_ERROR)
