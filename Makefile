@@ -38,7 +38,7 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check daemon client tests bench
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2
 
 bench: $(STAMP)
 	$(BIN)/python bench/replay.py
