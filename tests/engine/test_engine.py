@@ -119,10 +119,25 @@ async def test_scaled_clock_sleep_until_due_time() -> None:
 
 
 async def test_scaled_clock_sleep_none_waits_for_wake() -> None:
+    """No due time: it sleeps until woken, however long that takes, and not a moment less."""
     clock = ScaledClock(speed=1, start=0, wall=FakeWall())
     wake = asyncio.Event()
-    asyncio.get_running_loop().call_later(0.02, wake.set)
-    await asyncio.wait_for(clock.sleep_until(None, wake), timeout=5)
+    sleeper = asyncio.create_task(clock.sleep_until(None, wake))
+    await asyncio.sleep(0.1)
+    assert not sleeper.done()  # a sleep that returned at once would be done here
+    wake.set()
+    await asyncio.wait_for(sleeper, timeout=5)
+
+
+async def test_virtual_clock_sleep_none_waits_for_wake() -> None:
+    clock = VirtualClock(start=7)
+    wake = asyncio.Event()
+    sleeper = asyncio.create_task(clock.sleep_until(None, wake))
+    await asyncio.sleep(0.05)
+    assert not sleeper.done()
+    wake.set()
+    await asyncio.wait_for(sleeper, timeout=5)
+    assert clock.now() == 7
 
 
 # --------------------------------------------------------------------------------------------
