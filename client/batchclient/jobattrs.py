@@ -53,12 +53,6 @@ def parse_array(text: str) -> tuple[str, int | None]:
     return span, int(m.group(4)) if m.group(4) is not None else None
 
 
-def check_job_id(text: str) -> str:
-    if not is_job_id(text):
-        raise ValueError(f"illegally formed job identifier: {text}")
-    return text
-
-
 def parse_priority(text: str) -> int:
     try:
         value = int(text.strip())
@@ -107,7 +101,6 @@ def parse_depend(text: str) -> str:
     return text
 
 
-W_ATTRS = "depend=TYPE:ID[:ID...] or utility=T:V,T:V[,...]"
 _SPEEDUP = re.compile(r"^downey:((?:\d+(?:\.\d*)?|\.\d+)):((?:\d+(?:\.\d*)?|\.\d+))$")
 SPEEDUP_MAX_LENGTH = 64
 

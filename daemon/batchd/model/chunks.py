@@ -27,7 +27,6 @@ from batchd.model.sizes import format_size
 Value = int | str | bool
 ARRANGEMENTS = ("free", "pack", "scatter", "vscatter")
 SHARINGS = ("excl", "shared", "exclhost")
-BUILTIN_CHUNK = ("ncpus", "mem", "mpiprocs", "ompthreads")
 
 
 class ChunkError(ValueError):
@@ -222,23 +221,6 @@ def nodes_needed(
 ) -> int:
     """How many nodes the chunks fill (the job's width)."""
     return len(pack_chunks(chunks, arrangement, shape, sizes))
-
-
-def chunks_on_nodes(
-    chunks: Sequence[Chunk], arrangement: str, shape: NodeShape, nodes: Sequence[int]
-) -> list[tuple[int, int]]:
-    """(node, chunk index) for every chunk counted, on a running job's ``nodes`` in order.
-
-    The same packing that gave the job's width; should the packing not match the nodes
-    (the site's nodes changed since the job started), chunks wrap over the job's nodes.
-    """
-    if not nodes:
-        return []
-    try:
-        groups = pack_chunks(chunks, arrangement, shape)
-    except ChunkError:
-        groups = [[i] for i, c in enumerate(chunks) for _ in range(c.count)]
-    return [(nodes[g % len(nodes)], u) for g, group in enumerate(groups) for u in group]
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,6 @@ INDEX_BITS = 20
 MAX_INDEX = (1 << INDEX_BITS) - 1  # 1,048,575
 SUBJOB_BASE = 1 << 52
 MAX_ARRAY_SEQ = (1 << 32) - 1  # SUBJOB_BASE + (seq << INDEX_BITS) + index < 2**53
-DEFAULT_MAX_ARRAY_SIZE = 10_000  # PBS's PBS_MAX_ARRAY_JOB_DFL
 
 # A subjob's letter in its array: queued (held too: the array's holds say which),
 # running, or expired (finished or deleted).

@@ -243,7 +243,7 @@ class ServerConfig(BaseModel):
     # user sees only their own; operators and managers see all either way).
     query_other_jobs: bool = False
     # The most subjobs a job array may have (qsub -J); PBS's server attribute and default.
-    max_array_size: int = Field(10_000, ge=1, le=1 << 20)
+    max_array_size: int = Field(10_000, ge=1, le=1 << 20)  # PBS's PBS_MAX_ARRAY_JOB_DFL
     # Seconds between SIGTERM and SIGKILL when a running job is stopped (qdel, its walltime);
     # PBS's queue attribute kill_delay, whose default is 10.
     kill_delay: int = Field(10, ge=0, le=86_400)

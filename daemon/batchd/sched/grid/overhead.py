@@ -21,8 +21,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
-MODELS = (1, 2, 3, 4)
-
 
 def multisite_factor(model: int, p: Fraction, parts: Sequence[int]) -> Fraction:
     """The factor of overhead model ``model`` for a job split into ``parts`` (node counts)."""

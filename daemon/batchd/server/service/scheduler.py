@@ -51,10 +51,6 @@ class GridChoice:
     params: dict[str, str] = field(default_factory=dict)
 
 
-# Why the daemon does not serve a structure (docs/grid.md, "Live"): it serves them all.
-GRID_REFUSED: dict[str, str] = {}
-
-
 def grid_refusal(site: SiteConfig, structure: str | None = None) -> str | None:
     """Why the daemon cannot serve ``structure`` (default: the site's [grid]) on ``site``,
     as "KEY: reason", or None."""
@@ -62,10 +58,6 @@ def grid_refusal(site: SiteConfig, structure: str | None = None) -> str | None:
     structure = structure or (table.structure if table is not None else None)
     if structure is None:
         return None
-    if structure in GRID_REFUSED:
-        return (
-            f"grid.structure: {structure!r} is not served by the daemon: {GRID_REFUSED[structure]}"
-        )
     shared = [(i, m.name) for i, m in enumerate(site.machine) if m.shared]
     if shared:
         i, name = shared[0]
@@ -350,7 +342,7 @@ class Scheduler:
     def served_structures() -> list[str]:
         from batchd.sched.grid import STRUCTURES
 
-        return [s for s in STRUCTURES if s not in GRID_REFUSED]
+        return list(STRUCTURES)
 
     @staticmethod
     def catalog() -> list[dict[str, Any]]:
