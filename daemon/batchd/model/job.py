@@ -15,10 +15,12 @@ UNSET = -1
 class Job:
     """One job. Times are integer seconds on the emulated clock.
 
-    ``width`` is the number of nodes the job runs on, ``estimate`` its requested
-    walltime (it is killed there unless the engine runs with ``kill=False``) and
-    ``runtime`` how long it would run if left alone (from a trace; live jobs
-    learn it when they end).
+    ``width`` is the number of units the job runs on (nodes; cores on a machine whose
+    nodes are shared), ``estimate`` its requested walltime (it is killed there unless
+    the engine runs with ``kill=False``) and ``runtime`` how long it would run if left
+    alone: from a trace; for a daemon's emulated job the BATCHD_RUNTIME it was submitted
+    with, else its walltime, set at submission; a job that really runs (``external``)
+    has its runtime set when its process ends.
     """
 
     id: int

@@ -217,7 +217,9 @@ class Policy(ABC):
         return None
 
     def order(self) -> str:
-        """The queue order in force: FCFS, SJF or LJF (a self-tuning policy's current one)."""
+        """The name of the queue order in force, as the policy's metrics and listings show it:
+        FCFS, SJF or LJF for the backfilling families (a self-tuning policy's current one),
+        others name their own (GA, PRIO-FIFO, ...)."""
         return self.name.split("-")[0].upper()
 
     def observe(self, observer: PolicyObserver) -> None:
