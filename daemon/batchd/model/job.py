@@ -20,7 +20,7 @@ class Job:
     the engine runs with ``kill=False``) and ``runtime`` how long it would run if left
     alone: from a trace; for a daemon's emulated job the BATCHD_RUNTIME it was submitted
     with, else its walltime, set at submission; a job that really runs (``external``)
-    has its runtime set when its process ends.
+    carries its walltime there (plans use it), and what it ran is ``run`` once it ended.
     """
 
     id: int
