@@ -27,7 +27,7 @@ from batchd.server.store import Store
 BRIEF = {
     "id", "seq", "name", "owner", "queue", "state", "nodes", "walltime",
     "stime", "est_start", "elapsed", "front_end", "workdir", "account", "slurm",
-    "pending_reason", "term_signal",
+    "pending_reason", "term_signal", "resource_list", "array",
 }  # fmt: skip
 
 

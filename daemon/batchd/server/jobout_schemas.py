@@ -190,6 +190,10 @@ class JobBrief(BaseModel):
     slurm: SlurmOut | None = None
     pending_reason: PENDING_REASONS | None = Field(None, description=PENDING_DOC)
     term_signal: int | None = Field(None, description=TERM_SIGNAL_DOC)
+    resource_list: dict[str, str] = Field(
+        default_factory=dict, description="Resource_List as in JobOut (qstat -a's TSK, memory)"
+    )
+    array: bool = Field(False, description="a job array (qsub -J)")
 
 
 class JobBriefList(BaseModel):

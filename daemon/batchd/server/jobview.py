@@ -16,11 +16,12 @@ from batchd.server.arrays import label
 from batchd.server.jobresources import JobResources, whole_nodes
 from batchd.server.records import JobRecord
 
-# The fields of JobBrief: what qstat's tables show, without hosts, comments or variables.
+# The fields of JobBrief: what qstat's tables show (the request for TSK and Req'd Memory,
+# the array flag qstat -t follows), without hosts, comments or variables.
 BRIEF = (
     "id", "seq", "name", "owner", "queue", "state", "nodes", "walltime",
     "stime", "est_start", "elapsed", "front_end", "workdir", "account", "slurm",
-    "pending_reason", "term_signal",
+    "pending_reason", "term_signal", "resource_list", "array",
 )  # fmt: skip
 
 
@@ -72,10 +73,7 @@ def job_view(
         elapsed = end = None
     res = rec.resources or whole_nodes(job.width)
     if exec_host is None:
-        units = job.nodes
-        if res.cores:  # shared nodes: each piece's node (its first core's)
-            units = piece_starts(units, res.cores)
-        exec_host = [prefix + hosts[n] for n in units]
+        exec_host = exec_hosts(rec, hosts, prefix)
     return {
         "id": f"{rec.label()}.{server}",
         "seq": rec.pbs_seq,
@@ -117,6 +115,21 @@ def job_view(
         "pending_reason": None,  # the service's to say (views.pending_reason)
         "term_signal": rec.term_signal,
     }
+
+
+def exec_hosts(rec: JobRecord, hosts: list[str], prefix: str = "") -> list[str]:
+    """The host of each piece of a job: ``hosts`` names the machine's units; on shared
+    nodes a piece's node is its first core's."""
+    res = rec.resources or whole_nodes(rec.job.width)
+    units = rec.job.nodes
+    if res.cores:
+        units = piece_starts(units, res.cores)
+    return [prefix + hosts[n] for n in units]
+
+
+def exec_vnode_of(rec: JobRecord, hosts: list[str]) -> str:
+    """``exec_vnode`` as the job's view shows it: its chunks on its hosts."""
+    return (rec.resources or whole_nodes(rec.job.width)).exec_vnode(exec_hosts(rec, hosts))
 
 
 def _run_view(rec: JobRecord) -> dict[str, Any]:
