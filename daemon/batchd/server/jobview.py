@@ -111,6 +111,8 @@ def job_view(
         "front_end": rec.front_end,
         "workdir": rec.workdir,
         "account": rec.account,
+        "mail_points": rec.mail_points,
+        "mail_users": rec.mail_users,
         "slurm": rec.slurm,
         "pending_reason": None,  # the service's to say (views.pending_reason)
         "term_signal": rec.term_signal,
