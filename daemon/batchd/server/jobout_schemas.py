@@ -193,7 +193,8 @@ class JobBrief(BaseModel):
     pending_reason: PENDING_REASONS | None = Field(None, description=PENDING_DOC)
     term_signal: int | None = Field(None, description=TERM_SIGNAL_DOC)
     resource_list: dict[str, str] = Field(
-        default_factory=dict, description="Resource_List as in JobOut (qstat -a's TSK, memory)"
+        default_factory=dict,
+        description="of JobOut's resource_list, what qstat -a shows: mem, ncpus, nodect",
     )
     array: bool = Field(False, description="a job array (qsub -J)")
 

@@ -16,13 +16,17 @@ from batchd.server.arrays import label
 from batchd.server.jobresources import JobResources, whole_nodes
 from batchd.server.records import JobRecord
 
-# The fields of JobBrief: what qstat's tables show (the request for TSK and Req'd Memory,
-# the array flag qstat -t follows), without hosts, comments or variables.
+# The fields of JobBrief: what qstat's tables show (the array flag qstat -t follows), without
+# hosts, comments or variables; of the resource list what qstat -a shows (BRIEF_RESOURCES).
 BRIEF = (
     "id", "seq", "name", "owner", "queue", "state", "nodes", "walltime",
     "stime", "est_start", "elapsed", "front_end", "workdir", "account", "slurm",
     "pending_reason", "term_signal", "resource_list", "array",
 )  # fmt: skip
+
+
+# qstat -a's NDS, TSK and Req'd Memory.
+BRIEF_RESOURCES = ("mem", "ncpus", "nodect")
 
 
 def shown_state(rec: JobRecord, now: int) -> str:
@@ -201,7 +205,9 @@ def _utility_view(rec: JobRecord, now: int) -> dict[str, Any]:
 
 def brief_of(view: dict[str, Any]) -> dict[str, Any]:
     """``JobBrief``: the fields of a view that the job tables show."""
-    return {k: view[k] for k in BRIEF}
+    out = {k: view[k] for k in BRIEF}
+    out["resource_list"] = {k: v for k, v in view["resource_list"].items() if k in BRIEF_RESOURCES}
+    return out
 
 
 def dumps(data: Any) -> str:
