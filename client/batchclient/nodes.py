@@ -131,17 +131,33 @@ def _state(node: Obj, long: bool) -> str:
     return state if long else state.split(",")[0]
 
 
-def summary_row(node: Obj, long: bool = False) -> str:
+def summary_fields(node: Obj, long: bool = False) -> dict[str, str]:
+    """The values of a node's ``pbsnodes -S`` row, by the names ``-F dsv`` gives them."""
     name = node["name"]
     avail = _available(node)
-    mem = summary_mem(str(avail["mem"])) if "mem" in avail else "0kb"
+    return {
+        "vnode": name,
+        "state": _state(node, long),
+        "OS": str(avail.get("OS", "--")),
+        "hardware": str(avail.get("hardware", "--")),
+        "host": str(avail.get("host", name)),
+        "queue": str(node.get("queue") or "--"),
+        "mem": summary_mem(str(avail["mem"])) if "mem" in avail else "0kb",
+        "ncpus": str(avail.get("ncpus", "0")),
+        "nmics": str(avail.get("nmics", "0")),
+        "ngpus": str(avail.get("ngpus", "0")),
+        "comment": str(node.get("comment") or "--"),
+    }
+
+
+def summary_row(node: Obj, long: bool = False) -> str:
+    f = summary_fields(node, long)
     return (
-        f"{_cut(name, 15, long)} {_cut(_state(node, long), 15, long)} "
-        f"{_cut(avail.get('OS', '--'), 8, long)} {_cut(avail.get('hardware', '--'), 8, long)} "
-        f"{_cut(avail.get('host', name), 15, long)} {_cut(node.get('queue') or '--', 10, long)} "
-        f"{_right(mem, 8, long)} {_right(avail.get('ncpus', '0'), 7, long)} "
-        f"{_right(avail.get('nmics', '0'), 7, long)} {_right(avail.get('ngpus', '0'), 7, long)} "
-        f"{escape(node.get('comment') or '--')}"
+        f"{_cut(f['vnode'], 15, long)} {_cut(f['state'], 15, long)} "
+        f"{_cut(f['OS'], 8, long)} {_cut(f['hardware'], 8, long)} "
+        f"{_cut(f['host'], 15, long)} {_cut(f['queue'], 10, long)} "
+        f"{_right(f['mem'], 8, long)} {_right(f['ncpus'], 7, long)} "
+        f"{_right(f['nmics'], 7, long)} {_right(f['ngpus'], 7, long)} {escape(f['comment'])}"
     )
 
 
@@ -157,18 +173,33 @@ def _free_total(avail: Obj, used: Obj, name: str) -> str:
     return f"{total - int(used.get(name, 0))}/{total}"
 
 
-def job_summary_row(node: Obj, server: str, long: bool = False) -> str:
+def job_summary_fields(node: Obj, server: str, long: bool = False) -> dict[str, str]:
+    """The values of a node's ``pbsnodes -Sj`` row, by their ``-F dsv`` names; job ids of
+    ``server`` shortened to their number (pass "" to keep them whole)."""
     jobs = list(dict.fromkeys(node.get("jobs") or []))
     avail, used = _available(node), _assigned(node)
     mem = str(avail["mem"]) if "mem" in avail else None
-    mem_ft = free_total_mem(mem, used.get("mem")) if mem is not None else "0kb/0kb"
-    names = escape(",".join(_short_job(j, server) for j in jobs) or "--")
+    return {
+        "vnode": node["name"],
+        "state": _state(node, long),
+        "njobs": str(len(jobs)),
+        "run": str(len(jobs)),
+        "susp": "0",
+        "mem(f/t)": free_total_mem(mem, used.get("mem")) if mem is not None else "0kb/0kb",
+        "ncpus(f/t)": _free_total(avail, used, "ncpus"),
+        "nmics(f/t)": _free_total(avail, used, "nmics"),
+        "ngpus(f/t)": _free_total(avail, used, "ngpus"),
+        "jobs": ",".join(_short_job(j, server) for j in jobs) or "--",
+    }
+
+
+def job_summary_row(node: Obj, server: str, long: bool = False) -> str:
+    f = job_summary_fields(node, server, long)
     return (
-        f"{_cut(node['name'], 15, long)} {_cut(_state(node, long), 15, long)} {len(jobs):>6} "
-        f"{len(jobs):>5} {0:>6} {_right(mem_ft, 12, long)} "
-        f"{_right(_free_total(avail, used, 'ncpus'), 7, long)} "
-        f"{_right(_free_total(avail, used, 'nmics'), 7, long)} "
-        f"{_right(_free_total(avail, used, 'ngpus'), 7, long)} {names}"
+        f"{_cut(f['vnode'], 15, long)} {_cut(f['state'], 15, long)} {f['njobs']:>6} "
+        f"{f['run']:>5} {f['susp']:>6} {_right(f['mem(f/t)'], 12, long)} "
+        f"{_right(f['ncpus(f/t)'], 7, long)} {_right(f['nmics(f/t)'], 7, long)} "
+        f"{_right(f['ngpus(f/t)'], 7, long)} {escape(f['jobs'])}"
     )
 
 

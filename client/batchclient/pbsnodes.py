@@ -145,23 +145,53 @@ def _json_node(node: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _json(nodes: list[dict[str, Any]], server: str, now: int) -> str:
-    doc = {
-        "timestamp": now,
-        "pbs_version": VERSION,
-        "pbs_server": server,
-        "nodes": {n["name"]: _json_node(n) for n in nodes},
+def _json_summary(node: dict[str, Any], jobs: bool, long: bool) -> dict[str, Any]:
+    """A node of ``pbsnodes -S -F json`` (``-Sj``: the job counts and free/total)."""
+    if jobs:
+        f = fmt.job_summary_fields(node, "", long)
+        return {
+            "State": f["state"],
+            "Total Jobs": int(f["njobs"]),
+            "Running Jobs": int(f["run"]),
+            "Suspended Jobs": int(f["susp"]),
+            **{
+                f"{k[:-5]} f/t": f[k]
+                for k in ("mem(f/t)", "ncpus(f/t)", "nmics(f/t)", "ngpus(f/t)")
+            },
+            "jobs": f["jobs"].split(",") if f["jobs"] != "--" else [],
+        }
+    f = fmt.summary_fields(node, long)
+    return {
+        "State": f["state"],
+        **{k: f[k] for k in ("OS", "hardware", "host", "queue")},
+        "Memory": f["mem"],
+        **{k: int(f[k]) for k in ("ncpus", "nmics", "ngpus")},
+        "comment": f["comment"],
     }
+
+
+def _json(c: Command, nodes: list[dict[str, Any]], server: str, now: int) -> str:
+    if c.summary:
+        by_name = {n["name"]: _json_summary(n, c.jobs, c.long) for n in nodes}
+    else:
+        by_name = {n["name"]: _json_node(n) for n in nodes}
+    doc = {"timestamp": now, "pbs_version": VERSION, "pbs_server": server, "nodes": by_name}
     return json_safe(json.dumps(doc, indent=4, ensure_ascii=False))
 
 
+def _dsv_summary(node: dict[str, Any], c: Command) -> str:
+    """A ``pbsnodes -S -F dsv`` line: the row's values by name (job ids whole)."""
+    f = fmt.job_summary_fields(node, "", c.long) if c.jobs else fmt.summary_fields(node, c.long)
+    return c.delim.join(f"{k}={escape(v)}" for k, v in f.items())
+
+
 def _show(c: Command, nodes: list[dict[str, Any]], server: str, now: int) -> None:
-    if c.summary:
-        if c.output != "default":
-            raise BadUsage("-S writes its table only")
+    if c.output == "json":
+        sys.stdout.write(_json(c, nodes, server, now) + "\n")
+    elif c.summary and c.output == "dsv":
+        _write([_dsv_summary(n, c) for n in nodes])
+    elif c.summary:
         _write(fmt.summary(nodes, jobs=c.jobs, server=server, long=c.long))
-    elif c.output == "json":
-        sys.stdout.write(_json(nodes, server, now) + "\n")
     elif c.output == "dsv":
         _write([_dsv(n, c.delim) for n in nodes])
     else:
@@ -248,11 +278,7 @@ def _main(argv: list[str]) -> int:
     client = Client()
     if c.oper in ("offline", "reset", "clear", "comment"):
         return _mark(client, c)
-    try:
-        return _listing(client, c)
-    except BadUsage as exc:
-        say(PROG, str(exc))
-        return 1
+    return _listing(client, c)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -128,6 +128,45 @@ def test_json_and_dsv(busy: Daemon) -> None:
     )
 
 
+def test_summaries_as_dsv_and_json(busy: Daemon) -> None:
+    assert ok(busy, "pbsnodes", "-Sj", "-F", "dsv", "node001") == (
+        "vnode=node001|state=job-busy|njobs=1|run=1|susp=0|mem(f/t)=7gb/8gb|"
+        "ncpus(f/t)=0/4|nmics(f/t)=0/0|ngpus(f/t)=0/0|jobs=1.tiny\n"
+    )
+    assert ok(busy, "pbsnodes", "-S", "-F", "dsv", "-D", ",", "node002") == (
+        "vnode=node002,state=free,OS=--,hardware=--,host=node002,queue=--,mem=8gb,ncpus=4,"
+        "nmics=0,ngpus=0,comment=--\n"
+    )
+    jobs = json.loads(ok(busy, "pbsnodes", "-aSj", "-F", "json"))["nodes"]
+    assert jobs["node001"] == {
+        "State": "job-busy",
+        "Total Jobs": 1,
+        "Running Jobs": 1,
+        "Suspended Jobs": 0,
+        "mem f/t": "7gb/8gb",
+        "ncpus f/t": "0/4",
+        "nmics f/t": "0/0",
+        "ngpus f/t": "0/0",
+        "jobs": ["1.tiny"],
+    }
+    assert jobs["node002"]["jobs"] == []
+    table = json.loads(ok(busy, "pbsnodes", "-S", "-F", "json", "node003"))["nodes"]
+    assert table == {
+        "node003": {
+            "State": "free",
+            "OS": "--",
+            "hardware": "--",
+            "host": "node003",
+            "queue": "--",
+            "Memory": "8gb",
+            "ncpus": 4,
+            "nmics": 0,
+            "ngpus": 0,
+            "comment": "--",
+        }
+    }
+
+
 def test_marks_and_comments(busy: Daemon) -> None:
     d = busy
     assert ok(d, "pbsnodes", "-o", "-C", "bad fan", "node002", "node003") == ""
