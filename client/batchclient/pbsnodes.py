@@ -40,7 +40,11 @@ def usage(prog: str) -> str:
 
 
 class BadUsage(Exception):
-    """A command line pbsnodes refuses: its usage on stderr, exit 1."""
+    """A command line pbsnodes refuses: its usage on stderr (not with -q), exit 1."""
+
+    def __init__(self, message: str = "", quiet: bool = False) -> None:
+        super().__init__(message)
+        self.quiet = quiet
 
 
 @dataclass
@@ -61,7 +65,8 @@ _LISTINGS = ("list", "all", "hosts")
 
 
 def parse(argv: Sequence[str]) -> Command:
-    """OpenPBS's option loop: each option allowed only after those it may follow."""
+    """OpenPBS's option loop: each option allowed only after those it may follow; a wrong
+    one is noted and the loop goes on (a later -q still silences the usage)."""
     if not argv:
         raise BadUsage
     try:
@@ -71,6 +76,7 @@ def parse(argv: Sequence[str]) -> Command:
         what = "option requires an argument" if missing else "invalid option"
         raise BadUsage(f"{what} -- '{exc.opt}'") from None
     c = Command(names=names)
+    wrong = False
     for opt, arg in opts:
         letter = opt[1]
         if letter == "a" and c.oper == "list":
@@ -98,12 +104,11 @@ def parse(argv: Sequence[str]) -> Command:
         elif letter == "v" and c.oper in ("list", "all"):
             c.vnodes = True
         else:
-            raise BadUsage
+            wrong = True
     needs_names = c.oper in ("clear", "offline", "reset", "hosts", "list", "comment")
-    if (c.oper == "marked" and names) or (needs_names and not names):
-        raise BadUsage
-    if c.summary and c.oper not in _LISTINGS:
-        raise BadUsage
+    wrong = wrong or (c.oper == "marked" and bool(names)) or (needs_names and not names)
+    if wrong or (c.summary and c.oper not in _LISTINGS):
+        raise BadUsage(quiet=c.quiet)
     return c
 
 
@@ -270,7 +275,7 @@ def _main(argv: list[str]) -> int:
     try:
         c = parse(argv)
     except BadUsage as exc:
-        if "-q" not in argv:
+        if not exc.quiet:
             if str(exc):
                 say(PROG, str(exc))
             sys.stderr.write(usage(PROG) + "\n")

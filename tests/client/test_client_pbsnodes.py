@@ -214,6 +214,12 @@ def test_bad_command_lines_print_the_usage(busy: Daemon, argv: list[str], first:
     assert (out.returncode, out.stdout, out.stderr) == (1, "", first + USAGE)
 
 
+def test_q_keeps_quiet(busy: Daemon) -> None:
+    for argv in (["-a", "-o", "-q", "node001"], ["-qC", "note", "node001", "node009"]):
+        out = run(busy, "pbsnodes", *argv)
+        assert (out.returncode, out.stdout, out.stderr) == (1, "", ""), argv
+
+
 @pytest.mark.parametrize(
     "total,assigned,column",
     [
