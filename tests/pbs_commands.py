@@ -14,7 +14,7 @@ MODULES = {
     "qsub": "qsub", "qstat": "qstat", "qselect": "qselect", "qrerun": "qrerun",
     "qmove": "qmove", "qsig": "qsig", "tracejob": "tracejob", "qmgr": "qmgr",
     "pbs_rsub": "rsub", "pbs_rstat": "rstat", "pbs_rdel": "rdel", "qdel": "qdel",
-    "qhold": "qhold",
+    "qhold": "qhold", "pbsnodes": "pbsnodes", "qnodes": "qnodes",
 }  # fmt: skip
 
 

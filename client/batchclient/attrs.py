@@ -48,6 +48,8 @@ def job_attrs(job: Mapping[str, Any]) -> Attrs:
     ]
     if server:
         out.append(("server", server))
+    if job.get("account"):
+        out.append(("Account_Name", job["account"]))
     out += resource_list(job)
     out += _mold_attrs(job)
     out += resources_used(job)
@@ -112,11 +114,14 @@ def resources_used(job: Mapping[str, Any]) -> Attrs:
 
 
 def _run_attrs(job: Mapping[str, Any]) -> Attrs:
-    """Where a job that runs for real writes, its shell, as whom it runs; Rerunable."""
+    """Where a job that runs for real writes, its mail options (kept, no mail is sent), its
+    shell, as whom it runs; Rerunable."""
     out: Attrs = []
     for key, name in (
         ("error_path", "Error_Path"),
         ("join_path", "Join_Path"),
+        ("mail_points", "Mail_Points"),
+        ("mail_users", "Mail_Users"),
         ("output_path", "Output_Path"),
         ("shell", "Shell_Path_List"),
         ("euser", "euser"),

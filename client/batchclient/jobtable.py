@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .attrs import job_attrs, queue_attrs, server_attrs
+from .attrs import exec_host, job_attrs, queue_attrs, server_attrs
 from .hints import Any
 from .text import cell, char_width, cut, escape, fit, width
 from .timefmt import est_start_short, hm, hms
@@ -118,12 +118,21 @@ def alt_row(job: Obj, now: int, est: bool = False) -> str:
     )
 
 
-def exec_host_lines(hosts: Sequence[str], cols: int = 77) -> list[str]:
-    """``qstat -n``: ``node001/0+node002/0``, broken before a ``+`` at 77 columns."""
+def exec_host_parts(job: Obj) -> list[str]:
+    """The parts of a job's ``exec_host``, as qstat -f shows it: ``node003/0*2`` (from its
+    exec_vnode; each host's ``/0`` from a daemon that sends only the hosts)."""
+    if job.get("exec_vnode"):
+        return exec_host(job["exec_vnode"]).split("+")
+    return [f"{host}/0" for host in job.get("exec_host") or []]
+
+
+def exec_host_lines(parts: Sequence[str], cols: int = 77) -> list[str]:
+    """``qstat -n``: the exec_host (``node001/0*2+node002/0``), broken before a ``+`` at
+    77 columns."""
     lines: list[str] = []
     cur = ""
-    for i, host in enumerate(hosts):
-        seg = f"{'+' if i else ''}{escape(host)}/0"
+    for i, part in enumerate(parts):
+        seg = f"{'+' if i else ''}{escape(part)}"
         if cur and width(cur) + width(seg) >= cols:
             lines.append(cur)
             cur = seg
@@ -176,7 +185,7 @@ def alt_rows(
     for job in jobs:
         lines.append(alt_row(job, now, est))
         if nodes:
-            lines += exec_host_lines(job.get("exec_host") or [])
+            lines += exec_host_lines(exec_host_parts(job))
         if comments:
             lines += comment_line(job.get("comment"))
     return lines

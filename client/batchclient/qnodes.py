@@ -14,7 +14,7 @@ from .transport import ApiError, Client, quote
 
 PROG = "qnodes"
 USAGE = """
-  qnodes [-a] [-S [-j]] [-F json] [node...]
+  qnodes [-a[v]] [-S [-j]] [-F json] [-s server] [node...]
   qnodes -l [-F json]
   qnodes {-o|-r|--down} [-C comment] node..."""
 
@@ -23,6 +23,8 @@ def build_parser() -> Parser:
     p = Parser(PROG, usage=USAGE, description="Show and mark batchd nodes (like pbsnodes).")
     flag = p.add_argument
     flag("-a", dest="all", action="store_true", help="list all nodes (the default)")
+    flag("-v", dest="vnodes", action="store_true", help="with vnodes (each node is its own)")
+    flag("-s", dest="server", metavar="SERVER", help="accepted: batchd has one server")
     flag("-l", dest="marked", action="store_true", help="list nodes that are offline or down")
     flag("-o", dest="offline", action="store_true", help="mark the nodes offline")
     flag("-r", dest="online", action="store_true", help="clear offline: mark the nodes online")

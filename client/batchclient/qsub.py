@@ -7,7 +7,7 @@ import re
 import sys
 from collections.abc import Sequence
 
-from . import jobattrs, jobenv
+from . import jobattrs, jobenv, mailopts
 from .blocking import split_block, wait_for
 from .cli import Parser, UsageError, run
 from .directives import DirectiveError, directives, where
@@ -25,8 +25,9 @@ USAGE = (
     "[-o [HOST:]PATH] [-e [HOST:]PATH] [-j oe|eo|n] [-k KEEP] [-S PATH[@HOST][,...]] "
     "[-v VAR=VAL[,VAR=VAL...]] [-V] [script]"
 )
-# Accepted for compatibility with PBS scripts and ignored: mail, account, project, checkpoint.
-IGNORED_WITH_VALUE = ("-m", "-M", "-A", "-P", "-c")
+# Accepted for compatibility with PBS scripts and ignored: project, checkpoint.
+IGNORED_WITH_VALUE = ("-P", "-c")
+INTERACTIVE = "interactive jobs are not supported"
 KEEP = re.compile(r"^(n|[oed]+)$")
 
 
@@ -86,6 +87,13 @@ def build_parser(directive: bool = False) -> Parser:
         metavar="PATH[@HOST][,...]",
         help="the shell or interpreter of the script (default: your login shell)",
     )
+    add("-A", dest="account", metavar="ACCOUNT", help="Account_Name (kept and shown)")
+    add("-m", dest="mail_points", metavar="n|[abej]",
+        help="Mail_Points: a abort, b begin, e end, j subjobs, n none (kept and shown; batchd "
+        "sends no mail)")  # fmt: skip
+    add("-M", dest="mail_users", metavar="USER[@HOST][,...]",
+        help="Mail_Users (kept and shown; batchd sends no mail)")  # fmt: skip
+    add("-I", dest="interactive", action="store_true", default=None, help=argparse.SUPPRESS)
     for opt in IGNORED_WITH_VALUE:
         p.add_argument(opt, dest=f"ignored_{opt[1]}", help=argparse.SUPPRESS)
     if not directive:
@@ -161,6 +169,8 @@ def build_request(
         body = _body(opts, res, default_name)
     except ValueError as exc:
         raise UsageError(_option_error(exc)) from None
+    if "j" in body.get("mail_points", "") and "array_indices" not in body:
+        raise UsageError(mailopts.NOT_AN_ARRAY)
     body["script"] = script
     return body, opts.exec_time
 
@@ -176,6 +186,8 @@ def _body(opts: argparse.Namespace, res: Resources, default_name: str) -> dict[s
             parse_exec_time(opts.exec_time, 0)  # syntax only; resolved against batchd's clock
         except ValueError as exc:
             raise ValueError(f"-a {opts.exec_time}: illegal date/time: {exc}") from None
+    if opts.interactive:
+        raise ValueError(INTERACTIVE)
     body: dict[str, Any] = {}
     body["name"] = default_name if opts.name is None else jobattrs.check_name(opts.name)
     if opts.queue:
@@ -220,6 +232,12 @@ def _body(opts: argparse.Namespace, res: Resources, default_name: str) -> dict[s
         raise ValueError(f"-k {opts.keep}: give n, or any of o, e and d (oe, eod...)")
     if opts.shell is not None:
         body["shell"] = opts.shell
+    if opts.account is not None:
+        body["account"] = mailopts.account(opts.account)
+    if opts.mail_points is not None:
+        body["mail_points"] = mailopts.mail_points(opts.mail_points)
+    if opts.mail_users is not None:
+        body["mail_users"] = mailopts.mail_users(opts.mail_users)
     return body
 
 

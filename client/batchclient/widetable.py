@@ -19,6 +19,7 @@ from .jobtable import (
     elap_column,
     est_column,
     exec_host_lines,
+    exec_host_parts,
     field,
     requested,
     time_use,
@@ -87,7 +88,7 @@ def one_line_tail(job: Obj, nodes: bool, comments: bool) -> tuple[str, list[str]
     the hosts join the row (``node001/0+node002/0``) and a comment (``-s``) follows on
     the next line; with ``-s`` alone the comment joins the row."""
     if nodes:
-        hosts = "+".join(f"{escape(h)}/0" for h in job.get("exec_host") or [])
+        hosts = escape("+".join(exec_host_parts(job)))
         after = comment_line(job.get("comment")) if comments else []
         return " " + hosts, after
     said = comment_line(job.get("comment"))
@@ -115,7 +116,7 @@ def rows(
             continue
         out.append(row)
         if nodes:
-            out += exec_host_lines(job.get("exec_host") or [])
+            out += exec_host_lines(exec_host_parts(job))
         if comments:
             out += comment_line(job.get("comment"))
     return out

@@ -182,7 +182,7 @@ def test_alt_table_nodes_and_comments():
 
 
 def test_exec_host_lines_wrap_before_plus():
-    hosts = [f"node{i:03d}" for i in range(1, 11)]
+    hosts = [f"node{i:03d}/0" for i in range(1, 11)]
     assert jobtable.exec_host_lines(hosts) == [
         "   node001/0+node002/0+node003/0+node004/0+node005/0+node006/0+node007/0",
         "   +node008/0+node009/0+node010/0",

@@ -513,6 +513,7 @@ def test_qsub_request_from_directives(here: Path):
         "variables": {**origin(here), "A": "1", "B": "2"},
         "output_path": here_path("out.log"),
         "join_path": "oe",
+        "mail_points": "abe",
         "script": SCRIPT,
     }
 
@@ -533,6 +534,7 @@ def test_qsub_command_line_beats_directives(here: Path):
         "variables": {**origin(here), "A": "1", "B": "3", "C": "4"},
         "output_path": f"{socket.gethostname()}:/abs/cli.out",
         "join_path": "n",
+        "mail_points": "abe",
         "script": SCRIPT,
     }
 
@@ -632,7 +634,8 @@ def test_qsub_v_beats_export_all(here: Path, monkeypatch):
             "-N 'a:b': illegal job name: no blanks, '@' or ':', at most 236 characters",
         ),
         (["-W", "depend=before:1"], "-W depend=before:1: unknown dependency type 'before'"),
-        (["-I"], "unrecognized arguments: -I (see qsub --help)"),
+        (["-I"], "interactive jobs are not supported"),
+        (["-Z"], "unrecognized arguments: -Z (see qsub --help)"),
     ],
 )
 def test_qsub_bad_input(argv, message):
@@ -643,8 +646,8 @@ def test_qsub_bad_input(argv, message):
 
 def test_qsub_bad_directive_names_its_line():
     with pytest.raises(UsageError) as err:
-        qsub.build_request([], "#PBS -l nodes=1\n#PBS -I\necho\n", "STDIN")
-    assert str(err.value) == ("STDIN:2: #PBS -I: unrecognized arguments: -I (see qsub --help)")
+        qsub.build_request([], "#PBS -l nodes=1\n#PBS -Z\necho\n", "STDIN")
+    assert str(err.value) == ("STDIN:2: #PBS -Z: unrecognized arguments: -Z (see qsub --help)")
 
 
 def test_qsub_bad_resource_in_directive():

@@ -114,7 +114,8 @@ def test_resources_from_qsub_to_qstat_and_qnodes_through_kill_9(tmp_path: Path) 
         ):
             assert f"     {line}\n" in node
         summary = run(d, "qnodes", "-aSj").stdout.splitlines()
-        assert summary[3].split()[5:7] == ["512mb/1gb", "0/2"]
+        # pbsnodes brings 512mb up to 1gb's unit rounding up ((v % 1024 + v) >> 10): 0gb free
+        assert summary[3].split()[5:7] == ["0gb/1gb", "0/2"]
         assert summary[6].split()[5:7] == ["1gb/1gb", "2/2"]  # node004 is free
 
         # Refusals name the limit and change nothing.

@@ -156,6 +156,8 @@ class JobOut(BaseModel):
     front_end: FRONT_ENDS = Field("pbs", description="the commands it was submitted with")
     workdir: str | None = Field(None, description="its working directory (sbatch -D)")
     account: str | None = Field(None, description="Account_Name (sbatch -A, qsub -A)")
+    mail_points: str | None = Field(None, description="Mail_Points (qsub -m; no mail is sent)")
+    mail_users: str | None = Field(None, description="Mail_Users (qsub -M; no mail is sent)")
     slurm: SlurmOut | None = Field(None, description="a job from sbatch: its request")
     pending_reason: PENDING_REASONS | None = Field(None, description=PENDING_DOC)
     term_signal: int | None = Field(None, description=TERM_SIGNAL_DOC)
@@ -190,6 +192,11 @@ class JobBrief(BaseModel):
     slurm: SlurmOut | None = None
     pending_reason: PENDING_REASONS | None = Field(None, description=PENDING_DOC)
     term_signal: int | None = Field(None, description=TERM_SIGNAL_DOC)
+    resource_list: dict[str, str] = Field(
+        default_factory=dict,
+        description="of JobOut's resource_list, what qstat -a shows: mem, ncpus, nodect",
+    )
+    array: bool = Field(False, description="a job array (qsub -J)")
 
 
 class JobBriefList(BaseModel):

@@ -16,12 +16,17 @@ from batchd.server.arrays import label
 from batchd.server.jobresources import JobResources, whole_nodes
 from batchd.server.records import JobRecord
 
-# The fields of JobBrief: what qstat's tables show, without hosts, comments or variables.
+# The fields of JobBrief: what qstat's tables show (the array flag qstat -t follows), without
+# hosts, comments or variables; of the resource list what qstat -a shows (BRIEF_RESOURCES).
 BRIEF = (
     "id", "seq", "name", "owner", "queue", "state", "nodes", "walltime",
     "stime", "est_start", "elapsed", "front_end", "workdir", "account", "slurm",
-    "pending_reason", "term_signal",
+    "pending_reason", "term_signal", "resource_list", "array",
 )  # fmt: skip
+
+
+# qstat -a's NDS, TSK and Req'd Memory.
+BRIEF_RESOURCES = ("mem", "ncpus", "nodect")
 
 
 def shown_state(rec: JobRecord, now: int) -> str:
@@ -72,10 +77,7 @@ def job_view(
         elapsed = end = None
     res = rec.resources or whole_nodes(job.width)
     if exec_host is None:
-        units = job.nodes
-        if res.cores:  # shared nodes: each piece's node (its first core's)
-            units = piece_starts(units, res.cores)
-        exec_host = [prefix + hosts[n] for n in units]
+        exec_host = exec_hosts(rec, hosts, prefix)
     return {
         "id": f"{rec.label()}.{server}",
         "seq": rec.pbs_seq,
@@ -113,10 +115,27 @@ def job_view(
         "front_end": rec.front_end,
         "workdir": rec.workdir,
         "account": rec.account,
+        "mail_points": rec.mail_points,
+        "mail_users": rec.mail_users,
         "slurm": rec.slurm,
         "pending_reason": None,  # the service's to say (views.pending_reason)
         "term_signal": rec.term_signal,
     }
+
+
+def exec_hosts(rec: JobRecord, hosts: list[str], prefix: str = "") -> list[str]:
+    """The host of each piece of a job: ``hosts`` names the machine's units; on shared
+    nodes a piece's node is its first core's."""
+    res = rec.resources or whole_nodes(rec.job.width)
+    units = rec.job.nodes
+    if res.cores:
+        units = piece_starts(units, res.cores)
+    return [prefix + hosts[n] for n in units]
+
+
+def exec_vnode_of(rec: JobRecord, hosts: list[str]) -> str:
+    """``exec_vnode`` as the job's view shows it: its chunks on its hosts."""
+    return (rec.resources or whole_nodes(rec.job.width)).exec_vnode(exec_hosts(rec, hosts))
 
 
 def _run_view(rec: JobRecord) -> dict[str, Any]:
@@ -186,7 +205,9 @@ def _utility_view(rec: JobRecord, now: int) -> dict[str, Any]:
 
 def brief_of(view: dict[str, Any]) -> dict[str, Any]:
     """``JobBrief``: the fields of a view that the job tables show."""
-    return {k: view[k] for k in BRIEF}
+    out = {k: view[k] for k in BRIEF}
+    out["resource_list"] = {k: v for k, v in view["resource_list"].items() if k in BRIEF_RESOURCES}
+    return out
 
 
 def dumps(data: Any) -> str:

@@ -191,7 +191,8 @@ class Pages:
         memory, those in the history, and those not made yet (or no longer kept)."""
         svc = self.svc
         if isinstance(item, str):
-            if '"array":true' not in item:
+            # An array's id ends in "[]" (brief views saved before they had "array").
+            if '"array":true' not in item and "[]." not in item:
                 return []
             parent = svc.history.record(json.loads(item)["seq"])
         else:

@@ -120,6 +120,8 @@ class JobRecord:
     front_end: str = "pbs"
     workdir: str | None = None
     account: str | None = None
+    mail_points: str | None = None  # qsub -m and -M: kept and shown, no mail is sent
+    mail_users: str | None = None
     slurm: dict[str, Any] | None = None
     term_signal: int | None = None  # the signal that ended its top process, once ended
 
@@ -191,11 +193,12 @@ class JobRecord:
         }
 
     def _front_row(self) -> dict[str, Any]:
-        """What a job from sbatch (or with an account) has beyond others (only then)."""
+        """What a job from sbatch, or with an account or mail options, has beyond others
+        (only then)."""
         row: dict[str, Any] = {}
         if self.front_end != "pbs":
             row["front_end"] = self.front_end
-        for key in ("workdir", "account", "slurm", "term_signal"):
+        for key in ("workdir", "account", "mail_points", "mail_users", "slurm", "term_signal"):
             value = getattr(self, key)
             if value is not None:
                 row[key] = value
@@ -310,6 +313,8 @@ class JobRecord:
             front_end=str(row.get("front_end", "pbs")),
             workdir=row.get("workdir"),
             account=row.get("account"),
+            mail_points=row.get("mail_points"),
+            mail_users=row.get("mail_users"),
             slurm=dict(row["slurm"]) if row.get("slurm") else None,
             term_signal=row.get("term_signal"),
         )

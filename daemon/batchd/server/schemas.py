@@ -76,6 +76,10 @@ JOB_NAME_PATTERN = r"^[^\s@:]+$"
 ITEM = r"[0-9]{1,7}(-[0-9]{1,7}(:[0-9]{1,7})?)?"
 ARRAY_RANGE_PATTERN = rf"^{ITEM}(,{ITEM})*$"
 JOB_NAME_DOC_PATTERN = rf"^[^\s@:{REFUSED_CLASS}]+$"
+# qsub -m: n, or letters of abej but j alone; -M: addresses, comma-separated.
+MAIL_POINTS = r"^(n|[abe]|[abej]{2,})$"
+MAIL_USERS = r"^[^\s,]+(,[^\s,]+)*$"
+MAIL_USERS_DOC = rf"^[^\s,{REFUSED_CLASS}]+(,[^\s,{REFUSED_CLASS}]+)*$"
 
 # A time (seconds since the epoch) in years 1970 to 9999.
 Time = Annotated[
@@ -360,6 +364,18 @@ class JobSubmit(Strict):
     workdir: Text | None = Field(None, min_length=1, max_length=4096, description=WORKDIR_DOC)
     account: Text | None = Field(
         None, min_length=1, max_length=256, description="sbatch -A, qsub -A: Account_Name"
+    )
+    mail_points: str | None = Field(
+        None,
+        pattern=MAIL_POINTS,
+        description="qsub -m: Mail_Points, n or letters of abej (kept and shown; no mail is sent)",
+    )
+    mail_users: Text | None = Field(
+        None,
+        max_length=1024,
+        pattern=MAIL_USERS,
+        json_schema_extra={"pattern": MAIL_USERS_DOC},
+        description="qsub -M: Mail_Users, user[@host][,...] (kept and shown; no mail is sent)",
     )
     slurm: SlurmRequest | None = Field(None, description=SLURM_DOC)
 

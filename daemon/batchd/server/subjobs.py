@@ -58,6 +58,8 @@ def subjob_record(parent: JobRecord, index: int, server: str, now: int) -> JobRe
         front_end=parent.front_end,
         workdir=parent.workdir,
         account=parent.account,
+        mail_points=parent.mail_points,
+        mail_users=parent.mail_users,
         slurm=parent.slurm,
     )
     if rec.hold_types:

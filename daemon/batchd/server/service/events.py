@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from batchd.model.times import hms
+from batchd.server.jobview import exec_vnode_of
 from batchd.server.records import JobRecord
 from batchd.server.service.journal import Journal
 
@@ -50,9 +51,9 @@ class JobEvents:
         self.add(rec, "A", f"queue={job.queue}")
 
     def run(self, rec: JobRecord) -> None:
+        """The job's start: its exec_vnode as qstat -f shows it (no grid machine prefix)."""
         job = rec.job
-        names = self.node_names[job.machine]
-        vnodes = "+".join(f"({names[n]}:ncpus=1)" for n in job.nodes)
+        vnodes = exec_vnode_of(rec, self.node_names[job.machine])
         self.add(rec, "L", "Job run")
         self.add(rec, "S", f"Job Run at request of Scheduler@{self.server} on exec_vnode {vnodes}")
         self.add(rec, "M", "Started")

@@ -226,6 +226,8 @@ class Lifecycle:
             front_end=body.front_end,
             workdir=body.workdir,
             account=body.account,
+            mail_points=body.mail_points,
+            mail_users=body.mail_users,
             slurm=body.slurm.model_dump() if body.slurm is not None else None,
         )
         if body.front_end == "pbs":
