@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import batchd_studies.framework.meta
-import batchd_studies.primetime.study
+import batchd_studies.framework.study
 from batchd.cli import main
 from paths import ROOT, TRACES
 
@@ -51,7 +51,7 @@ def test_primetime_kth_report_is_byte_identical(
     committed = (ROOT / "docs" / "primetime-study" / "kth" / "report.md").read_text()
     # The date and wall time of the pass that wrote the committed report.
     monkeypatch.setattr(batchd_studies.framework.meta, "now", lambda: "2026-11-21 13:06:01 UTC")
-    monkeypatch.setattr(batchd_studies.primetime.study, "elapsed", lambda since: 0.0)
+    monkeypatch.setattr(batchd_studies.framework.study, "elapsed", lambda since: 0.0)
     argv = [
         "report",
         "primetime",

@@ -149,12 +149,7 @@ def options_from_args(args: argparse.Namespace) -> StudyOptions:
 
 
 def cmd_report_dynp(args: argparse.Namespace) -> int:
-    from batchd_studies.dynp.study import run_study
-    from batchd_studies.framework.runs import conclude
+    from batchd_studies.dynp.study import DynpStudy
+    from batchd_studies.framework.study import run_to_end
 
-    opts = options_from_args(args)
-    return conclude(
-        lambda: run_study(opts),
-        opts.out,
-        lambda t: f"{t.trace} shrink {t.shrink:.2f} {t.config.name}",
-    )
+    return run_to_end(DynpStudy(options_from_args(args)))

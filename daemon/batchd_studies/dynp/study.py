@@ -1,50 +1,63 @@
-"""The dynP study from options to report: job sets, runs (new or reused), report."""
+"""The dynP study: job sets, a replay per (job set, shrink factor, configuration), report."""
 
 from __future__ import annotations
 
-from batchd_studies.dynp.configs import check_policies, config_set
-from batchd_studies.dynp.jobsets import prepare_traces
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from batchd_studies.dynp.configs import Config, check_policies, config_set
+from batchd_studies.dynp.jobsets import TraceSpec, prepare_traces
 from batchd_studies.dynp.options import StudyOptions
 from batchd_studies.dynp.report import write_report
 from batchd_studies.dynp.runs import Task, order_entries, plan_tasks, results_file, run_task
-from batchd_studies.framework.meta import elapsed, started, study_meta
-from batchd_studies.framework.runs import StudyOutcome, run_missing
+from batchd_studies.framework.results import Entry, ResultsFile
+from batchd_studies.framework.study import Study
 
 
-def run_study(opts: StudyOptions) -> StudyOutcome[Task]:
-    """Generate the job sets, run (or reuse) every replay, write results.json and report.md.
+class DynpStudy(Study[StudyOptions, Task]):
+    name = "dynp"
+    records_invocation = False  # its header describes the pass that wrote the report
+    work = staticmethod(run_task)
 
-    A shard (``opts.scope.shard``) stops after its replays and writes neither.
-    """
-    began = started()
-    configs = config_set(opts.configs)
-    check_policies(configs)
-    opts.out.mkdir(parents=True, exist_ok=True)
-    specs = prepare_traces(
-        opts.traces, opts.out, jobs=opts.jobs, seed=opts.seed, nodes_for=opts.nodes_for
-    )
-    tasks = plan_tasks(specs, opts.shrinks, configs, perfect_estimates=opts.perfect_estimates)
-    names = [s.name for s in specs]
-    config_names = [c.name for c in configs]
-    runs = run_missing(
-        tasks,
-        run_task,
-        results_file(opts.out, names, config_names),
-        scope=opts.scope,
-        workers=opts.workers,
-        dask=opts.dask,
-        desc="dynp study",
-    )
-    if opts.scope.shard is not None:
-        return StudyOutcome(runs, elapsed(began))
-    results = order_entries(runs.results, names, config_names)
-    meta = study_meta(opts.command, runs)
-    meta.update(
-        jobs=opts.jobs,
-        seed=opts.seed,
-        perfect_estimates=opts.perfect_estimates,
-        configs=opts.configs,
-        seconds=elapsed(began),
-    )
-    report, figures = write_report(opts.out, specs, results, meta, runs.failures)
-    return StudyOutcome(runs, meta["seconds"], report, figures)
+    def check(self) -> None:
+        self.configs: list[Config] = list(config_set(self.options.configs))
+        check_policies(self.configs)
+
+    def plan(self) -> list[Task]:
+        opts = self.options
+        self.specs: list[TraceSpec] = prepare_traces(
+            opts.traces, opts.out, jobs=opts.jobs, seed=opts.seed, nodes_for=opts.nodes_for
+        )
+        return plan_tasks(
+            self.specs, opts.shrinks, self.configs, perfect_estimates=opts.perfect_estimates
+        )
+
+    def _names(self) -> tuple[list[str], list[str]]:
+        return [s.name for s in self.specs], [c.name for c in self.configs]
+
+    def results_file(self) -> ResultsFile:
+        return results_file(self.options.out, *self._names())
+
+    def order(self, entries: Iterable[Entry]) -> list[Entry]:
+        return order_entries(entries, *self._names())
+
+    def recorded_options(self) -> Mapping[str, Any]:
+        opts = self.options
+        return {
+            "jobs": opts.jobs,
+            "seed": opts.seed,
+            "perfect_estimates": opts.perfect_estimates,
+            "configs": opts.configs,
+        }
+
+    def write(
+        self,
+        results: Sequence[Entry],
+        meta: Mapping[str, Any],
+        failures: Sequence[tuple[Task, str]],
+    ) -> tuple[Path, list[Path]]:
+        return write_report(self.options.out, self.specs, results, meta, failures)
+
+    def describe(self, run: Task) -> str:
+        return f"{run.trace} shrink {run.shrink:.2f} {run.config.name}"

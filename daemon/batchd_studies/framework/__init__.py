@@ -1,5 +1,9 @@
 """What every study report shares, so that a study writes only its runs, tables and text.
 
+- ``study``: the ``Study`` base a study subclasses (its inputs, runs, results file and
+  outputs), and ``run_study``, the skeleton every study runs through: run the missing
+  runs, stop there for a shard, record the invocation, write the outputs.
+
 - ``cli``: the options every study has (``--trace``, ``--workers``, ``--dask``,
   ``--out``, ``--resume``, ``--report-only``, ``--shard I/N``, ``--collect``: the
   ``Scope`` of an invocation) and the command-line echo; standard library only, so
@@ -17,7 +21,7 @@
 - ``markdown``: tables, number formats and the sections every report has.
 - ``plots``: matplotlib details both studies' figures share.
 
-A study is a list of run objects, each with ``identity()`` (a plain dict of
+A study's runs are objects (frozen dataclasses, pickled to the workers), each with ``identity()`` (a plain dict of
 everything that determines its result; its digest is the run's key) and
 ``label()`` (a short text for the progress bar and messages), and a module-level
 function that replays one run and returns its results entry.

@@ -10,7 +10,6 @@ made with other options never stands in for a run.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from batchd.sweep.plan import content_key
 from batchd_studies.framework import StudyError
 
 RESULTS_FILE = "results.json"
@@ -25,11 +25,8 @@ RESULTS_FILE = "results.json"
 Entry = dict[str, Any]
 Identity = Mapping[str, Any]
 
-
-def run_key(identity: Identity) -> str:
-    """The digest of a run's identity: equal identities, equal keys, whatever the order."""
-    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(text.encode()).hexdigest()
+# The digest of a run's identity: the sweep's, so that a run has one key everywhere.
+run_key = content_key
 
 
 def plain_json(value: Any) -> Any:

@@ -120,8 +120,7 @@ def options_from_args(args: argparse.Namespace) -> StudyOptions:
 
 
 def cmd_report_grid(args: argparse.Namespace) -> int:
-    from batchd_studies.framework.runs import conclude
-    from batchd_studies.grid.study import run_study
+    from batchd_studies.framework.study import run_to_end
+    from batchd_studies.grid.study import GridStudy
 
-    opts = options_from_args(args)
-    return conclude(lambda: run_study(opts), opts.out, lambda run: run.label())
+    return run_to_end(GridStudy(options_from_args(args)))

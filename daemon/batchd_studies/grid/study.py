@@ -1,50 +1,48 @@
-"""The grid study from options to report: job sets, runs (new or reused), report."""
+"""The grid study: job sets, a replay per (job set, grid, structure x scheduler), report."""
 
 from __future__ import annotations
 
-from batchd_studies.framework.meta import (
-    elapsed,
-    record_invocation,
-    started,
-    study_meta,
-)
-from batchd_studies.framework.runs import StudyOutcome, run_missing
-from batchd_studies.grid.jobsets import make_jobsets, read_config
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from batchd_studies.framework.results import Entry, ResultsFile
+from batchd_studies.framework.study import Study
+from batchd_studies.grid.jobsets import Config, JobSet, make_jobsets, read_config
 from batchd_studies.grid.options import StudyOptions
 from batchd_studies.grid.report import write_report
 from batchd_studies.grid.runs import Run, order_entries, plan_runs, results_file, run_task
 from batchd_studies.grid.variants import all_variants
 
 
-def run_study(opts: StudyOptions) -> StudyOutcome[Run]:
-    """Draw the job sets, run (or reuse) every replay, write results.json and report.md.
+class GridStudy(Study[StudyOptions, Run]):
+    name = "grid"
+    work = staticmethod(run_task)
 
-    OUT/study.json keeps who replayed last; a pass that replays nothing names that
-    invocation in the report's header and itself as the one that wrote the report.
-    """
-    began = started()
-    configs = [read_config(c) for c in opts.configs]
-    opts.out.mkdir(parents=True, exist_ok=True)
-    sets, models = make_jobsets(
-        opts.traces, configs, opts.out, jobs_per_node=opts.jobs_per_node, seed=opts.seed
-    )
-    variants = all_variants()
-    order = [v.key for v in variants]
-    runs = plan_runs(sets, configs, variants, opts.seed)
-    done = run_missing(
-        runs,
-        run_task,
-        results_file(opts.out, order),
-        scope=opts.scope,
-        workers=opts.workers,
-        dask=opts.dask,
-        desc="grid study",
-    )
-    if opts.scope.shard is not None:
-        return StudyOutcome(done, elapsed(began))
-    results = order_entries(done.results, order)
-    meta = study_meta(opts.command, done)
-    meta.update(jobs_per_node=opts.jobs_per_node, seed=opts.seed, seconds=elapsed(began))
-    record_invocation(meta, opts.out, bool(done.new or done.collected))
-    report, figures = write_report(opts.out, configs, sets, models, results, meta, done.failures)
-    return StudyOutcome(done, meta["seconds"], report, figures)
+    def check(self) -> None:
+        self.configs: list[Config] = [read_config(c) for c in self.options.configs]
+
+    def plan(self) -> list[Run]:
+        opts = self.options
+        self.sets: list[JobSet]
+        self.sets, self.models = make_jobsets(
+            opts.traces, self.configs, opts.out, jobs_per_node=opts.jobs_per_node, seed=opts.seed
+        )
+        variants = all_variants()
+        self.variant_order = [v.key for v in variants]
+        return plan_runs(self.sets, self.configs, variants, opts.seed)
+
+    def results_file(self) -> ResultsFile:
+        return results_file(self.options.out, self.variant_order)
+
+    def order(self, entries: Iterable[Entry]) -> list[Entry]:
+        return order_entries(entries, self.variant_order)
+
+    def recorded_options(self) -> Mapping[str, Any]:
+        return {"jobs_per_node": self.options.jobs_per_node, "seed": self.options.seed}
+
+    def write(
+        self, results: Sequence[Entry], meta: Mapping[str, Any], failures: Sequence[tuple[Run, str]]
+    ) -> tuple[Path, list[Path]]:
+        out = self.options.out
+        return write_report(out, self.configs, self.sets, self.models, results, meta, failures)

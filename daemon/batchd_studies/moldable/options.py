@@ -164,8 +164,7 @@ def options_from_args(args: argparse.Namespace) -> StudyOptions:
 
 
 def cmd_report_moldable(args: argparse.Namespace) -> int:
-    from batchd_studies.framework.runs import conclude
-    from batchd_studies.moldable.study import run_study
+    from batchd_studies.framework.study import run_to_end
+    from batchd_studies.moldable.study import MoldableStudy
 
-    opts = options_from_args(args)
-    return conclude(lambda: run_study(opts), opts.out, lambda run: run.label())
+    return run_to_end(MoldableStudy(options_from_args(args)))

@@ -1,23 +1,19 @@
-"""The moldable study from options to report: workloads, runs (new or reused), report."""
+"""The moldable study: workloads made moldable, a replay per (workload, scheduler), report."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from batchd_studies.framework import StudyError
-from batchd_studies.framework.meta import (
-    elapsed,
-    record_invocation,
-    started,
-    study_meta,
-)
-from batchd_studies.framework.runs import StudyOutcome, run_missing
+from batchd_studies.framework.results import Entry, ResultsFile
+from batchd_studies.framework.study import Study
 from batchd_studies.moldable.options import StudyOptions
 from batchd_studies.moldable.plan import Run, Scheduler, plan_runs, schedulers
 from batchd_studies.moldable.report import write_report
 from batchd_studies.moldable.runs import order_entries, results_file, run_task
-from batchd_studies.moldable.workloads import make_source, make_workloads
+from batchd_studies.moldable.workloads import Source, make_source, make_workloads
 
 
 def size_note(trace: str, nodes: int | None) -> str | None:
@@ -40,31 +36,32 @@ def check_schedulers(scheds: Sequence[Scheduler]) -> None:
             raise StudyError(f"{sched.label}: {error}")
 
 
-def run_study(opts: StudyOptions) -> StudyOutcome[Run]:
-    """Make the workloads, replay what OUT/results.json lacks, write the report."""
-    began = started()
-    scheds = schedulers(opts.obfs, opts.efs, opts.others)
-    check_schedulers(scheds)
-    opts.out.mkdir(parents=True, exist_ok=True)
-    source = make_source(opts.trace, opts.jobs, opts.nodes, opts.out)
-    workloads, facts = make_workloads(source, opts.a, opts.loads, opts.seed, opts.out)
-    runs = plan_runs(source.trace, opts.jobs, source.nodes, workloads, scheds)
-    done = run_missing(
-        runs,
-        run_task,
-        results_file(opts.out),
-        scope=opts.scope,
-        workers=opts.workers,
-        dask=opts.dask,
-        desc="moldable study",
-    )
-    if opts.scope.shard is not None:
-        return StudyOutcome(done, elapsed(began))
-    results = order_entries(done.results)
-    meta = study_meta(opts.command, done)
-    meta["seconds"] = elapsed(began)
-    record_invocation(meta, opts.out, bool(done.new or done.collected))
-    report, figures = write_report(
-        opts, source, size_note(opts.trace, opts.nodes), facts, scheds, results, meta, done.failures
-    )
-    return StudyOutcome(done, meta["seconds"], report, figures)
+class MoldableStudy(Study[StudyOptions, Run]):
+    name = "moldable"
+    work = staticmethod(run_task)
+
+    def check(self) -> None:
+        opts = self.options
+        self.scheds: list[Scheduler] = schedulers(opts.obfs, opts.efs, opts.others)
+        check_schedulers(self.scheds)
+
+    def plan(self) -> list[Run]:
+        opts = self.options
+        self.source: Source = make_source(opts.trace, opts.jobs, opts.nodes, opts.out)
+        workloads, self.facts = make_workloads(self.source, opts.a, opts.loads, opts.seed, opts.out)
+        return plan_runs(self.source.trace, opts.jobs, self.source.nodes, workloads, self.scheds)
+
+    def results_file(self) -> ResultsFile:
+        return results_file(self.options.out)
+
+    def order(self, entries: Iterable[Entry]) -> list[Entry]:
+        return order_entries(entries)
+
+    def write(
+        self, results: Sequence[Entry], meta: Mapping[str, Any], failures: Sequence[tuple[Run, str]]
+    ) -> tuple[Path, list[Path]]:
+        opts = self.options
+        note = size_note(opts.trace, opts.nodes)
+        return write_report(
+            opts, self.source, note, self.facts, self.scheds, results, meta, failures
+        )

@@ -224,8 +224,7 @@ def options_from_args(args: argparse.Namespace) -> StudyOptions:
 
 
 def cmd_report_utility(args: argparse.Namespace) -> int:
-    from batchd_studies.framework.runs import conclude
-    from batchd_studies.utility.study import run_study
+    from batchd_studies.framework.study import run_to_end
+    from batchd_studies.utility.study import UtilityStudy
 
-    opts = options_from_args(args)
-    return conclude(lambda: run_study(opts), opts.out, lambda run: run.label())
+    return run_to_end(UtilityStudy(options_from_args(args)))
