@@ -1,4 +1,5 @@
-"""The seed's own numbers (Tables 4-6, quality ARTwW, shrinking factor 1.00) beside batchd's.
+"""The seed's own numbers (Tables 4-6, quality ARTwW, shrinking factor 1.00; ``paper``)
+beside batchd's.
 
 Only for CTC_syn and KTH_syn, which batchd generates from the same archive traces
 (its SDSC_syn comes from another log of the SDSC machine, and PC2's trace is not
@@ -12,9 +13,9 @@ its printed total, as the paper's own derived rows are.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from batchd_studies.dynp.configs import CANDIDATES, POLICIES, dynp_label
+from batchd_studies.dynp.paper import SEED_CASES, SEED_RUNS
 from batchd_studies.dynp.tables import (
     CASE_GROUPS,
     Result,
@@ -31,36 +32,6 @@ from batchd_studies.framework.markdown import (
     fmt_seconds,
     markdown_table,
 )
-
-# Tables 4 and 5, quality ARTwW: (simple, advanced) where the paper has both deciders.
-SEED_RUNS: dict[str, dict[str, Any]] = {
-    "CTC_syn": {
-        "artww": (25_980, 21_912),
-        "utilization": (0.7536, 0.7570),
-        "jobs_started": ({"SJF": 2_703, "FCFS": 6_817, "LJF": 477},
-                         {"SJF": 6_115, "FCFS": 1_296, "LJF": 2_586}),
-        "decider_calls": 16_946,
-        "switches": {"SJF": 0.0449, "FCFS": 0.0459, "LJF": 0.0059},
-        "kept_share": 0.9032,
-        "avg_backlog": 22.05,
-    },
-    "KTH_syn": {
-        "artww": (48_077, 33_299),
-        "utilization": (0.6600, 0.6564),
-        "jobs_started": ({"SJF": 2_865, "FCFS": 6_854, "LJF": 278},
-                         {"SJF": 7_885, "FCFS": 1_345, "LJF": 767}),
-        "decider_calls": 18_840,
-        "switches": {"SJF": 0.0580, "FCFS": 0.0585, "LJF": 0.0045},
-        "kept_share": 0.8792,
-        "avg_backlog": 14.48,
-    },
-}  # fmt: skip
-
-# Table 6, rows as batchd's CASE_GROUPS, and the printed total.
-SEED_CASES: dict[str, tuple[int, ...]] = {
-    "CTC_syn": (2_549, 1_324, 692, 1_298, 5, 4, 81, 10_669, 100, 224, 0, 0, 0, 37, 0, 16_946),
-    "KTH_syn": (1_693, 1_756, 1_029, 403, 5, 3, 116, 13_664, 81, 89, 1, 0, 0, 26, 0, 18_840),
-}
 
 
 def seed_traces(traces: Sequence[str]) -> list[str]:

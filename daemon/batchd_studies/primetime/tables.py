@@ -13,6 +13,7 @@ from typing import Any
 
 from batchd_studies.framework.markdown import MISSING, fmt_float, fmt_int, markdown_table
 from batchd_studies.framework.results import RESULTS_FILE, Entry
+from batchd_studies.primetime.paper import PAPER_TABLE3, TABLE3_COLUMNS
 
 DAY = 86400.0
 EXTRA_COLUMN = (100, 30)  # the other reading of "one at 30%, the other at 100%"
@@ -103,21 +104,6 @@ PT_PERCENT_ROWS = (
     "utilization-prime",
     "utilization-non",
 )
-# The paper's Table 3 (EASY, NAS SP/2 at 80 nodes): 30-100, 80-100, 100-100.
-PAPER_TABLE3: dict[str, tuple[float, float, float]] = {
-    "avg resptime-all": (1.81, 5.17, 6.37),
-    "avg resptime-prime": (1.73, 18.87, 23.91),
-    "avg resptime-non": (4.55, 2.58, 5.19),
-    "slowdown-all": (1.24, 12.80, 16.09),
-    "slowdown-prime": (1.77, 18.55, 23.16),
-    "slowdown-non": (6.74, 2.32, 1.47),
-    "success-prime": (98, 72, 69),
-    "overflow": (16, 4, 0),
-    "utilization-all": (69, 75, 76),
-    "utilization-prime": (57, 78, 80),
-    "utilization-non": (79, 73, 73),
-}
-TABLE3_COLUMNS: tuple[LimitKey, ...] = ((30, 100), (80, 100), (100, 100))
 
 
 def pt_block(summary: Summary | None) -> Mapping[str, Any]:
