@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from batchd.sweep.output import markdown_table
+from batchd_studies.framework.results import RESULTS_FILE
 
 __all__ = ["markdown_table"]  # the sweep's, shared with the studies
 
@@ -45,6 +46,36 @@ def provenance_lines(meta: Mapping[str, Any]) -> list[str]:
         f"- Date: {meta['date']}",
         f"- Machine: {meta['cpus']} CPUs, Python {meta['python']}, {meta['platform']}, "
         f"batchd {meta['batchd']}",
+    ]
+
+
+def replayed_by(meta: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The facts of the invocation that replayed the runs: this one, or the last that did
+    when this one replayed nothing (``study.json``)."""
+    return meta.get("replayed_by") or meta
+
+
+def rewritten_lines(meta: Mapping[str, Any]) -> list[str]:
+    """The header's line on a pass that replayed nothing and wrote the report again."""
+    if replayed_by(meta) is meta:
+        return []
+    return [
+        f"- Report written again from {RESULTS_FILE} (no replays) by `{meta['command']}` "
+        f"on {meta['date']}"
+    ]
+
+
+def invocation_lines(meta: Mapping[str, Any]) -> list[str]:
+    """The header's provenance: who replayed the runs (command, date, machine), how many
+    there are and how they came about, and who wrote the report if another pass did."""
+    made = replayed_by(meta)
+    return [
+        *provenance_lines(made),
+        f"- Runs: {meta['new'] + meta['reused']}; {made['new']} replayed ({from_results(made)} "
+        f"reused from {RESULTS_FILE}) in {made['workers']} worker processes in "
+        f"{made['seconds']:.1f} s of wall time in all",
+        *collected_lines(made),
+        *rewritten_lines(meta),
     ]
 
 

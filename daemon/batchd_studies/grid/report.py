@@ -7,15 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from batchd_studies.framework.markdown import (
-    collected_lines,
     discussion_section,
     failures_section,
     figures_section,
-    from_results,
-    provenance_lines,
+    invocation_lines,
+    replayed_by,
     runtimes_section,
 )
-from batchd_studies.framework.results import RESULTS_FILE, Entry
+from batchd_studies.framework.results import Entry
 from batchd_studies.grid.claims import claims_table
 from batchd_studies.grid.figures import write_figures
 from batchd_studies.grid.jobsets import Config, JobSet
@@ -82,7 +81,6 @@ SECTIONS = (
 
 def _header(meta: Mapping[str, Any], models: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Title and provenance: the command that made the replays, and who wrote the report."""
-    made = meta.get("replayed_by") or meta
     lines = [
         "# Grid scheduling structures: the study of seed 002 on batchd",
         "",
@@ -90,17 +88,8 @@ def _header(meta: Mapping[str, Any], models: Mapping[str, Mapping[str, Any]]) ->
         "Scheduling Structures* (seed 002, sec. 5, Tables 1 and 2), replayed with `batchd "
         "replay --grid` (docs/grid.md) on the four configurations of Table 1.",
         "",
-        *provenance_lines(made),
-        f"- Runs: {meta['new'] + meta['reused']}; {made['new']} replayed ({from_results(made)} "
-        f"reused from {RESULTS_FILE}) in {made['workers']} worker processes in "
-        f"{made['seconds']:.1f} s of wall time in all",
-        *collected_lines(made),
+        *invocation_lines(meta),
     ]
-    if made is not meta:
-        lines.append(
-            f"- Report written again from {RESULTS_FILE} (no replays) by `{meta['command']}` "
-            f"on {meta['date']}"
-        )
     lines.append(
         f"- Job sets: {meta['jobs_per_node']} jobs per node of each grid, seed {meta['seed']}"
     )
@@ -178,7 +167,7 @@ def write_report(
         [[r.trace, r.config, r.variant, msg] for r, msg in failures],
     )
     busy = sum(float(r.get("seconds") or 0.0) for r in results)
-    made = meta.get("replayed_by") or meta
+    made = replayed_by(meta)
     lines += runtimes_section(
         "Replay wall time of every run, summed: ",
         busy,

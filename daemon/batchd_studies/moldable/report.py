@@ -7,15 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from batchd_studies.framework.markdown import (
-    collected_lines,
     discussion_section,
     failures_section,
     figures_section,
-    from_results,
-    provenance_lines,
+    invocation_lines,
     runtimes_section,
 )
-from batchd_studies.framework.results import RESULTS_FILE, Entry
+from batchd_studies.framework.results import Entry
 from batchd_studies.moldable.claims import Setting, check_claims, claims_table
 from batchd_studies.moldable.figures import Figure, draw
 from batchd_studies.moldable.index import Index
@@ -37,7 +35,6 @@ FIG_NUMBERS = {"system": ("2", "3", "7", "8"), "random": ("4", "5", "9", "10")}
 
 
 def _header(meta: Mapping[str, Any]) -> list[str]:
-    made = meta.get("replayed_by") or meta
     lines = [
         "# Moldable jobs: the study of seed 004 on batchd",
         "",
@@ -45,17 +42,8 @@ def _header(meta: Mapping[str, Any]) -> list[str]:
         "Job Efficiency: An Iterative Approach* (seed 004, sec. 3-6, Figs. 2-5 and 7-10), "
         "replayed with `batchd replay` ([moldable.md](../moldable.md)).",
         "",
-        *provenance_lines(made),
-        f"- Runs: {meta['new'] + meta['reused']}; {made['new']} replayed ({from_results(made)} "
-        f"reused from {RESULTS_FILE}) in {made['workers']} worker processes in "
-        f"{made['seconds']:.1f} s of wall time in all",
-        *collected_lines(made),
+        *invocation_lines(meta),
     ]
-    if made is not meta:
-        lines.append(
-            f"- Report written again from {RESULTS_FILE} (no replays) by `{meta['command']}` "
-            f"on {meta['date']}"
-        )
     return [*lines, ""]
 
 

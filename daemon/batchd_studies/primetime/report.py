@@ -16,6 +16,8 @@ from batchd_studies.framework.markdown import (
     from_results,
     markdown_table,
     provenance_lines,
+    replayed_by,
+    rewritten_lines,
     runtimes_section,
 )
 from batchd_studies.framework.results import RESULTS_FILE, Entry
@@ -44,7 +46,7 @@ Facts = Mapping[str, Mapping[int, Mapping[str, Any]]]  # trace -> nodes -> workl
 
 def _header(meta: Mapping[str, Any], opts: StudyOptions) -> list[str]:
     """Title and provenance: the command that made the replays, and who wrote the report."""
-    made = meta.get("replayed_by") or meta
+    made = replayed_by(meta)
     lines = [
         "# Prime time vs non-prime time: the limits study",
         "",
@@ -57,10 +59,7 @@ def _header(meta: Mapping[str, Any], opts: StudyOptions) -> list[str]:
         *collected_lines(made),
     ]
     if made is not meta:
-        lines.append(
-            f"- Report written again from {RESULTS_FILE} (no replays) by `{meta['command']}` "
-            f"on {meta['date']}"
-        )
+        lines += rewritten_lines(meta)
     elif from_results(meta):
         lines.append(f"- {from_results(meta)} of the runs were reused from {RESULTS_FILE}")
     disciplines = ", ".join(discipline_title(d) for d in opts.disciplines)

@@ -8,18 +8,17 @@ from pathlib import Path
 from typing import Any
 
 from batchd_studies.framework.markdown import (
-    collected_lines,
     discussion_section,
     failures_section,
     figures_section,
     fmt_float,
     fmt_int,
-    from_results,
+    invocation_lines,
     markdown_table,
-    provenance_lines,
+    replayed_by,
     runtimes_section,
 )
-from batchd_studies.framework.results import RESULTS_FILE, Entry
+from batchd_studies.framework.results import Entry
 from batchd_studies.utility.charts import all_charts, chart_table, decay_share_table
 from batchd_studies.utility.claims import Setting, claims_table
 from batchd_studies.utility.figures import write_figures
@@ -51,7 +50,6 @@ LOAD_GETTERS = (utilization, utilization_log, makespan, makespan_log, wait(50), 
 
 
 def _header(meta: Mapping[str, Any]) -> list[str]:
-    made = meta.get("replayed_by") or meta
     lines = [
         "# Utility functions and the GA scheduler: the study of seed 003 on batchd",
         "",
@@ -60,17 +58,8 @@ def _header(meta: Mapping[str, Any]) -> list[str]:
         "2, Figs. 5 and 7-10), replayed with `batchd replay` "
         "([scheduling.md](../scheduling.md#utility-aware-policies-seed-003)).",
         "",
-        *provenance_lines(made),
-        f"- Runs: {meta['new'] + meta['reused']}; {made['new']} replayed ({from_results(made)} "
-        f"reused from {RESULTS_FILE}) in {made['workers']} worker processes in "
-        f"{made['seconds']:.1f} s of wall time in all",
-        *collected_lines(made),
+        *invocation_lines(meta),
     ]
-    if made is not meta:
-        lines.append(
-            f"- Report written again from {RESULTS_FILE} (no replays) by `{meta['command']}` "
-            f"on {meta['date']}"
-        )
     return [*lines, ""]
 
 
@@ -218,7 +207,7 @@ def _runtimes(
         [_scenario_title(s), NAMES.get(p, p), str(len(v)), f"{sum(v):,.1f}", f"{max(v):,.1f}"]
         for (s, p), v in sorted(busy.items(), key=lambda kv: rank.get(kv[0][0], len(rank)))
     ]
-    made = meta.get("replayed_by") or meta
+    made = replayed_by(meta)
     total = sum(sum(v) for v in busy.values())
     return runtimes_section(
         "Wall seconds of the replays in their worker processes: ",
