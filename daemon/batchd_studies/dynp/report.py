@@ -22,8 +22,8 @@ from batchd_studies.framework.markdown import (
     runtimes_section,
 )
 from batchd_studies.framework.results import RESULTS_FILE, Entry
+from batchd_studies.framework.study import Report
 
-REPORT_FILE = "report.md"
 DISCUSSION_PLACEHOLDER = "(to be written from the results above)"
 
 
@@ -251,18 +251,17 @@ def build_report(
     return "\n".join(lines)
 
 
-def write_report(
+def make_report(
     out: Path,
     specs: Sequence[TraceSpec],
     results: Sequence[Entry],
     meta: Mapping[str, Any],
     failures: Sequence[tuple[Task, str]] = (),
-) -> tuple[Path, list[Path]]:
-    """Draw the figures and write OUT/report.md; returns it and the PNGs written."""
+) -> Report:
+    """Draw the figures into OUT; the report's text and the PNGs written."""
     from batchd_studies.dynp.figures import write_figures
 
     drawn = write_figures(results, out, [s.name for s in specs])
     figures = [(spec.caption, path) for spec, path in drawn]
-    path = out / REPORT_FILE
-    path.write_text(build_report(out, specs, results, meta, figures, failures))
-    return path, [p for _, p in figures if p is not None]
+    text = build_report(out, specs, results, meta, figures, failures)
+    return Report(text, [p for _, p in figures if p is not None])

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from batchd_studies.dynp.configs import Config, check_policies, config_set
 from batchd_studies.dynp.jobsets import TraceSpec, prepare_traces
 from batchd_studies.dynp.options import StudyOptions
-from batchd_studies.dynp.report import write_report
+from batchd_studies.dynp.report import make_report
 from batchd_studies.dynp.runs import Task, order_entries, plan_tasks, results_file, run_task
 from batchd_studies.framework.results import Entry, ResultsFile
-from batchd_studies.framework.study import Study
+from batchd_studies.framework.study import Report, Study
 
 
 class DynpStudy(Study[StudyOptions, Task]):
@@ -51,13 +50,13 @@ class DynpStudy(Study[StudyOptions, Task]):
             "configs": opts.configs,
         }
 
-    def write(
+    def report(
         self,
         results: Sequence[Entry],
         meta: Mapping[str, Any],
         failures: Sequence[tuple[Task, str]],
-    ) -> tuple[Path, list[Path]]:
-        return write_report(self.options.out, self.specs, results, meta, failures)
+    ) -> Report:
+        return make_report(self.options.out, self.specs, results, meta, failures)
 
     def describe(self, run: Task) -> str:
         return f"{run.trace} shrink {run.shrink:.2f} {run.config.name}"

@@ -2,16 +2,17 @@
 
 A study says what is its own: its inputs (``check``, ``plan``), its runs and how one is
 replayed (``work``), its results file and order, the options its report records, and
-its outputs (``write``: tables, figures, claims, text). ``run_study`` does the rest
+its report (``report``: tables, figures, claims, text). ``run_study`` does the rest
 the same way for every study: make OUT, run what is not stored yet (all of it, or a
-shard's share), stop there for a shard, else record the invocation and write the
-outputs; ``run_to_end`` runs it from the command line and says how it went.
+shard's share), stop there for a shard, else record the invocation and write
+OUT/report.md; ``run_to_end`` runs it from the command line and says how it went.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
@@ -19,6 +20,16 @@ from batchd_studies.framework.cli import Scope
 from batchd_studies.framework.meta import elapsed, record_invocation, started, study_meta
 from batchd_studies.framework.results import Entry, ResultsFile
 from batchd_studies.framework.runs import StudyOutcome, StudyRun, conclude, run_missing
+
+REPORT_FILE = "report.md"
+
+
+@dataclass(frozen=True)
+class Report:
+    """A study's report: its text (OUT/report.md) and the figures drawn for it."""
+
+    text: str
+    figures: list[Path]
 
 
 class Invocation(Protocol):
@@ -73,13 +84,13 @@ class Study(ABC, Generic[Opts, R]):
         return {}
 
     @abstractmethod
-    def write(
+    def report(
         self,
         results: Sequence[Entry],
         meta: Mapping[str, Any],
         failures: Sequence[tuple[R, str]],
-    ) -> tuple[Path, list[Path]]:
-        """Write the outputs from every run's entry; the report and the figures written."""
+    ) -> Report:
+        """The report of every run's entry (its figures drawn into OUT)."""
 
     def describe(self, run: R) -> str:
         """A failed run, as the terminal names it."""
@@ -87,7 +98,7 @@ class Study(ABC, Generic[Opts, R]):
 
 
 def run_study(study: Study[Any, R]) -> StudyOutcome[R]:
-    """Run (or reuse) every run of ``study``, then write its outputs.
+    """Run (or reuse) every run of ``study``, then write its report and figures.
 
     A shard (``scope.shard``) stops after its replays and writes nothing.
     """
@@ -112,8 +123,10 @@ def run_study(study: Study[Any, R]) -> StudyOutcome[R]:
     meta["seconds"] = elapsed(began)
     if study.records_invocation:
         record_invocation(meta, opts.out, bool(done.new or done.collected))
-    report, figures = study.write(results, meta, done.failures)
-    return StudyOutcome(done, meta["seconds"], report, figures)
+    report = study.report(results, meta, done.failures)
+    path = opts.out / REPORT_FILE
+    path.write_text(report.text)
+    return StudyOutcome(done, meta["seconds"], path, report.figures)
 
 
 def run_to_end(study: Study[Any, Any]) -> int:

@@ -15,6 +15,7 @@ from batchd_studies.framework.markdown import (
     runtimes_section,
 )
 from batchd_studies.framework.results import Entry
+from batchd_studies.framework.study import Report
 from batchd_studies.grid.claims import claims_table
 from batchd_studies.grid.figures import write_figures
 from batchd_studies.grid.jobsets import Config, JobSet
@@ -33,8 +34,6 @@ from batchd_studies.grid.tables import (
     runtime_table,
     traces_of,
 )
-
-REPORT_FILE = "report.md"
 
 SECTIONS = (
     (
@@ -122,7 +121,7 @@ def _jobsets_section(sets: Sequence[JobSet]) -> list[str]:
     ]
 
 
-def write_report(
+def make_report(
     out: Path,
     configs: Sequence[Config],
     sets: Sequence[JobSet],
@@ -130,8 +129,8 @@ def write_report(
     results: Sequence[Entry],
     meta: Mapping[str, Any],
     failures: Sequence[tuple[Run, str]],
-) -> tuple[Path, list[Path]]:
-    """Write OUT/report.md and its figures; return the report and the figures drawn."""
+) -> Report:
+    """Draw the figures into OUT; the report's text and the PNGs written."""
     names = [c.name for c in configs]
     index = index_results(results)
     traces = traces_of(results)
@@ -174,6 +173,4 @@ def write_report(
         float(made["seconds"]),
         runtime_table(results, names),
     )
-    path = out / REPORT_FILE
-    path.write_text("\n".join(lines).rstrip() + "\n")
-    return path, [p for _, p in figures if p is not None]
+    return Report("\n".join(lines).rstrip() + "\n", [p for _, p in figures if p is not None])

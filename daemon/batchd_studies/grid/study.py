@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from batchd_studies.framework.results import Entry, ResultsFile
-from batchd_studies.framework.study import Study
+from batchd_studies.framework.study import Report, Study
 from batchd_studies.grid.jobsets import Config, JobSet, make_jobsets, read_config
 from batchd_studies.grid.options import StudyOptions
-from batchd_studies.grid.report import write_report
+from batchd_studies.grid.report import make_report
 from batchd_studies.grid.runs import Run, order_entries, plan_runs, results_file, run_task
 from batchd_studies.grid.variants import all_variants
 
@@ -41,8 +40,8 @@ class GridStudy(Study[StudyOptions, Run]):
     def recorded_options(self) -> Mapping[str, Any]:
         return {"jobs_per_node": self.options.jobs_per_node, "seed": self.options.seed}
 
-    def write(
+    def report(
         self, results: Sequence[Entry], meta: Mapping[str, Any], failures: Sequence[tuple[Run, str]]
-    ) -> tuple[Path, list[Path]]:
+    ) -> Report:
         out = self.options.out
-        return write_report(out, self.configs, self.sets, self.models, results, meta, failures)
+        return make_report(out, self.configs, self.sets, self.models, results, meta, failures)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from batchd_studies.framework.markdown import (
@@ -14,6 +13,7 @@ from batchd_studies.framework.markdown import (
     runtimes_section,
 )
 from batchd_studies.framework.results import Entry
+from batchd_studies.framework.study import Report
 from batchd_studies.moldable.claims import Setting, check_claims, claims_table
 from batchd_studies.moldable.figures import Figure, draw
 from batchd_studies.moldable.index import Index
@@ -30,7 +30,6 @@ from batchd_studies.moldable.tables import (
 )
 from batchd_studies.moldable.workloads import Source
 
-REPORT_FILE = "report.md"
 FIG_NUMBERS = {"system": ("2", "3", "7", "8"), "random": ("4", "5", "9", "10")}
 
 
@@ -126,7 +125,7 @@ def _figure_specs(
     return specs
 
 
-def write_report(
+def make_report(
     opts: StudyOptions,
     source: Source,
     size_note: str | None,
@@ -135,7 +134,8 @@ def write_report(
     results: Sequence[Entry],
     meta: Mapping[str, Any],
     failures: Sequence[tuple[Run, str]],
-) -> tuple[Path, list[Path]]:
+) -> Report:
+    """Draw the figures into OUT; the report's text and the PNGs written."""
     index = Index(results)
     grid = [s for s in scheds if s.fairshare]
     others = [s for s in scheds if not s.fairshare]
@@ -175,6 +175,4 @@ def write_report(
         ["run", "error"], [[run.label(), message] for run, message in failures]
     )
     lines += discussion_section(opts.out, "_No discussion yet: write OUT/discussion.md._")
-    path = opts.out / REPORT_FILE
-    path.write_text("\n".join(lines))
-    return path, [p for _, p in drawn if p is not None]
+    return Report("\n".join(lines), [p for _, p in drawn if p is not None])

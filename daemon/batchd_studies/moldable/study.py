@@ -8,10 +8,10 @@ from typing import Any
 
 from batchd_studies.framework import StudyError
 from batchd_studies.framework.results import Entry, ResultsFile
-from batchd_studies.framework.study import Study
+from batchd_studies.framework.study import Report, Study
 from batchd_studies.moldable.options import StudyOptions
 from batchd_studies.moldable.plan import Run, Scheduler, plan_runs, schedulers
-from batchd_studies.moldable.report import write_report
+from batchd_studies.moldable.report import make_report
 from batchd_studies.moldable.runs import order_entries, results_file, run_task
 from batchd_studies.moldable.workloads import Source, make_source, make_workloads
 
@@ -57,11 +57,11 @@ class MoldableStudy(Study[StudyOptions, Run]):
     def order(self, entries: Iterable[Entry]) -> list[Entry]:
         return order_entries(entries)
 
-    def write(
+    def report(
         self, results: Sequence[Entry], meta: Mapping[str, Any], failures: Sequence[tuple[Run, str]]
-    ) -> tuple[Path, list[Path]]:
+    ) -> Report:
         opts = self.options
         note = size_note(opts.trace, opts.nodes)
-        return write_report(
+        return make_report(
             opts, self.source, note, self.facts, self.scheds, results, meta, failures
         )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from batchd_studies.framework.markdown import (
@@ -21,6 +20,7 @@ from batchd_studies.framework.markdown import (
     runtimes_section,
 )
 from batchd_studies.framework.results import RESULTS_FILE, Entry
+from batchd_studies.framework.study import Report
 from batchd_studies.framework.traces import TraceFile
 from batchd_studies.primetime.figures import FigureOut
 from batchd_studies.primetime.options import StudyOptions
@@ -40,7 +40,6 @@ from batchd_studies.primetime.tables import (
 )
 from batchd_studies.primetime.text import differences_section, setup_section
 
-REPORT_FILE = "report.md"
 Facts = Mapping[str, Mapping[int, Mapping[str, Any]]]  # trace -> nodes -> workload facts
 
 
@@ -201,15 +200,15 @@ def build_report(
     return "\n".join(lines)
 
 
-def write_report(
+def make_report(
     opts: StudyOptions,
     specs: Sequence[TraceFile],
     nodes: Mapping[str, Sequence[int]],
     results: Sequence[Entry],
     meta: Mapping[str, Any],
     failures: Sequence[tuple[Run, str]] = (),
-) -> tuple[Path, list[Path]]:
-    """Draw the figures and write OUT/report.md; returns it and the PNGs written."""
+) -> Report:
+    """Draw the figures into OUT; the report's text and the PNGs written."""
     from batchd_studies.primetime.facts import workload_facts
     from batchd_studies.primetime.figures import write_figures
 
@@ -220,7 +219,5 @@ def write_report(
         for s in specs
     }
     facts = {s.name: {n: workload_facts(s, opts.first, n) for n in nodes[s.name]} for s in specs}
-    path = opts.out / REPORT_FILE
-    path.write_text(build_report(opts, specs, nodes, results, meta, figures, facts, failures))
-    written = [f.path for figs in figures.values() for f in figs if f.path is not None]
-    return path, written
+    text = build_report(opts, specs, nodes, results, meta, figures, facts, failures)
+    return Report(text, [f.path for figs in figures.values() for f in figs if f.path is not None])

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from batchd_studies.framework.results import Entry, ResultsFile
-from batchd_studies.framework.study import Study
+from batchd_studies.framework.study import Report, Study
 from batchd_studies.framework.traces import TraceFile, check_unique, read_trace
 from batchd_studies.primetime.options import StudyOptions, parse_nodes
-from batchd_studies.primetime.report import write_report
+from batchd_studies.primetime.report import make_report
 from batchd_studies.primetime.runs import Run, plan_runs, results_file, run_task
 
 
@@ -38,7 +37,7 @@ class PrimetimeStudy(Study[StudyOptions, Run]):
     def results_file(self) -> ResultsFile:
         return results_file(self.options.out)
 
-    def write(
+    def report(
         self, results: Sequence[Entry], meta: Mapping[str, Any], failures: Sequence[tuple[Run, str]]
-    ) -> tuple[Path, list[Path]]:
-        return write_report(self.options, self.specs, self.nodes, results, meta, failures)
+    ) -> Report:
+        return make_report(self.options, self.specs, self.nodes, results, meta, failures)

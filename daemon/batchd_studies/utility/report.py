@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from batchd_studies.framework.markdown import (
@@ -19,6 +18,7 @@ from batchd_studies.framework.markdown import (
     runtimes_section,
 )
 from batchd_studies.framework.results import Entry
+from batchd_studies.framework.study import Report
 from batchd_studies.utility.charts import all_charts, chart_table, decay_share_table
 from batchd_studies.utility.claims import Setting, claims_table
 from batchd_studies.utility.figures import write_figures
@@ -45,7 +45,6 @@ from batchd_studies.utility.text import (
 )
 from batchd_studies.utility.workloads import Slice
 
-REPORT_FILE = "report.md"
 LOAD_GETTERS = (utilization, utilization_log, makespan, makespan_log, wait(50), wait(75))
 
 
@@ -217,15 +216,15 @@ def _runtimes(
     )
 
 
-def write_report(
+def make_report(
     opts: StudyOptions,
     piece: Slice,
     augmentations: Mapping[str, Mapping[str, Any]],
     results: Sequence[Entry],
     meta: Mapping[str, Any],
     failures: Sequence[tuple[Run, str]],
-) -> tuple[Path, list[Path]]:
-    """Write OUT/report.md and its figures; return the report and the figures drawn."""
+) -> Report:
+    """Draw the figures into OUT; the report's text and the PNGs written."""
     index = Index(results)
     wanted = scenarios(opts.factors, opts.deadlines, opts.heavy, opts.value_orders)
     base = Scenario("users", BASE_FACTOR, BASE_DEADLINE)
@@ -284,6 +283,4 @@ def write_report(
         ["run", "error"], [[run.label(), message] for run, message in failures]
     )
     lines += _runtimes(results, meta, wanted)
-    path = opts.out / REPORT_FILE
-    path.write_text("\n".join(lines).rstrip() + "\n")
-    return path, [p for _, p in figures if p is not None]
+    return Report("\n".join(lines).rstrip() + "\n", [p for _, p in figures if p is not None])

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from batchd_studies.framework.results import Entry, ResultsFile
-from batchd_studies.framework.study import Study
+from batchd_studies.framework.study import Report, Study
 from batchd_studies.framework.traces import existing
 from batchd_studies.utility.options import StudyOptions
 from batchd_studies.utility.plan import Run, plan_runs, scenarios
-from batchd_studies.utility.report import write_report
+from batchd_studies.utility.report import make_report
 from batchd_studies.utility.runs import order_entries, results_file, run_task
 from batchd_studies.utility.workloads import Slice, augment, machine_size, make_slice, queue_map
 
@@ -49,8 +49,8 @@ class UtilityStudy(Study[StudyOptions, Run]):
     def order(self, entries: Iterable[Entry]) -> list[Entry]:
         return order_entries(entries)
 
-    def write(
+    def report(
         self, results: Sequence[Entry], meta: Mapping[str, Any], failures: Sequence[tuple[Run, str]]
-    ) -> tuple[Path, list[Path]]:
+    ) -> Report:
         opts = self.options
-        return write_report(opts, self.piece, self.augmentations, results, meta, failures)
+        return make_report(opts, self.piece, self.augmentations, results, meta, failures)

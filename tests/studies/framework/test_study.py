@@ -15,7 +15,7 @@ from batchd_studies.framework import StudyError
 from batchd_studies.framework.cli import Scope
 from batchd_studies.framework.meta import META_FILE
 from batchd_studies.framework.results import RESULTS_FILE, Entry, ResultsFile
-from batchd_studies.framework.study import Study, run_study, run_to_end
+from batchd_studies.framework.study import Report, Study, run_study, run_to_end
 
 
 @dataclass(frozen=True)
@@ -72,25 +72,26 @@ class Squares(Study[Options, Square]):
     def recorded_options(self) -> Mapping[str, Any]:
         return {"numbers": self.options.numbers}
 
-    def write(
+    def report(
         self,
         results: Sequence[Entry],
         meta: Mapping[str, Any],
         failures: Sequence[tuple[Square, str]],
-    ) -> tuple[Path, list[Path]]:
-        self.steps.append("write")
+    ) -> Report:
+        self.steps.append("report")
         self.written = (list(results), dict(meta), list(failures))
-        report = self.options.out / "report.md"
-        report.write_text(" ".join(str(e["square"]) for e in results) + "\n")
-        return report, []
+        figure = self.options.out / "fig.png"
+        figure.write_bytes(b"")
+        return Report(" ".join(str(e["square"]) for e in results) + "\n", [figure])
 
 
 def test_a_study_runs_its_steps_in_order_and_writes_from_every_run(tmp_path: Path) -> None:
     study = Squares(Options(tmp_path / "out", [3, 1, 2]))
     outcome = run_study(study)
-    assert study.steps == ["check (OUT made: False)", "plan (OUT made: True)", "write"]
+    assert study.steps == ["check (OUT made: False)", "plan (OUT made: True)", "report"]
     assert outcome.report == tmp_path / "out" / "report.md"
     assert outcome.report.read_text() == "1 4 9\n"  # in the study's order
+    assert outcome.figures == [tmp_path / "out" / "fig.png"]
     assert study.written is not None
     results, meta, failures = study.written
     assert (meta["new"], meta["reused"], meta["numbers"], failures) == (3, 0, [3, 1, 2], [])
@@ -141,4 +142,4 @@ def test_run_to_end_names_a_failed_run_and_exits_1(
     assert run_to_end(Squares(Options(tmp_path / "out", [2, -1]))) == 1
     captured = capsys.readouterr()
     assert "batchd: run failed: n=-1: ValueError: negative" in captured.err
-    assert "report.md: 1 runs (1 new, 0 reused, 1 failed), 0 figures" in captured.out
+    assert "report.md: 1 runs (1 new, 0 reused, 1 failed), 1 figures" in captured.out
