@@ -12,5 +12,6 @@ tests/test_layers.py); batchd never imports it, and loads ``cli`` by name for it
 
 ``framework`` holds what the studies share, ``Study`` among it; ``dynp``, ``primetime``,
 ``grid``, ``utility`` and ``moldable`` hold each study's runs, tables, figures, claims and
-text, and its ``paper`` data file holds the seed paper's own numbers.
+text. The numbers a seed paper prints and a study sets beside batchd's (dynp, primetime,
+utility) are data: the study's ``paper.json``, read by its ``paper`` module.
 """

@@ -1,9 +1,8 @@
 """What every study report shares, so that a study writes only its runs, tables and text.
 
 - ``study``: the ``Study`` base a study subclasses (its inputs, runs, results file and
-  outputs), and ``run_study``, the skeleton every study runs through: run the missing
-  runs, stop there for a shard, record the invocation, write the outputs.
-
+  report), and ``run_study``, the skeleton every study runs through: run the missing
+  runs, stop there for a shard, record the invocation, write the report.
 - ``cli``: the options every study has (``--trace``, ``--workers``, ``--dask``,
   ``--out``, ``--resume``, ``--report-only``, ``--shard I/N``, ``--collect``: the
   ``Scope`` of an invocation) and the command-line echo; standard library only, so
@@ -18,13 +17,15 @@
   terminal.
 - ``files``: input files a study makes in OUT, written so that parallel shards can.
 - ``meta``: who made the report (command, date, machine), kept in OUT/study.json.
-- ``markdown``: tables, number formats and the sections every report has.
-- ``plots``: matplotlib details both studies' figures share.
+- ``markdown``: tables, number formats and the sections every report has (the header's
+  provenance among them).
+- ``paper``: a study's paper.json, the seed paper's own numbers, shipped as package data.
+- ``plots``: matplotlib details the studies' figures share.
 
-A study's runs are objects (frozen dataclasses, pickled to the workers), each with ``identity()`` (a plain dict of
-everything that determines its result; its digest is the run's key) and
-``label()`` (a short text for the progress bar and messages), and a module-level
-function that replays one run and returns its results entry.
+A study's runs are frozen dataclasses (pickled to the workers), each with
+``identity()`` (a plain dict of everything that determines its result; its digest
+is the run's key) and ``label()`` (a short text for the progress bar and messages);
+its ``work``, a module-level function, replays one run and returns its results entry.
 """
 
 from __future__ import annotations
