@@ -42,7 +42,7 @@ def comparable(value: Any) -> Any:
 
 
 def check_primetime(path: Path, every: int) -> tuple[int, list[str]]:
-    from batchd.report.primetime.replays import replay
+    from batchd_studies.primetime.replays import replay
 
     entries = json.loads(path.read_text())
     bad = []
@@ -59,8 +59,8 @@ def check_primetime(path: Path, every: int) -> tuple[int, list[str]]:
 
 
 def check_dynp(path: Path, every: int) -> tuple[int, list[str]]:
-    from batchd.report.dynp.jobsets import prepare_trace
-    from batchd.report.dynp.replays import replay_summary
+    from batchd_studies.dynp.jobsets import prepare_trace
+    from batchd_studies.dynp.replays import replay_summary
 
     entries = json.loads(path.read_text())
     runs = entries[::every]

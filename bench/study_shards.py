@@ -23,12 +23,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from batchd.report.dynp.configs import Config
-from batchd.report.dynp.runs import Task, make_entry, results_file
-from batchd.report.framework.cli import Scope
-from batchd.report.framework.results import ResultsFile, run_key
-from batchd.report.framework.runs import run_missing
 from batchd.sweep.shard import Shard
+from batchd_studies.dynp.configs import Config
+from batchd_studies.dynp.runs import Task, make_entry, results_file
+from batchd_studies.framework.cli import Scope
+from batchd_studies.framework.results import ResultsFile, run_key
+from batchd_studies.framework.runs import run_missing
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "docs" / "dynp-study" / "results.json"

@@ -2,7 +2,8 @@
 
 Every import in the package, at the top of a module, inside a function or only
 for type checking, goes down the layers or stays in its own. The daemon never
-imports the client.
+imports the client. The studies (daemon/batchd_studies) build on batchd's public parts
+only, and batchd never imports them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pytest
 from paths import ROOT
 
 PACKAGE = ROOT / "daemon" / "batchd"
+STUDIES = ROOT / "daemon" / "batchd_studies"
 BASE = {"model", "argtypes"}
 # What each part of batchd may import besides itself and BASE.
 ALLOWED: dict[str, set[str]] = {
@@ -32,7 +34,6 @@ ALLOWED: dict[str, set[str]] = {
     "execution": set(),
     "server": {"workload", "sched", "engine", "site", "metrics", "ui", "execution"},
     "sweep": {"workload", "sched", "engine", "site", "metrics", "replay"},
-    "report": {"workload", "sched", "engine", "site", "metrics", "replay", "sweep"},
     "demo": set(),
     "augment": {"workload"},
     "cli": {
@@ -44,12 +45,23 @@ ALLOWED: dict[str, set[str]] = {
         "metrics",
         "replay",
         "server",
-        "report",
         "sweep",
         "demo",
         "ui",
     },
     "__init__": set(),
+}
+# The parts of batchd the studies may import: its public API (``batchd`` itself for the
+# version). Not the scheduler, the engine, the server or the command line.
+STUDIES_USE = {
+    "__init__",
+    "argtypes",
+    "model",
+    "workload",
+    "site",
+    "metrics",
+    "replay",
+    "sweep",
 }
 
 
@@ -79,11 +91,29 @@ def violations() -> list[str]:
             if module.split(".")[0] == "batchclient":
                 found.append(f"{where} imports the client ({module})")
                 continue
+            if module.split(".")[0] == "batchd_studies":
+                found.append(f"{where} imports the studies ({module})")
+                continue
             if not module.startswith("batchd."):
                 continue
             target = module.split(".")[1]
             if target not in allowed:
                 found.append(f"{where}: {part} imports {module}")
+    return found
+
+
+def studies_violations() -> list[str]:
+    found = []
+    for path in sorted(STUDIES.rglob("*.py")):
+        for line, module in imports(path):
+            where = f"{path.relative_to(ROOT)}:{line}"
+            top = module.split(".")[0]
+            if top == "batchclient":
+                found.append(f"{where} imports the client ({module})")
+            elif top == "batchd":
+                part = module.split(".")[1] if "." in module else "__init__"
+                if part not in STUDIES_USE:
+                    found.append(f"{where}: the studies import {module}")
     return found
 
 
@@ -104,6 +134,31 @@ def test_every_part_is_known() -> None:
 
 def test_imports_go_down_the_layers() -> None:
     assert violations() == []
+
+
+def test_the_studies_use_batchds_public_parts_only() -> None:
+    assert studies_violations() == []
+
+
+def test_the_walks_find_imports_of_and_by_the_studies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "batchd" / "replay").mkdir(parents=True)
+    (tmp_path / "batchd" / "replay" / "oops.py").write_text("import batchd_studies.cli\n")
+    (tmp_path / "batchd_studies").mkdir()
+    (tmp_path / "batchd_studies" / "oops.py").write_text(
+        "from batchd import __version__\nfrom batchd.replay import run_replay\n"
+        "def f():\n    from batchd.sched.registry import make_policy\n"
+    )
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", tmp_path / "batchd")
+    monkeypatch.setattr(__import__(__name__), "STUDIES", tmp_path / "batchd_studies")
+    monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
+    assert violations() == [
+        "batchd/replay/oops.py:1 imports the studies (batchd_studies.cli)",
+    ]
+    assert studies_violations() == [
+        "batchd_studies/oops.py:4: the studies import batchd.sched.registry",
+    ]
 
 
 def test_the_walk_finds_an_upward_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -425,10 +426,35 @@ def _warm_command(sub: Any) -> None:
     wm.set_defaults(func=cmd_warm)
 
 
-def _report_command(sub: Any) -> None:
-    from batchd.report import add_report_command
+# The studies are a package beside batchd that builds on it: batchd loads their command by
+# name, on demand, and never imports them otherwise.
+STUDIES_CLI = "batchd_studies.cli"
 
-    add_report_command(sub)
+
+def _report_command(sub: Any) -> None:
+    try:
+        studies = importlib.import_module(STUDIES_CLI)
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("batchd_studies", STUDIES_CLI):
+            raise
+        _report_unavailable(sub)
+        return
+    studies.add_report_command(sub)
+
+
+def _report_unavailable(sub: Any) -> None:
+    report = sub.add_parser(
+        "report", help="study reports (the batchd_studies package is not installed)"
+    )
+    report.add_argument("study", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    report.set_defaults(func=cmd_report_unavailable)
+
+
+def cmd_report_unavailable(args: argparse.Namespace) -> int:
+    raise CLIError(
+        "report: the studies package batchd_studies is not installed; "
+        "install batchd with it (daemon/batchd_studies) to write study reports"
+    )
 
 
 def _sweep_command(sub: Any) -> None:

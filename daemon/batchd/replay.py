@@ -34,6 +34,7 @@ __all__ = [
     "ReplayError",
     "ReplayOptions",
     "ReplayResult",
+    "policy_error",
     "run_replay",
     "trace_clock",
     "trace_policy",
@@ -149,6 +150,16 @@ def replay_calendar(site: SiteConfig | None, zone: dt.tzinfo | None) -> PrimeCal
     if site is None:
         return PrimeCalendar.default(zone)
     return site.calendar(default_zone=zone or dt.UTC)
+
+
+def policy_error(name: str, params: Mapping[str, str]) -> str | None:
+    """Why a replay could not build policy ``name`` with ``params`` (an unknown name, a bad
+    parameter), or None when it could."""
+    try:
+        make_policy(name, dict(params))
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def trace_policy(

@@ -87,8 +87,8 @@ def test_start_is_bounded(start: str, tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_primetime_node_counts_are_bounded() -> None:
-    from batchd.report.framework import StudyError
-    from batchd.report.primetime.options import parse_nodes
+    from batchd_studies.framework import StudyError
+    from batchd_studies.primetime.options import parse_nodes
 
     assert parse_nodes("1000000,96", 128) == [1_000_000, 96]
     with pytest.raises(StudyError, match="node counts up to 1,000,000"):
