@@ -11,6 +11,7 @@ import datetime as dt
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from batchd.engine import transitions
 from batchd.engine.core import Engine
 from batchd.engine.machine import Timer
 from batchd.execution.spec import EndReport
@@ -253,10 +254,10 @@ class Lifecycle:
         now = self.engine.now
         # A new job's first state is its state at creation: it was never queued.
         if rec.hold_types:
-            job.state = JobState.HELD
+            transitions.first_state(job, JobState.HELD)
             rec.comment = rec.comment or "Job held by user"
         elif rec.exec_time is not None and rec.exec_time > now:
-            job.state = JobState.WAITING
+            transitions.first_state(job, JobState.WAITING)
             self._arm_exec(rec)
         else:
             rec.etime = now
@@ -464,7 +465,7 @@ class Lifecycle:
             if verdict == "release":
                 self._release(rec, "s")
             elif verdict == "end":
-                self._finish_unrun(rec, "dependency", "dependency can never be satisfied")
+                self.finish_unrun(rec, "dependency", "dependency can never be satisfied")
             else:
                 self.journal.touch(rec)  # one dependency fewer to wait for
 
@@ -474,11 +475,8 @@ class Lifecycle:
         self._release(rec, "s")
 
     def finish_unrun(self, rec: JobRecord, outcome: str, comment: str) -> None:
-        """A job that never ran leaves the system (an array's subjob, its reservation gone)."""
-        self._finish_unrun(rec, outcome, comment)
-
-    def _finish_unrun(self, rec: JobRecord, outcome: str, comment: str) -> None:
-        """A job that never ran leaves the system (deleted, or its dependency failed)."""
+        """A job that never ran leaves the system (deleted, its dependency failed, its
+        reservation gone)."""
         timer = self._exec_timers.pop(rec.seq, None)
         if timer is not None:
             timer.cancel()
@@ -509,7 +507,7 @@ class Lifecycle:
         elif rec.state is JobState.RUNNING:
             self.engine.terminate(rec.job, "cancelled")
         else:
-            self._finish_unrun(rec, "cancelled", f"Job deleted by {caller.user}")
+            self.finish_unrun(rec, "cancelled", f"Job deleted by {caller.user}")
         return rec
 
     def hold(self, caller: Caller, text: str, types: str) -> JobRecord:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from batchd.engine import restored
 from batchd.engine.core import Engine
 from batchd.model.reservation import Reservation, ResvState
 from batchd.model.times import hms, stamp
@@ -142,7 +143,7 @@ class Reservations:
             self.items[resv.id] = resv
             self._saved[resv.id] = resv.state
             if resv.state is not ResvState.FINISHED and resv.end <= now:
-                resv.state = ResvState.FINISHED  # its window passed while the daemon was down
+                restored.reservation_passed(resv)
             elif resv.state is ResvState.RUNNING:
                 engine.add_reservation(resv)
 
