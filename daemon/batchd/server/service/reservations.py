@@ -14,9 +14,9 @@ from batchd.engine import restored
 from batchd.engine.core import Engine
 from batchd.model.reservation import Reservation, ResvState
 from batchd.model.times import hms, stamp
+from batchd.server.admin_schemas import ReservationCreate
 from batchd.server.errors import bad_request, conflict, not_found
 from batchd.server.records import SEQ_DIGITS, resv_from_row, resv_to_row
-from batchd.server.schemas import ReservationCreate
 from batchd.server.service.journal import Journal
 from batchd.site.config import QueueConfig
 

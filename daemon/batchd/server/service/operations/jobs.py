@@ -1,6 +1,8 @@
-"""qsub, qdel, qhold, qrls and qalter as service operations: a plain job goes to the
-lifecycle, a job array or one of its subjobs to ``arrays``. Each is one change
-(checked, applied, one scheduling pass, one commit: ``svc.change()``)."""
+"""Operations on jobs: qsub, qdel, qhold, qrls, qalter, qrerun, qmove and qsig.
+
+A plain job goes to the lifecycle, a job array or one of its subjobs to ``arrays``;
+qrerun, qmove and qsig to ``jobcontrol``.
+"""
 
 from __future__ import annotations
 
@@ -88,4 +90,27 @@ def alter(svc: BatchService, caller: Caller, text: str, body: JobAlter) -> JobRe
         else:
             rec = svc.lifecycle.alter_record(caller, rec, body)
     log.info("job_altered", job=svc.jid(rec), by=caller.user)
+    return rec
+
+
+def rerun(svc: BatchService, caller: Caller, text: str) -> JobRecord:
+    with svc.change():
+        rec = svc.control.rerun(caller, text)
+    log.info("job_rerun", job=svc.jid(rec), by=caller.user)
+    return rec
+
+
+def move(svc: BatchService, caller: Caller, text: str, queue: str) -> JobRecord:
+    with svc.change():
+        rec = svc.control.move(caller, text, queue)
+    log.info("job_moved", job=svc.jid(rec), queue=queue, by=caller.user)
+    return rec
+
+
+def signal(
+    svc: BatchService, caller: Caller, text: str, name: str, target: str = "all"
+) -> JobRecord:
+    with svc.change():
+        rec = svc.control.signal(caller, text, name, target)
+    log.info("job_signalled", job=svc.jid(rec), signal=name, by=caller.user)
     return rec
