@@ -30,7 +30,7 @@ from batchd.server.openapi import (
 from batchd.server.planfeed import etag_matches, parse_since
 from batchd.server.records import parse_job_id
 from batchd.server.schemas import HoldRequest, JobAlter, JobSubmit
-from batchd.server.service import Caller
+from batchd.server.service import Caller, trial
 from batchd.server.service import operations as op
 from batchd.server.service.access import may_see
 from batchd.server.service.kernels import loaded
@@ -184,7 +184,7 @@ async def try_submit(request: web.Request) -> web.Response:
     """sbatch --test-only: the job validated and planned as if submitted; nothing changes."""
     svc = request.app[SERVICE]
     body = await _body(request, JobSubmit)
-    return _json(svc.try_submit(_caller(request), body))
+    return _json(trial.try_submit(svc, _caller(request), body))
 
 
 @routes.patch("/server")

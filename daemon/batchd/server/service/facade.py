@@ -25,9 +25,6 @@ from batchd.sched.grid import widest_job
 from batchd.server.errors import bad_request
 from batchd.server.jobview import finished_views
 from batchd.server.records import JobRecord
-from batchd.server.schemas import (
-    JobSubmit,
-)
 from batchd.server.service.access import Access, Caller
 from batchd.server.service.admission import Admission
 from batchd.server.service.arrays import ArrayJobs
@@ -284,12 +281,6 @@ class BatchService(Changes, Figures):
             raise bad_request(f"machine: unknown machine {name!r}; machines: {names}") from None
 
     # -- jobs -------------------------------------------------------------------------
-    def try_submit(self, caller: Caller, body: JobSubmit) -> dict[str, Any]:
-        """A submission validated and planned, not made (POST /plan): nothing changes."""
-        from batchd.server.service.trial import try_submit
-
-        return try_submit(self, caller, body)
-
     def inject(self, job: Job, owner: str) -> JobRecord:
         """A trace job arrives (from a timer, inside the engine's current second)."""
         return self.lifecycle.inject(job, owner)
