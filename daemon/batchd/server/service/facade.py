@@ -165,7 +165,7 @@ class BatchService(Changes, Figures):
     def _order_of(self, machine: int) -> Callable[[], str]:
         return lambda: self.engine.machines[machine].policy.order()
 
-    # -- time and commits -------------------------------------------------------------
+    # -- time and saved meta (the commits are ``Changes``') -------------------------
     @property
     def now(self) -> int:
         return self.engine.now
