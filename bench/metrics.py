@@ -93,6 +93,7 @@ def in_process_case(policy: str, jobs: int) -> dict[str, float]:
     from batchd.metrics.exporter import make_registry
     from batchd.server.schemas import JobSubmit
     from batchd.server.service import BatchService
+    from batchd.server.service.operations import jobs as job_ops
     from batchd.site.config import load_site
 
     with tempfile.TemporaryDirectory(prefix="batchd-bench-") as tmp:
@@ -100,18 +101,18 @@ def in_process_case(policy: str, jobs: int) -> dict[str, float]:
     svc = BatchService(site, VirtualClock(1_700_000_000), None, daemon_user="bench")
     registry = make_registry(svc)
     boss = svc.caller("bench")
-    svc.submit(boss, JobSubmit(nodes=96, walltime=100 * 3600))
+    job_ops.submit(svc, boss, JobSubmit(nodes=96, walltime=100 * 3600))
     for raw in job_bodies(jobs, seed=7):
-        svc.submit(boss, JobSubmit.model_validate(json.loads(raw)))
+        job_ops.submit(svc, boss, JobSubmit.model_validate(json.loads(raw)))
     scrape = []
     for raw in job_bodies(50, seed=8):
-        svc.submit(boss, JobSubmit.model_validate(json.loads(raw)))
+        job_ops.submit(svc, boss, JobSubmit.model_validate(json.loads(raw)))
         began = time.perf_counter()
         generate_latest(registry)
         scrape.append((time.perf_counter() - began) * 1000)
     refresh = []
     for raw in job_bodies(5, seed=9):
-        svc.submit(boss, JobSubmit.model_validate(json.loads(raw)))
+        job_ops.submit(svc, boss, JobSubmit.model_validate(json.loads(raw)))
         began = time.perf_counter()
         svc.refresh_plan_gauges()
         refresh.append((time.perf_counter() - began) * 1000)

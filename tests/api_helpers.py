@@ -16,7 +16,8 @@ from aiohttp.test_utils import TestClient, TestServer
 from batchd.engine.clock import VirtualClock
 from batchd.server.app import create_app
 from batchd.server.authguard import AuthGuard
-from batchd.server.schemas import ErrorOut, JobList, JobOut
+from batchd.server.schema_types import ErrorOut
+from batchd.server.schemas import JobList, JobOut
 from batchd.server.service import BatchService
 from batchd.server.store import Store
 from batchd.site.config import SiteConfig

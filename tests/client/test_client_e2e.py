@@ -1,6 +1,6 @@
 """Every command's main() against a stub batchd (stdlib HTTP on a Unix socket, in a thread).
 
-The stub answers canned JSON shaped like daemon/batchd/server/schemas.py and
+The stub answers canned JSON shaped like daemon/batchd/server/*schemas.py and
 records each request, so the tests check what the client sent and printed.
 """
 

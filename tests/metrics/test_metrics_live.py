@@ -185,7 +185,7 @@ async def test_every_documented_metric_is_exported(tmp_path: Path) -> None:
     present = {name for name, _ in m}
     for metric in METRICS:
         if metric.name.startswith("batchd_grid_"):
-            continue  # a grid site's only (tests/server/test_grid_live.py)
+            continue  # a grid site's only (tests/server/service/test_grid_live.py)
         if metric.name.startswith("batchd_connections_"):
             continue  # the daemon's listeners' (tests/server/test_connection_flood.py)
         for series in series_names(metric):

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from api_helpers import NODES, T0, Api, jid, node, nodes, serve, site_config, widths_at
+from batchd.server.admin_schemas import ReservationList, ReservationOut
 from batchd.server.node_schemas import NodeList, NodeOut
-from batchd.server.schemas import ReservationList, ReservationOut
 
 ALL = nodes(*range(1, NODES + 1))
 

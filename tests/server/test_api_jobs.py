@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from api_helpers import T0, Api, jid, nodes, serve, site_config
-from batchd.server.schemas import JobList, JobOut, SchedulerOut
+from batchd.server.admin_schemas import SchedulerOut
+from batchd.server.schemas import JobList, JobOut
 
 # --------------------------------------------------------------------------------------------
 # qsub and qstat

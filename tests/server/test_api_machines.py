@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from api_helpers import T0, Api, serve
+from batchd.server.admin_schemas import ReservationOut, SchedulerOut, ServerOut
 from batchd.server.node_schemas import NodeList
-from batchd.server.schemas import ReservationOut, SchedulerOut, ServerOut
 from batchd.site.config import SiteConfig
 
 

@@ -9,8 +9,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from api_helpers import T0, Api
 from batchd import __version__
+from batchd.server.admin_schemas import Health, QueueList, QueueOut, ServerOut
 from batchd.server.app import create_app
-from batchd.server.schemas import Health, QueueList, QueueOut, ServerOut
 from paths import ROOT
 
 DOCS = ROOT / "docs" / "api.md"

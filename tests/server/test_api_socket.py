@@ -21,8 +21,9 @@ import pytest
 from aiohttp import web
 
 from api_helpers import T0, TOKENS, new_service
+from batchd.server.admin_schemas import SchedulerOut
 from batchd.server.app import create_app
-from batchd.server.schemas import JobList, JobOut, SchedulerOut
+from batchd.server.schemas import JobList, JobOut
 from batchd.server.service import BatchService
 
 ME = pwd.getpwuid(os.geteuid()).pw_name

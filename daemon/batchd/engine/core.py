@@ -26,6 +26,7 @@ from batchd.engine.machine import MachineState, Timer
 from batchd.engine.placement import PlacementError, moldable_to, reshape, widths_text
 from batchd.engine.reservations import ReservationRunner, ResvRun
 from batchd.engine.shared import start_shared
+from batchd.engine.transitions import JobTransitions
 from batchd.model.job import UNSET, Job
 from batchd.model.machine import Grid
 from batchd.model.states import JobState, change_state
@@ -49,7 +50,7 @@ class StuckJobsError(ValueError):
 STUCK_AFTER = 366 * 86_400  # a year without a start, an end or an arrival
 
 
-class Engine(MachineControl):
+class Engine(MachineControl, JobTransitions):
     """Runs jobs on the machines of a grid under one policy per machine."""
 
     def __init__(
@@ -534,28 +535,3 @@ class Engine(MachineControl):
         """
         change_state(job, JobState.QUEUED)
         self._reset_run(job)
-
-    # -- jobs that are not running --------------------------------------------------
-    def hold(self, job: Job) -> None:
-        """A queued or waiting job is held: it leaves its queue until released."""
-        if job.state is JobState.QUEUED:
-            self.withdraw(job)
-        if job.state is not JobState.HELD:
-            change_state(job, JobState.HELD)
-
-    def release(self, job: Job) -> None:
-        """A held or waiting job becomes eligible now and joins its queue."""
-        change_state(job, JobState.QUEUED)
-        self.enqueue(job)
-
-    def defer(self, job: Job) -> None:
-        """A held job waits for its execution time (state W) instead."""
-        change_state(job, JobState.WAITING)
-
-    def cancel(self, job: Job, outcome: str) -> None:
-        """A job that never ran leaves the system now (deleted, or its dependency failed)."""
-        if job.state is JobState.QUEUED:
-            self.withdraw(job)
-        change_state(job, JobState.FINISHED)
-        job.outcome = outcome
-        job.end = self.now

@@ -1,7 +1,8 @@
 """Jobs that were running when the daemon stopped, back in the engine after its restart.
 
 Each is put back through one of three transitions: still running (on the same nodes,
-from the same start), ended while nobody watched, or gone back to its queue.
+from the same start), ended while nobody watched, or gone back to its queue. A saved
+reservation whose window passed meanwhile has finished.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from batchd.model.job import Job
+from batchd.model.reservation import Reservation, ResvState
 from batchd.model.states import JobState, change_state
 
 if TYPE_CHECKING:
@@ -43,3 +45,8 @@ def finished(engine: Engine, job: Job, end: int, outcome: str) -> None:
         engine.finished.append(job)
     for hook in engine.on_end:
         hook(job)
+
+
+def reservation_passed(resv: Reservation) -> None:
+    """A saved reservation whose window passed while the daemon was down has finished."""
+    resv.state = ResvState.FINISHED

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from batchd.server.schemas import Duration, Strict, Text, api_duration
+from batchd.server.schema_types import Duration, Strict, Text, api_duration
 from batchd.server.signals import SIGNAL_PATTERN
 
 

@@ -26,7 +26,12 @@ from batchd.model.times import CLOCK_MAX, CLOCK_RANGE, TIME_MIN
 from batchd.sched.grid import widest_job
 from batchd.server.app import create_app
 from batchd.server.auth import daemon_user, load_tokens
-from batchd.server.connlimit import ConnectionGate, LimitError, connection_limits
+from batchd.server.connlimit import (
+    ConnectionGate,
+    ConnectionLimits,
+    LimitError,
+    connection_limits,
+)
 from batchd.server.fdlimit import raise_nofile
 from batchd.server.feed import ReplayFeed
 from batchd.server.listener import BACKLOG, Listeners, tcp_listeners
@@ -35,7 +40,7 @@ from batchd.server.serve_errors import ServeError
 from batchd.server.service import BatchService
 from batchd.server.service.kernels import KernelWarmer, starting_units
 from batchd.server.service.scheduler import grid_refusal
-from batchd.server.socketdir import claim_socket
+from batchd.server.socketdir import ClaimedSocket, claim_socket
 from batchd.server.store import SaveError, Store
 from batchd.site.config import ConfigError, SiteConfig, load_site
 
@@ -167,6 +172,51 @@ def make_executor(site: SiteConfig, state: Path, server: str) -> LocalExecutor |
 async def serve(opts: ServeOptions) -> int:
     # Until the reload handler is in place, a SIGHUP must not kill a starting daemon.
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    site, tokens, listen, limits = _checked_config(opts)
+    sock_path = Path(opts.socket or default_socket())
+    claimed, store, (svc, kernels, wake) = await _open_state(opts, site, sock_path)
+    # The modules, config and restored state live as long as the daemon: keep them
+    # out of the collector's full passes, whose pauses otherwise set the p99 latency.
+    gc.collect()
+    gc.freeze()
+    runner = await _listen(svc, tokens, limits, claimed, listen)
+    stop, reload = _events(svc, wake, kernels)
+    log.info(
+        "daemon_started",
+        server=svc.server,
+        socket=str(sock_path),
+        listen=opts.listen,
+        state=str(store.path),
+        clock="realtime" if svc.realtime else f"x{svc.speed:g}",
+        now=svc.now,
+        policy=[c.name for c in svc.scheduler.choices],
+        pid=os.getpid(),
+    )
+    scheduler = asyncio.create_task(_schedule_loop(svc, wake, stop, reload, opts.config))
+    crashed = False
+    try:
+        await stop.wait()
+    finally:
+        scheduler.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            crashed = await scheduler
+        await runner.cleanup()
+        crashed = crashed or svc.lost is not None
+        all_saved = _close(svc, store, claimed, kernels, crashed)
+        log.info(
+            "daemon_stopped", now=svc.now, jobs=len(svc.records), crashed=crashed, saved=all_saved
+        )
+    return EXIT_CRASHED if crashed else 0
+
+
+Listen = tuple[str, int]
+
+
+def _checked_config(
+    opts: ServeOptions,
+) -> tuple[SiteConfig, dict[str, str] | None, Listen | None, ConnectionLimits]:
+    """The site file, the tokens and the TCP address, and the connection limits, each
+    checked before anything is opened (ServeError names what is wrong)."""
     site = load_site(opts.config)
     refused = grid_refusal(site)
     if refused is not None:
@@ -180,25 +230,36 @@ async def serve(opts: ServeOptions) -> int:
         limits = connection_limits(site.connections, raise_nofile())
     except LimitError as exc:
         raise ServeError(f"{opts.config}: {exc}") from None
-    sock_path = Path(opts.socket or default_socket())
-    claimed = claim_socket(sock_path)  # before the state is touched: a refusal leaves no trace
+    return site, tokens, listen, limits
+
+
+async def _open_state(
+    opts: ServeOptions, site: SiteConfig, sock_path: Path
+) -> tuple[ClaimedSocket, Store, tuple[BatchService, KernelWarmer, asyncio.Event]]:
+    """The socket claimed, then the state file opened and the service restored from it;
+    a refusal leaves no trace: the socket released, the state file as it was, closed."""
+    claimed = claim_socket(sock_path)  # before the state is touched
     try:
         store = Store(opts.state or default_state_path(), sync=opts.sync)  # type: ignore[arg-type]
     except BaseException:
         claimed.close()
         raise
     try:
-        svc, kernels, wake = await _restore(opts, site, store)
+        return claimed, store, await _restore(opts, site, store)
     except BaseException:
-        store.abandon()  # a refusal leaves the state file as it was, and closed
+        store.abandon()
         claimed.close()
         raise
-    executor, speed = svc.executor, svc.speed
 
-    # The modules, config and restored state live as long as the daemon: keep them
-    # out of the collector's full passes, whose pauses otherwise set the p99 latency.
-    gc.collect()
-    gc.freeze()
+
+async def _listen(
+    svc: BatchService,
+    tokens: dict[str, str] | None,
+    limits: ConnectionLimits,
+    claimed: ClaimedSocket,
+    listen: Listen | None,
+) -> web.AppRunner:
+    """The API served on the Unix socket and the TCP listeners, behind the connection gate."""
     app = create_app(svc, tokens)
     runner = web.AppRunner(
         app, handle_signals=False, access_log=None, keepalive_timeout=limits.idle_timeout
@@ -214,7 +275,15 @@ async def serve(opts: ServeOptions) -> int:
     if listen is not None:
         for sock in tcp_listeners(*listen):
             await listeners.add(sock)
+    return runner
 
+
+def _events(
+    svc: BatchService, wake: asyncio.Event, kernels: KernelWarmer
+) -> tuple[asyncio.Event, asyncio.Event]:
+    """What wakes the scheduling loop (a change, a finished search, SIGHUP) and what stops
+    it (SIGTERM, SIGINT, a lost state file); the other policies' kernels start compiling.
+    Returns the stop and reload events."""
     stop = asyncio.Event()
     reload = asyncio.Event()
     svc.on_change.append(wake.set)
@@ -236,49 +305,37 @@ async def serve(opts: ServeOptions) -> int:
         wake.set()
 
     loop.add_signal_handler(signal.SIGHUP, hangup)
-    log.info(
-        "daemon_started",
-        server=svc.server,
-        socket=str(sock_path),
-        listen=opts.listen,
-        state=str(store.path),
-        clock="realtime" if svc.realtime else f"x{speed:g}",
-        now=svc.now,
-        policy=[c.name for c in svc.scheduler.choices],
-        pid=os.getpid(),
-    )
-    scheduler = asyncio.create_task(_schedule_loop(svc, wake, stop, reload, opts.config))
-    crashed = False
+    return stop, reload
+
+
+def _close(
+    svc: BatchService,
+    store: Store,
+    claimed: ClaimedSocket,
+    kernels: KernelWarmer,
+    crashed: bool,
+) -> bool:
+    """After the loop stopped: everything saved (unless it crashed), the state file, the
+    socket, the launcher and the kernel worker closed. True if everything was saved."""
+    all_saved = True
     try:
-        await stop.wait()
+        if not crashed:
+            svc.sync()
+            all_saved = svc.save(clock=True, force=True)
     finally:
-        scheduler.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            crashed = await scheduler
-        await runner.cleanup()
-        crashed = crashed or svc.lost is not None
-        all_saved = True
+        if not all_saved:
+            # Logged (state_save_failing); a restart goes on from the last commit.
+            store.discard()
         try:
-            if not crashed:
-                svc.sync()
-                all_saved = svc.save(clock=True, force=True)
-        finally:
-            if not all_saved:
-                # Logged (state_save_failing); a restart goes on from the last commit.
-                store.discard()
-            try:
-                store.close()
-            except SaveError as exc:
-                all_saved = False
-                log.error("state_save_failing", error=exc.cause, state=str(store.path))
-            claimed.close()
-            if executor is not None:
-                executor.close()  # the launcher goes; running jobs and their supervisors stay
-            kernels.close()
-        log.info(
-            "daemon_stopped", now=svc.now, jobs=len(svc.records), crashed=crashed, saved=all_saved
-        )
-    return EXIT_CRASHED if crashed else 0
+            store.close()
+        except SaveError as exc:
+            all_saved = False
+            log.error("state_save_failing", error=exc.cause, state=str(store.path))
+        claimed.close()
+        if svc.executor is not None:
+            svc.executor.close()  # the launcher goes; running jobs and their supervisors stay
+        kernels.close()
+    return all_saved
 
 
 async def _restore(

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from batchd.server.schemas import Strict, Text
+from batchd.server.schema_types import Strict, Text
 
 NodeAction = Literal["offline", "online", "down"]
 

@@ -10,8 +10,10 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from batchd import __version__
+from batchd.server import admin_schemas as a
 from batchd.server import cmd_schemas as c
 from batchd.server import node_schemas as n
+from batchd.server import schema_types as b
 from batchd.server import schemas as s
 from batchd.server.plan_schemas import PlanOut
 from batchd.server.planfeed import VERSION_PATTERN
@@ -46,7 +48,7 @@ _FLAG = {"type": "string", "enum": list(FLAG_WORDS)}
 
 
 ROUTES: tuple[Route, ...] = (
-    Route("GET", "/healthz", "liveness", answer=s.Health, errors=()),
+    Route("GET", "/healthz", "liveness", answer=a.Health, errors=()),
     Route("GET", "/metrics", "Prometheus metrics (text exposition format)", errors=()),
     Route("GET", "/openapi.json", "this document", errors=()),
     Route(
@@ -63,9 +65,9 @@ ROUTES: tuple[Route, ...] = (
         errors=(404, 405),
         media=("text/javascript", "text/css"),
     ),
-    Route("GET", "/server", "server attributes (qmgr list server)", answer=s.ServerOut),
+    Route("GET", "/server", "server attributes (qmgr list server)", answer=a.ServerOut),
     Route(
-        "PATCH", "/server", "set server attributes (qmgr set server)", s.ServerChange, s.ServerOut
+        "PATCH", "/server", "set server attributes (qmgr set server)", a.ServerChange, a.ServerOut
     ),
     Route(
         "POST",
@@ -191,14 +193,14 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/nodes", "list nodes (qnodes)", answer=n.NodeList),
     Route("GET", "/nodes/{name}", "one node", answer=n.NodeOut),
     Route("PATCH", "/nodes/{name}", "offline, online or down", n.NodeChange, n.NodeOut),
-    Route("GET", "/queues", "list queues (qstat -Q)", answer=s.QueueList),
-    Route("GET", "/queues/{name}", "one queue", answer=s.QueueOut),
+    Route("GET", "/queues", "list queues (qstat -Q)", answer=a.QueueList),
+    Route("GET", "/queues/{name}", "one queue", answer=a.QueueOut),
     Route(
         "POST",
         "/queues",
         "create a queue (qmgr create queue; managers); saved across restarts",
         c.QueueCreate,
-        s.QueueOut,
+        a.QueueOut,
         201,
         errors=(400, 401, 403, 405, 409, 413),
     ),
@@ -207,36 +209,36 @@ ROUTES: tuple[Route, ...] = (
         "/queues/{name}",
         "set queue attributes (qmgr set queue; managers)",
         c.QueueChange,
-        s.QueueOut,
+        a.QueueOut,
         errors=WITH_CONFLICT,
     ),
     Route(
         "DELETE",
         "/queues/{name}",
         "delete a queue without unfinished jobs (qmgr delete queue; managers)",
-        answer=s.QueueOut,
+        answer=a.QueueOut,
         errors=WITH_CONFLICT,
     ),
-    Route("GET", "/reservations", "list reservations", answer=s.ReservationList),
+    Route("GET", "/reservations", "list reservations", answer=a.ReservationList),
     Route(
         "POST",
         "/reservations",
         "create a reservation",
-        s.ReservationCreate,
-        s.ReservationOut,
+        a.ReservationCreate,
+        a.ReservationOut,
         201,
         errors=(400, 401, 403, 405, 409, 413),
     ),
-    Route("GET", "/reservations/{id}", "one reservation", answer=s.ReservationOut),
+    Route("GET", "/reservations/{id}", "one reservation", answer=a.ReservationOut),
     Route(
         "DELETE",
         "/reservations/{id}",
         "delete a reservation",
-        answer=s.ReservationOut,
+        answer=a.ReservationOut,
         errors=WITH_CONFLICT,
     ),
-    Route("GET", "/scheduler", "policy, parameters, statistics", answer=s.SchedulerOut),
-    Route("PATCH", "/scheduler", "set policy and parameters", s.SchedulerChange, s.SchedulerOut),
+    Route("GET", "/scheduler", "policy, parameters, statistics", answer=a.SchedulerOut),
+    Route("PATCH", "/scheduler", "set policy and parameters", a.SchedulerChange, a.SchedulerOut),
 )
 
 
@@ -303,7 +305,7 @@ def _name_fields(schemas: dict[str, Any], site: SiteNames) -> None:
 
 
 def openapi_document(site: SiteNames) -> dict[str, Any]:
-    models: set[type[BaseModel]] = {s.ErrorOut}
+    models: set[type[BaseModel]] = {b.ErrorOut}
     for r in ROUTES:
         models.update(m for m in (r.body, r.answer, r.alt) if m is not None)
     ordered = sorted(models, key=lambda m: m.__name__)
@@ -323,7 +325,7 @@ def openapi_document(site: SiteNames) -> dict[str, Any]:
 
     error = {
         "description": "refused; nothing changed",
-        "content": {"application/json": {"schema": ref(s.ErrorOut)}},
+        "content": {"application/json": {"schema": ref(b.ErrorOut)}},
     }
     paths: dict[str, Any] = {}
     for r in ROUTES:

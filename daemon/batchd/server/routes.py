@@ -16,6 +16,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, ValidationError
 
 from batchd.server import listing, views
+from batchd.server.admin_schemas import ReservationCreate, SchedulerChange, ServerChange
 from batchd.server.cmd_schemas import MoveRequest, QueueChange, QueueCreate, SignalRequest
 from batchd.server.errors import ApiError, bad_request
 from batchd.server.keys import CALLER, PLAN_FEED, REGISTRY, SERVICE
@@ -28,15 +29,9 @@ from batchd.server.openapi import (
 )
 from batchd.server.planfeed import etag_matches, parse_since
 from batchd.server.records import parse_job_id
-from batchd.server.schemas import (
-    HoldRequest,
-    JobAlter,
-    JobSubmit,
-    ReservationCreate,
-    SchedulerChange,
-    ServerChange,
-)
-from batchd.server.service import Caller, commands
+from batchd.server.schemas import HoldRequest, JobAlter, JobSubmit
+from batchd.server.service import Caller, trial
+from batchd.server.service import operations as op
 from batchd.server.service.access import may_see
 from batchd.server.service.kernels import loaded
 from batchd.server.service.queue_admin import unknown_queue
@@ -180,7 +175,7 @@ async def server(request: web.Request) -> web.Response:
 async def submit(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, JobSubmit)
-    rec = svc.submit(_caller(request), body)
+    rec = op.jobs.submit(svc, _caller(request), body)
     return _json(views.job_out(svc, rec, svc.planned_starts()), 201)
 
 
@@ -189,14 +184,14 @@ async def try_submit(request: web.Request) -> web.Response:
     """sbatch --test-only: the job validated and planned as if submitted; nothing changes."""
     svc = request.app[SERVICE]
     body = await _body(request, JobSubmit)
-    return _json(svc.try_submit(_caller(request), body))
+    return _json(trial.try_submit(svc, _caller(request), body))
 
 
 @routes.patch("/server")
 async def set_server(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, ServerChange)
-    svc.set_server(_caller(request), body)
+    op.server_attrs.set_server(svc, _caller(request), body)
     return _json(views.server_out(svc))
 
 
@@ -242,7 +237,7 @@ async def show_job(request: web.Request) -> web.Response:
 @routes.delete("/jobs/{id}")
 async def delete_job(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
-    rec = svc.delete(_caller(request), _job_ref(request))
+    rec = op.jobs.delete(svc, _caller(request), _job_ref(request))
     return _json(views.job_out(svc, rec, {}))
 
 
@@ -250,7 +245,7 @@ async def delete_job(request: web.Request) -> web.Response:
 async def hold_job(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, HoldRequest, required=False)
-    rec = svc.hold(_caller(request), _job_ref(request), body.types)
+    rec = op.jobs.hold(svc, _caller(request), _job_ref(request), body.types)
     return _json(views.job_out(svc, rec, {}))
 
 
@@ -258,7 +253,7 @@ async def hold_job(request: web.Request) -> web.Response:
 async def release_job(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, HoldRequest, required=False)
-    rec = svc.release(_caller(request), _job_ref(request), body.types)
+    rec = op.jobs.release(svc, _caller(request), _job_ref(request), body.types)
     return _json(views.job_out(svc, rec, svc.planned_starts()))
 
 
@@ -266,14 +261,14 @@ async def release_job(request: web.Request) -> web.Response:
 async def alter_job(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, JobAlter)
-    rec = svc.alter(_caller(request), _job_ref(request), body)
+    rec = op.jobs.alter(svc, _caller(request), _job_ref(request), body)
     return _json(views.job_out(svc, rec, svc.planned_starts()))
 
 
 @routes.post("/jobs/{id}/rerun")
 async def rerun_job(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
-    rec = commands.rerun(svc, _caller(request), _job_ref(request))
+    rec = op.jobs.rerun(svc, _caller(request), _job_ref(request))
     return _json(views.job_out(svc, rec, svc.planned_starts()))
 
 
@@ -281,7 +276,7 @@ async def rerun_job(request: web.Request) -> web.Response:
 async def move_job(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, MoveRequest)
-    rec = commands.move(svc, _caller(request), _job_ref(request), body.queue)
+    rec = op.jobs.move(svc, _caller(request), _job_ref(request), body.queue)
     return _json(views.job_out(svc, rec, svc.planned_starts()))
 
 
@@ -289,14 +284,14 @@ async def move_job(request: web.Request) -> web.Response:
 async def signal_job(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, SignalRequest, required=False)
-    rec = commands.signal(svc, _caller(request), _job_ref(request), body.signal, body.target)
+    rec = op.jobs.signal(svc, _caller(request), _job_ref(request), body.signal, body.target)
     return _json(views.job_out(svc, rec, svc.planned_starts()))
 
 
 @routes.get("/jobs/{id}/events")
 async def job_events(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
-    rec, events = commands.job_events(svc, _job_ref(request))
+    rec, events = svc.job_events(_job_ref(request))
     may_see(_caller(request), rec.owner, svc.jid(rec))
     return _json(
         {
@@ -340,7 +335,7 @@ async def show_node(request: web.Request) -> web.Response:
 async def change_node(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, NodeChange)
-    where = svc.set_node(_caller(request), request.match_info["name"], body)
+    where = op.nodes.set_node(svc, _caller(request), request.match_info["name"], body)
     return _json(views.node_at(svc, where))
 
 
@@ -360,7 +355,7 @@ async def show_queue(request: web.Request) -> web.Response:
 async def create_queue(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, QueueCreate)
-    commands.create_queue(svc, _caller(request), body)
+    op.queues.create_queue(svc, _caller(request), body)
     return _json(views.queue_named(svc, body.name), 201)
 
 
@@ -369,7 +364,7 @@ async def change_queue(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, QueueChange)
     name = request.match_info["name"]
-    commands.change_queue(svc, _caller(request), name, body)
+    op.queues.change_queue(svc, _caller(request), name, body)
     return _json(views.queue_named(svc, name))
 
 
@@ -381,7 +376,7 @@ async def delete_queue(request: web.Request) -> web.Response:
         gone = views.queue_named(svc, name)
     except ApiError:
         raise unknown_queue(name) from None
-    commands.delete_queue(svc, _caller(request), name)
+    op.queues.delete_queue(svc, _caller(request), name)
     return _json(gone)
 
 
@@ -395,7 +390,7 @@ async def list_reservations(request: web.Request) -> web.Response:
 async def create_reservation(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, ReservationCreate)
-    resv = svc.create_reservation(_caller(request), body)
+    resv = op.reservations.create(svc, _caller(request), body)
     return _json(views.reservation_out(svc, resv), 201)
 
 
@@ -408,7 +403,7 @@ async def show_reservation(request: web.Request) -> web.Response:
 @routes.delete("/reservations/{id}")
 async def delete_reservation(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
-    resv = svc.delete_reservation(_caller(request), _resv_ref(request))
+    resv = op.reservations.delete(svc, _caller(request), _resv_ref(request))
     return _json(views.reservation_out(svc, resv))
 
 
@@ -422,6 +417,8 @@ async def scheduler(request: web.Request) -> web.Response:
 async def set_scheduler(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, SchedulerChange)
-    await loaded(svc.kernels_for(_caller(request), body))  # compiled and loaded off the loop
-    svc.set_scheduler(_caller(request), body)
+    await loaded(
+        op.scheduler.kernels_for(svc, _caller(request), body)
+    )  # compiled and loaded off the loop
+    op.scheduler.set_scheduler(svc, _caller(request), body)
     return _json(views.scheduler_out(svc))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from batchd.engine import transitions
 from batchd.model.job import Job
 from batchd.model.states import JobState
 from batchd.server.arrays import EXPIRED, label, subjob_key
@@ -63,10 +64,10 @@ def subjob_record(parent: JobRecord, index: int, server: str, now: int) -> JobRe
         slurm=parent.slurm,
     )
     if rec.hold_types:
-        job.state = JobState.HELD
+        transitions.first_state(job, JobState.HELD)
         rec.comment = parent.comment
     elif rec.exec_time is not None and rec.exec_time > now:
-        job.state = JobState.WAITING
+        transitions.first_state(job, JobState.WAITING)
     return rec
 
 
@@ -78,6 +79,5 @@ def shown_subjob(parent: JobRecord, index: int, server: str, now: int) -> JobRec
     position = spec.position(index)
     rec = subjob_record(parent, index, server, now)
     if position is not None and spec.letter(position) == EXPIRED:
-        rec.job.state = JobState.FINISHED
-        rec.job.end = parent.job.end if parent.job.end >= 0 else now
+        transitions.shown_expired(rec.job, parent.job.end if parent.job.end >= 0 else now)
     return rec

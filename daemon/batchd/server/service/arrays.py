@@ -16,6 +16,7 @@ arrays, not on subjobs ("Invalid request"); qalter only before a subjob has begu
 
 from __future__ import annotations
 
+from batchd.engine import transitions
 from batchd.model.job import Job
 from batchd.model.reservation import Reservation
 from batchd.model.states import PENDING_STATES, JobState
@@ -92,10 +93,10 @@ class ArrayJobs:
         self.journal.touch(rec)
         job = rec.job
         if rec.hold_types:
-            job.state = JobState.HELD
+            transitions.first_state(job, JobState.HELD)
             rec.comment = "Job held by user"
         elif rec.exec_time is not None and rec.exec_time > now:
-            job.state = JobState.WAITING
+            transitions.first_state(job, JobState.WAITING)
         else:
             rec.etime = now
         self.events.queued(rec, caller.user)
@@ -190,10 +191,9 @@ class ArrayJobs:
         spec = parent.array
         assert spec is not None
         job = parent.job
-        job.state = JobState.FINISHED
-        job.end = self.engine.now
         ran = job.start >= 0
-        job.outcome = "ok" if ran and spec.exit_status() == 0 else "cancelled"
+        outcome = "ok" if ran and spec.exit_status() == 0 else "cancelled"
+        transitions.array_finished(job, self.engine.now, outcome)
         # An emulated array ran no process: it has no exit status, as its subjobs have none.
         parent.exit_status = spec.exit_status() if ran and job.external else None
         parent.comment = "Job Array finished" if ran else "Job Array deleted before it ran"
@@ -279,7 +279,7 @@ class ArrayJobs:
         if rec.state is JobState.FINISHED:
             raise conflict(f"job {jid} is finished; only queued, waiting or held jobs can be held")
         rec.hold_types = merge_holds(rec.hold_types, types)
-        rec.job.state = JobState.HELD
+        transitions.array_held(rec.job)
         rec.comment = f"Job held by {caller.user}"
         self.events.said(rec, f"Holds {types} set at request of {self.events.who(caller.user)}")
         for sub in self._waiting_subjobs(rec):
@@ -303,7 +303,7 @@ class ArrayJobs:
         if not rec.hold_types:
             rec.comment = None
             waiting = rec.exec_time is not None and rec.exec_time > self.engine.now
-            rec.job.state = JobState.WAITING if waiting else JobState.QUEUED
+            transitions.array_released(rec.job, waiting=waiting)
             rec.etime = self.engine.now
         self.journal.touch(rec)
         for sub in self._waiting_subjobs(rec):

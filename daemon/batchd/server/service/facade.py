@@ -2,24 +2,15 @@
 
 It owns the engine (the same one replays use, one policy per machine), the clock
 and the store. Only unfinished jobs stay in memory (``records``): a finished one
-goes to the history in the database once a commit has written it. A request first
-finds the engine caught up with the clock and committed (``catch_up``, which the
-app's middleware calls for every request), so what it reads has been saved. A
-change runs inside ``change``: the part does
-its work, then one scheduling pass, then one commit, before the answer is built.
-
-When the state file takes no writes (a full disk, an I/O error), reads and the
-scheduling loop go on and their records wait in the store for a retry; a change
-is refused with 503 before it starts, and one whose own commit fails is undone:
-the parts are built again from the state file, as at a restart, so that nothing
-of it is kept.
+goes to the history in the database once a commit has written it. It is the
+``Changes`` that every change goes through (``service.changes``: caught up, the
+change, one scheduling pass, one commit) and the ``Figures`` the metrics exporter
+reads (``service.figures``); the changes themselves are ``service.operations``.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -27,29 +18,20 @@ import structlog
 from batchd.engine.clock import Clock
 from batchd.engine.core import Engine
 from batchd.execution.local import LocalExecutor
-from batchd.metrics.exporter import PoolState
 from batchd.metrics.live import LiveMetrics
 from batchd.model.job import Job
-from batchd.model.reservation import Reservation
 from batchd.model.states import JobState
 from batchd.sched.grid import widest_job
-from batchd.server.errors import ApiError, bad_request, unavailable
+from batchd.server.errors import bad_request
 from batchd.server.jobview import finished_views
-from batchd.server.node_schemas import NodeChange
 from batchd.server.records import JobRecord
-from batchd.server.schemas import (
-    JobAlter,
-    JobSubmit,
-    ReservationCreate,
-    SchedulerChange,
-    ServerChange,
-)
-from batchd.server.service import job_requests
-from batchd.server.service.access import Access, Caller, require
+from batchd.server.service.access import Access, Caller
 from batchd.server.service.admission import Admission
 from batchd.server.service.arrays import ArrayJobs
+from batchd.server.service.changes import Changes
 from batchd.server.service.dependencies import Dependencies
 from batchd.server.service.events import JobEvents
+from batchd.server.service.figures import Figures
 from batchd.server.service.history import History
 from batchd.server.service.jobcontrol import JobControl
 from batchd.server.service.journal import Journal
@@ -57,14 +39,13 @@ from batchd.server.service.kernels import KernelWarmer
 from batchd.server.service.lifecycle import Lifecycle
 from batchd.server.service.nodes import Nodes
 from batchd.server.service.observers import DecisionLog, PoolObserver
-from batchd.server.service.pool_states import pool_states
 from batchd.server.service.queue_admin import QueueAdmin, effective_site
 from batchd.server.service.reservations import Reservations
 from batchd.server.service.runs import Runs
 from batchd.server.service.saving import SaveStatus
 from batchd.server.service.scheduler import Scheduler
 from batchd.server.service.searches import SearchWorker
-from batchd.server.store import Saved, SaveError, Store, StoreError
+from batchd.server.store import Saved, Store
 from batchd.site.config import SiteConfig
 
 # PBS's words for a job that fits by count but not on any node (shared nodes).
@@ -75,13 +56,7 @@ UNPLACED = (
 log = structlog.get_logger("batchd")
 
 
-def not_saved(cause: str) -> ApiError:
-    return unavailable(
-        f"the state could not be saved: {cause}; nothing was changed, try again later"
-    )
-
-
-class BatchService:
+class BatchService(Changes, Figures):
     def __init__(
         self,
         site: SiteConfig,
@@ -190,7 +165,7 @@ class BatchService:
     def _order_of(self, machine: int) -> Callable[[], str]:
         return lambda: self.engine.machines[machine].policy.order()
 
-    # -- time and commits -------------------------------------------------------------
+    # -- time and saved meta (the commits are ``Changes``') -------------------------
     @property
     def now(self) -> int:
         return self.engine.now
@@ -202,134 +177,6 @@ class BatchService:
     @property
     def on_change(self) -> list[Callable[[], None]]:
         return self._on_change
-
-    def sync(self) -> None:
-        """Process every event up to the clock's now (each event second has its pass),
-        then the ends of jobs that ran for real (and a pass), then the pass a finished
-        search asks for."""
-        now = self.clock.now()
-        nxt = self.engine.next_event_time()
-        if now > self.engine.now or (nxt is not None and nxt <= now):
-            self.metrics.timed(lambda: self.engine.advance_to(now))
-            self.scheduler.changed()
-        if self.runs is not None and self.runs.apply_ends():
-            self._pass()  # what ended for real gives its nodes to the queue now
-        if self.searches.take_due():
-            self._pass()
-
-    def catch_up(self) -> None:
-        """The engine at the clock's now, and everything that happened until then saved
-        (or kept for the next try, while the state file takes no writes)."""
-        if self.lost is not None:
-            raise self._lost_answer()
-        self.sync()
-        self.save()
-
-    def tick(self) -> None:
-        """The scheduling loop's heartbeat: caught up, and the clock saved with the rest."""
-        self.sync()
-        self.save(clock=True)
-
-    def save(self, *, clock: bool = False, force: bool = False) -> bool:
-        """Commit what changed, unless saving fails and its retry is not due yet (or
-        ``force``). A failure is logged once, and what could not be written waits for
-        the next try: the clock and the jobs the loop started or ended are no request
-        that could be refused. True if everything is saved."""
-        write = force or self.saving.due()
-        try:
-            self.journal.commit(self.engine.now, clock=clock, write=write)
-        except SaveError:
-            return False
-        if write:
-            self._purge()
-        return write and not self.saving.failing
-
-    def save_clock(self) -> None:
-        """Before an answer leaves: the emulated now it shows is saved, so that a restart
-        after a crash never resumes the clock before a time a caller has seen. While the
-        state file takes no writes it waits with the rest (a read is answered all the same)."""
-        if self.journal.clock_moved(self.engine.now):
-            self.save(clock=True)
-
-    def commit(self, *, clock: bool = False) -> None:
-        """Commit what changed (``SaveError`` if it could not be written); then the
-        history forgets what ended over its duration ago (on the emulated clock)."""
-        self.journal.commit(self.engine.now, clock=clock)
-        self._purge()
-
-    def _purge(self) -> None:
-        with contextlib.suppress(SaveError):  # tried again at the next commit
-            self.history.purge(self.engine.now)
-
-    def _pass(self) -> None:
-        """What a change queued arrives and one scheduling pass runs."""
-        self.metrics.timed(lambda: self.engine.instant(self.engine.now))
-        self.scheduler.changed()
-
-    def settle(self) -> None:
-        """After a change: one scheduling pass, then save (``SaveError`` if it failed)."""
-        self._pass()
-        self.commit()
-
-    @contextlib.contextmanager
-    def change(self) -> Iterator[None]:
-        """A change of state: caught up and saved first, then the change, then one
-        scheduling pass and one commit. It is refused with 503 (nothing changed) while
-        the state cannot be saved, and undone if its own commit fails."""
-        self.ready()
-        yield
-        try:
-            self.settle()
-        except SaveError as exc:
-            raise self._undo(exc.cause) from None
-
-    def ready(self) -> None:
-        """Before a change: everything until now saved, else 503 before anything changes."""
-        if self.lost is not None:
-            raise self._lost_answer()
-        self.sync()
-        if not self.saving.due():
-            raise not_saved(self.saving.cause or "")
-        try:
-            self.commit()
-        except SaveError as exc:
-            raise not_saved(exc.cause) from None
-
-    def _undo(self, cause: str) -> ApiError:
-        """A change whose commit failed: the state goes back to the state file, which holds
-        everything until the change (``ready`` saved it), as a restart would find it.
-        Counters of the events the change caused are not taken back."""
-        store = self.store
-        assert store is not None  # without a store nothing fails to save
-        try:
-            saved = store.load()
-        except StoreError as exc:
-            self._lose(f"{cause}; reading it back: {exc}")
-            return self._lost_answer()
-        store.discard()
-        self.metrics.tally.clear()
-        self._build(self.engine.now)
-        self.restore(saved)
-        if self.replay is not None:
-            self.replay.resume()
-        log.warning("change_undone", error=cause, now=self.now)
-        return not_saved(cause)
-
-    def _lose(self, why: str) -> None:
-        """The state file can be neither written nor read: nothing more is saved, so that
-        a change refused with 503 can never be; the daemon stops (``on_lost``)."""
-        self.lost = why
-        log.error("state_lost", error=why, state=self.saving.state)
-        if self.store is not None:
-            self.store.discard()
-        self.journal.store = None
-        for fn in self.on_lost:
-            fn()
-
-    def _lost_answer(self) -> ApiError:
-        return unavailable(
-            f"the state file can be neither written nor read ({self.lost}); the daemon stops"
-        )
 
     def next_event_time(self) -> int | None:
         return self.engine.next_event_time()
@@ -434,30 +281,18 @@ class BatchService:
             raise bad_request(f"machine: unknown machine {name!r}; machines: {names}") from None
 
     # -- jobs -------------------------------------------------------------------------
-    def submit(self, caller: Caller, body: JobSubmit) -> JobRecord:
-        return job_requests.submit(self, caller, body)
-
-    def try_submit(self, caller: Caller, body: JobSubmit) -> dict[str, Any]:
-        """A submission validated and planned, not made (POST /plan): nothing changes."""
-        from batchd.server.service.trial import try_submit
-
-        return try_submit(self, caller, body)
-
     def inject(self, job: Job, owner: str) -> JobRecord:
         """A trace job arrives (from a timer, inside the engine's current second)."""
         return self.lifecycle.inject(job, owner)
 
-    def delete(self, caller: Caller, text: str) -> JobRecord:
-        return job_requests.delete(self, caller, text)
+    def job_events(self, text: str) -> tuple[JobRecord, list[tuple[int, str, str]]]:
+        """A job and its history (``tracejob``), oldest first."""
+        rec = self.find(text)
+        return rec, self.store.events_of(rec.seq)
 
-    def hold(self, caller: Caller, text: str, types: str) -> JobRecord:
-        return job_requests.hold(self, caller, text, types)
-
-    def release(self, caller: Caller, text: str, types: str) -> JobRecord:
-        return job_requests.release(self, caller, text, types)
-
-    def alter(self, caller: Caller, text: str, body: JobAlter) -> JobRecord:
-        return job_requests.alter(self, caller, text, body)
+    def queue_jobs(self, name: str) -> int:
+        """The unfinished jobs, arrays and subjobs in queue ``name``."""
+        return sum(rec.job.queue == name for rec in [*self.records.values(), *self.arrays.values()])
 
     def planned_starts(self) -> dict[int, int]:
         return self.scheduler.planned_starts()
@@ -471,60 +306,11 @@ class BatchService:
         return m.policy.explain(job, self.now)
 
     # -- nodes ------------------------------------------------------------------------
-    def set_node(self, caller: Caller, name: str, change: NodeChange) -> tuple[int, int]:
-        with self.change():
-            where = self.nodes.find(name)
-            require(caller, "operator", "change node states")
-            for down in self.nodes.set(self.engine, where, change.state, change.comment):
-                self.lifecycle.node_failed(down)
-        log.info("node_state", node=name, state=change.state, by=caller.user)
-        return where
-
     def count_allocated(self) -> None:
         """Nodes allocated to running jobs, counted afresh on each machine (after a restart)."""
         for m in self.engine.machines:
             busy = sum(len(h.nodes) for h in m.holders() if isinstance(h, Job))
             self.metrics.set_allocated(m.index, self.now, busy)
-
-    # -- reservations -----------------------------------------------------------------
-    def create_reservation(self, caller: Caller, body: ReservationCreate) -> Reservation:
-        with self.change():
-            require(caller, "manager", "create reservations")
-            machine = self.machine_named(body.machine)
-            resv = self.reservations.create(
-                self.engine, machine, self.site.machine[machine].nodes, caller.user, body
-            )
-        log.info(
-            "reservation_created", resv=self.resv_id(resv.id), start=resv.start, nodes=body.nodes
-        )
-        return resv
-
-    def delete_reservation(self, caller: Caller, text: str) -> Reservation:
-        with self.change():
-            require(caller, "manager", "delete reservations")
-            resv = self.reservations.find(text)
-            self.reservations.delete(self.engine, resv)
-        log.info("reservation_deleted", resv=self.resv_id(resv.id), by=caller.user)
-        return resv
-
-    # -- the scheduler ----------------------------------------------------------------
-    def kernels_for(self, caller: Caller, change: SchedulerChange) -> list[Future[None]]:
-        """The compiled kernels a change of the scheduler needs that are still being
-        loaded (off the loop): the change waits for them, so that no pass compiles."""
-        if self.kernels is None:
-            return []
-        from batchd.server.service.policy_change import kernel_units
-
-        return self.kernels.ready(kernel_units(self, caller, change))
-
-    def set_scheduler(self, caller: Caller, change: SchedulerChange) -> None:
-        """A manager's change of policy (per machine), or of a grid site's structure."""
-        from batchd.server.service.policy_change import set_grid, set_policies
-
-        if self.scheduler.grid is not None:
-            set_grid(self, caller, change)
-        else:
-            set_policies(self, caller, change)
 
     # -- server attributes ------------------------------------------------------------
     def history_duration(self, site: SiteConfig) -> int:
@@ -536,21 +322,6 @@ class BatchService:
         """Whether users see others' jobs: as a manager set it (saved), else the config's."""
         saved = self.journal.meta.get("query_other_jobs")
         return bool(saved) if saved is not None else self.site.server.query_other_jobs
-
-    def set_server(self, caller: Caller, change: ServerChange) -> None:
-        duration = change.job_history_duration
-        others = change.query_other_jobs
-        with self.change():
-            require(caller, "manager", "set server attributes")
-            if duration is not None:
-                self.history.duration = duration
-                self.save_meta(job_history_duration=duration)
-            if others is not None:
-                self.save_meta(query_other_jobs=others)
-        if duration is not None:
-            log.info("server_set", job_history_duration=duration, by=caller.user)
-        if others is not None:
-            log.info("server_set", query_other_jobs=others, by=caller.user)
 
     # -- configuration ----------------------------------------------------------------
     def reload(self, site: SiteConfig) -> None:
@@ -587,42 +358,3 @@ class BatchService:
         self.admission.windows = self.scheduler.windows
         for q in site.queues():
             self.metrics.add_queue(q.name)
-
-    # -- figures (the exporter's MetricsSource) ---------------------------------------
-    def queue_names(self) -> list[str]:
-        return [q.name for q in self.site.queues()]
-
-    def flush_tally(self) -> None:
-        self.journal.flush_tally()
-
-    def save_failing(self) -> bool:
-        return self.saving.failing or self.lost is not None
-
-    def pools(self) -> list[PoolState]:
-        """Each machine now: nodes by state, the policy it runs and the order in force."""
-        return pool_states(self.engine, self.site, self.nodes, self.scheduler)
-
-    def refresh_plan_gauges(self) -> None:
-        """Recompute the planned-schedule gauges (the scheduling loop calls this)."""
-        self.sync()
-        for m in self.engine.machines:
-            self.metrics.plan_of(m.index).compute(
-                self.now, self.scheduler.plan(m.index), m.running_ends()
-            )
-
-    def counts(self) -> dict[str, int]:
-        """Jobs by state letter; F: the finished jobs in the history."""
-        self.journal.flush_tally()
-        tally = self.metrics.tally
-        out = {letter: tally.total(letter) for letter in "QHWRE"}
-        out["F"] = self.history.count
-        return out
-
-    def counts_by_queue(self) -> dict[str, dict[str, int]]:
-        """Unfinished jobs of each configured queue by state letter (Q R H W E)."""
-        self.journal.flush_tally()
-        tally = self.metrics.tally
-        return {
-            q.name: {letter: tally.count(q.name, letter) for letter in "QRHWE"}
-            for q in self.site.queues()
-        }

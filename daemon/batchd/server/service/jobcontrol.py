@@ -210,4 +210,4 @@ class JobControl:
         why = f"Job deleted: its reservation R{resv.id} ended"
         for rec in list(self.life.records.values()):
             if rec.job.queue == resv.queue and rec.state in PENDING_STATES:
-                self.life._finish_unrun(rec, "resv_end", why)
+                self.life.finish_unrun(rec, "resv_end", why)

@@ -2,7 +2,10 @@
 
 The engine makes every state transition; this module decides which one a request
 asks for, keeps the PBS attributes beside it (hold types, comments, times,
-execution times) and marks what changed for the journal.
+execution times) and marks what changed for the journal. New jobs are
+``submission``'s, requests on existing ones ``job_requests``'; this module holds the
+rest of a job's life: execution times, the engine's hooks (started, ended, requeued),
+jobs that run for real, dependencies settled and jobs that leave unrun.
 """
 
 from __future__ import annotations
@@ -18,35 +21,27 @@ from batchd.metrics.live import LiveMetrics
 from batchd.model.cores import nodes_used
 from batchd.model.job import Job
 from batchd.model.states import JobState
-from batchd.model.times import MAX_DURATION, hms, parse_duration, stamp
-from batchd.model.utility import Utility
-from batchd.server import slurm_paths
+from batchd.model.times import stamp
 from batchd.server.arrays import label, parse_ref, subjob_key
-from batchd.server.errors import bad_request, conflict, forbidden, not_found
-from batchd.server.jobresources import shape_job
+from batchd.server.errors import bad_request, not_found
 from batchd.server.records import (
     SEQ_DIGITS,
     JobRecord,
-    drop_holds,
-    merge_holds,
 )
-from batchd.server.schemas import JobAlter, JobSubmit
-from batchd.server.service.access import Caller, may_act_on, may_hold
 from batchd.server.service.admission import Admission
 from batchd.server.service.dependencies import Dependencies, Verdict
 from batchd.server.service.events import JobEvents
+from batchd.server.service.job_requests import JobRequests
 from batchd.server.service.journal import Journal
-from batchd.server.service.molding import altered_mold, submitted_mold
 from batchd.server.service.multisite import Parts
-from batchd.server.service.resources import ResourceRules
-from batchd.server.service.run_rules import check_move, ended_outcome, moved, run_for_real
+from batchd.server.service.run_rules import ended_outcome
+from batchd.server.service.submission import Submission
 from batchd.server.subjobs import shown_subjob
 
 if TYPE_CHECKING:
     from batchd.server.service.runs import Runs
     from batchd.site.config import SiteConfig
 
-RUNTIME_VAR = "BATCHD_RUNTIME"
 ENDINGS = {
     "ok": "Job run and finished",
     "walltime": "Job killed at its walltime",
@@ -59,17 +54,7 @@ ENDINGS = {
 EMULATED = "no process ran: the job was emulated"
 
 
-def check_slurm_paths(body: JobSubmit) -> None:
-    """A job from sbatch: its output and error paths' patterns are ones Slurm knows."""
-    for given, option in ((body.output_path, "--output"), (body.error_path, "--error")):
-        if given is not None:
-            try:
-                slurm_paths.check(given, option)
-            except ValueError as exc:
-                raise bad_request(str(exc)) from None
-
-
-class Lifecycle:
+class Lifecycle(Submission, JobRequests):
     def __init__(
         self,
         site: SiteConfig,
@@ -153,143 +138,6 @@ class Lifecycle:
         if self.site.grid_table is not None and self.admission.reserved(queue) is None:
             return 0
         return self.site.machine_index(conf.machine)
-
-    # -- new jobs -------------------------------------------------------------------
-    def owner_of(self, caller: Caller, body: JobSubmit) -> str:
-        owner = body.user or caller.user
-        if owner != caller.user and not caller.at_least("manager"):
-            raise forbidden(f"{caller.user} may not submit jobs as {owner}")
-        return owner
-
-    def submit(self, caller: Caller, body: JobSubmit) -> JobRecord:
-        owner = self.owner_of(caller, body)
-        rec = self.new_record(body, owner, caller.user)
-        self._accept(rec)
-        self.events.queued(rec, caller.user)
-        return rec
-
-    def new_record(self, body: JobSubmit, owner: str, submitter: str) -> JobRecord:
-        """Validate a submission completely before anything changes."""
-        now = self.engine.now
-        qname = body.queue or self.site.default_queue
-        queue = self.admission.queue(qname)
-        resources = ResourceRules(self.site).request(body, self.machine_of(queue.name))
-        width = body.nodes if resources is None else resources.width
-        widest = max(width, body.nodes_max or 0)  # a moldable job's range is checked whole
-        _, walltime = self.admission.check(qname, widest, body.walltime, now)
-        runtime_given: int | None = None
-        if RUNTIME_VAR in body.variables:
-            text = body.variables[RUNTIME_VAR]
-            try:
-                runtime_given = parse_duration(text.strip())
-            except ValueError:
-                raise bad_request(
-                    f"{RUNTIME_VAR}={text!r}: give the emulated runtime in seconds or HH:MM:SS"
-                ) from None
-            if runtime_given > MAX_DURATION:
-                raise bad_request(
-                    f"{RUNTIME_VAR}={text!r}: the emulated runtime must be at most "
-                    f"{hms(MAX_DURATION)} (3650 days)"
-                )
-        runtime = runtime_given if runtime_given is not None else walltime
-        mold = submitted_mold(body.nodes, body.nodes_max, body.speedup, walltime, runtime)
-        if body.front_end == "slurm":
-            check_slurm_paths(body)
-        depend = self.deps.singleton(self.deps.parse(body.depend), owner, body.name)
-        job = Job(
-            id=self.seq + 1,
-            submit=now,
-            width=width,
-            estimate=walltime,
-            runtime=runtime,
-            user=owner,
-            queue=qname,
-            name=body.name,
-            machine=self.machine_of(qname),
-            priority=body.priority,
-            utility=None if body.utility is None else Utility((t, v) for t, v in body.utility),
-            mold=mold,
-        )
-        rec = JobRecord(
-            job=job,
-            owner=owner,
-            ctime=now,
-            qtime=now,
-            exec_time=body.exec_time,
-            depend=self.deps.pending(depend),
-            depend_text=body.depend,
-            variables=dict(body.variables),
-            script=body.script,
-            runtime_given=runtime_given,
-            resources=resources,
-            rerunable=body.rerunable,
-            front_end=body.front_end,
-            workdir=body.workdir,
-            account=body.account,
-            mail_points=body.mail_points,
-            mail_users=body.mail_users,
-            slurm=body.slurm.model_dump() if body.slurm is not None else None,
-        )
-        if body.front_end == "pbs":
-            rec.variables.setdefault("PBS_O_QUEUE", qname)
-        if self.site.machine[job.machine].executes:
-            run_for_real(rec, body, self.site, submitter)
-        if body.hold:
-            rec.hold_types = "u"
-        if rec.depend:
-            rec.hold_types = merge_holds(rec.hold_types, "s")
-            rec.comment = "waiting for dependencies"
-        return rec
-
-    def _register(self, rec: JobRecord) -> None:
-        self.seq = rec.seq
-        self.journal.save_meta(seq=self.seq)
-        self.records[rec.seq] = rec
-        self.deps.index(rec)
-        self.journal.touch(rec)
-
-    def _accept(self, rec: JobRecord) -> None:
-        """A validated job joins: saved, then queued, held or waiting for its time."""
-        self._register(rec)
-        job = rec.job
-        now = self.engine.now
-        # A new job's first state is its state at creation: it was never queued.
-        if rec.hold_types:
-            job.state = JobState.HELD
-            rec.comment = rec.comment or "Job held by user"
-        elif rec.exec_time is not None and rec.exec_time > now:
-            job.state = JobState.WAITING
-            self._arm_exec(rec)
-        else:
-            rec.etime = now
-            self.engine.submit(job)
-
-    def inject(self, job: Job, owner: str) -> JobRecord:
-        """A trace job arrives (from a timer, at its submit time), in the default queue."""
-        now = self.engine.now
-        queue = self.site.default_queue
-        new = Job(
-            id=self.seq + 1,
-            submit=now,
-            width=job.width,
-            estimate=job.estimate,
-            runtime=job.runtime,
-            user=owner,
-            queue=queue,
-            name=job.name or f"swf{job.id}",
-            machine=self.machine_of(queue),
-            utility=job.utility,
-            priority_class=job.priority_class,
-            mold=job.mold,
-        )
-        rec = JobRecord(
-            job=new, owner=owner, ctime=now, qtime=now, etime=now, runtime_given=job.runtime
-        )
-        self._register(rec)
-        self.events.queued(rec, owner)
-        self.metrics.job_submitted(new.queue, owner)
-        self.engine.submit(new)
-        return rec
 
     # -- execution times ------------------------------------------------------------
     def arm_one(self, rec: JobRecord) -> None:
@@ -466,7 +314,7 @@ class Lifecycle:
             if verdict == "release":
                 self._release(rec, "s")
             elif verdict == "end":
-                self._finish_unrun(rec, "dependency", "dependency can never be satisfied")
+                self.finish_unrun(rec, "dependency", "dependency can never be satisfied")
             else:
                 self.journal.touch(rec)  # one dependency fewer to wait for
 
@@ -476,11 +324,8 @@ class Lifecycle:
         self._release(rec, "s")
 
     def finish_unrun(self, rec: JobRecord, outcome: str, comment: str) -> None:
-        """A job that never ran leaves the system (an array's subjob, its reservation gone)."""
-        self._finish_unrun(rec, outcome, comment)
-
-    def _finish_unrun(self, rec: JobRecord, outcome: str, comment: str) -> None:
-        """A job that never ran leaves the system (deleted, or its dependency failed)."""
+        """A job that never ran leaves the system (deleted, its dependency failed, its
+        reservation gone)."""
         timer = self._exec_timers.pop(rec.seq, None)
         if timer is not None:
             timer.cancel()
@@ -491,123 +336,3 @@ class Lifecycle:
         self.journal.touch(rec)
         self._subjob_moved(rec)
         self._settle_dependents(rec)
-
-    # -- requests on existing jobs --------------------------------------------------
-    def delete(self, caller: Caller, text: str) -> JobRecord:
-        return self.delete_record(caller, self.find(text))
-
-    def delete_record(self, caller: Caller, rec: JobRecord) -> JobRecord:
-        may_act_on(caller, rec.owner, "delete", self.jid(rec))
-        if rec.state is JobState.FINISHED:
-            raise conflict(f"job {self.jid(rec)} has already finished")
-        if rec.state is JobState.EXITING:
-            raise conflict(
-                f"Request invalid for state of job {self.jid(rec)} (it is exiting: its "
-                "processes are being stopped)"
-            )
-        self.events.said(rec, f"Job deleted at request of {self.events.who(caller.user)}")
-        if rec.state is JobState.RUNNING and rec.parts:
-            self.parts.end_all(rec, "cancelled")
-        elif rec.state is JobState.RUNNING:
-            self.engine.terminate(rec.job, "cancelled")
-        else:
-            self._finish_unrun(rec, "cancelled", f"Job deleted by {caller.user}")
-        return rec
-
-    def hold(self, caller: Caller, text: str, types: str) -> JobRecord:
-        rec = self.find(text)
-        may_hold(caller, rec.owner, types, "hold", self.jid(rec))
-        if rec.state in (JobState.RUNNING, JobState.EXITING, JobState.FINISHED):
-            raise conflict(
-                f"job {self.jid(rec)} is {rec.state.name.lower()}; only queued, "
-                "waiting or held jobs can be held"
-            )
-        self.engine.hold(rec.job)
-        rec.hold_types = merge_holds(rec.hold_types, types)
-        rec.comment = f"Job held by {caller.user}"
-        self.events.said(rec, f"Holds {types} set at request of {self.events.who(caller.user)}")
-        self.journal.touch(rec)
-        return rec
-
-    def release(self, caller: Caller, text: str, types: str) -> JobRecord:
-        rec = self.find(text)
-        may_hold(caller, rec.owner, types, "release", self.jid(rec))
-        if rec.state is not JobState.HELD:
-            raise conflict(f"job {self.jid(rec)} is not held")
-        who = self.events.who(caller.user)
-        self.events.said(rec, f"Holds {types} released at request of {who}")
-        self._release(rec, types)
-        return rec
-
-    def release_record(self, rec: JobRecord, types: str) -> None:
-        """Drop holds of a held job (a subjob, as its array is released)."""
-        self._release(rec, types)
-
-    def _release(self, rec: JobRecord, types: str) -> None:
-        rec.hold_types = drop_holds(rec.hold_types, types)
-        if "s" in types:
-            rec.depend = []  # met, or a manager released the dependency hold
-        self.journal.touch(rec)
-        if rec.hold_types:
-            return
-        if rec.exec_time is not None and rec.exec_time > self.engine.now:
-            self.engine.defer(rec.job)
-            rec.comment = None
-            self._arm_exec(rec)
-            return
-        self._queue_again(rec)
-
-    def alter(self, caller: Caller, text: str, body: JobAlter) -> JobRecord:
-        return self.alter_record(caller, self.find(text), body)
-
-    def alter_record(
-        self, caller: Caller, rec: JobRecord, body: JobAlter, *, in_engine: bool = True
-    ) -> JobRecord:
-        """Change a waiting job (``in_engine``: it is in its queue when queued; an array's
-        own record never is)."""
-        may_act_on(caller, rec.owner, "alter", self.jid(rec))
-        if rec.state not in (JobState.QUEUED, JobState.HELD, JobState.WAITING):
-            raise conflict(
-                f"job {self.jid(rec)} is {rec.state.name.lower()}; qalter changes "
-                "queued, held or waiting jobs only"
-            )
-        job = rec.job
-        qname = body.queue if body.queue is not None else job.queue
-        nodes = body.nodes if body.nodes is not None else job.width
-        walltime = body.walltime if body.walltime is not None else job.estimate
-        runtime = rec.runtime_given if rec.runtime_given is not None else walltime
-        mold = altered_mold(job, body.nodes, body.nodes_max, body.speedup, walltime, runtime)
-        self.admission.queue(qname)  # an unknown queue is refused before anything else
-        reshaped = body.nodes is not None or mold is not None
-        resources = ResourceRules(self.site).altered(
-            rec.resources, reshaped, nodes, mold is not None, job.machine, self.machine_of(qname)
-        )
-        if resources is not None:
-            nodes = resources.width
-        self.admission.check(qname, nodes if mold is None else mold.high, walltime, self.engine.now)
-        check_move(rec, self.site, self.machine_of(qname), mold is not None)
-        queued = in_engine and job.state is JobState.QUEUED
-        if queued:
-            self.engine.withdraw(job)
-        job.queue = qname
-        job.machine = self.machine_of(qname)
-        job.width = nodes if mold is None else mold.low
-        job.runtime = runtime
-        job.estimate = walltime
-        job.mold = mold
-        rec.resources = resources
-        shape_job(job, resources)
-        moved(rec, self.site, job.machine)
-        if body.priority is not None:
-            job.priority = body.priority
-        if body.name is not None:
-            job.name = body.name
-        if body.utility is not None:
-            job.utility = Utility((t, v) for t, v in body.utility)
-        elif "utility" in body.model_fields_set:  # "utility": null takes the function away
-            job.utility = None
-        if queued:
-            self.engine.enqueue(job)
-        self.events.said(rec, f"Job Modified at request of {self.events.who(caller.user)}")
-        self.journal.touch(rec)
-        return rec

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from batchd.server.service.commands import queue_jobs
 from batchd.server.service.scheduler import grid_refusal
 
 if TYPE_CHECKING:
@@ -48,7 +47,7 @@ def _check_removed_queues(svc: BatchService, site: SiteConfig) -> None:
     queue that qstat -Q does not list (as qmgr refuses to delete a busy queue)."""
     kept = {q.name for q in site.queues()}
     for q in svc.site.queues():
-        held = 0 if q.name in kept else queue_jobs(svc, q.name)
+        held = 0 if q.name in kept else svc.queue_jobs(q.name)
         if held:
             raise ValueError(
                 f"Cannot delete busy object: queue {q.name}, which the file no longer has, "

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import re
 
+from batchd.engine import restored
 from batchd.engine.core import Engine
 from batchd.model.reservation import Reservation, ResvState
 from batchd.model.times import hms, stamp
+from batchd.server.admin_schemas import ReservationCreate
 from batchd.server.errors import bad_request, conflict, not_found
 from batchd.server.records import SEQ_DIGITS, resv_from_row, resv_to_row
-from batchd.server.schemas import ReservationCreate
 from batchd.server.service.journal import Journal
 from batchd.site.config import QueueConfig
 
@@ -142,7 +143,7 @@ class Reservations:
             self.items[resv.id] = resv
             self._saved[resv.id] = resv.state
             if resv.state is not ResvState.FINISHED and resv.end <= now:
-                resv.state = ResvState.FINISHED  # its window passed while the daemon was down
+                restored.reservation_passed(resv)
             elif resv.state is ResvState.RUNNING:
                 engine.add_reservation(resv)
 

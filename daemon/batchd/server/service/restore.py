@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from batchd.engine import transitions
 from batchd.execution.local import NEVER, RUNNING, Ended
 from batchd.model.states import ACTIVE_STATES, JobState
 from batchd.server.errors import ApiError
 from batchd.server.records import JobRecord, resv_from_row
-from batchd.server.service.commands import saved_queues
+from batchd.server.service.queue_admin import effective_site, usable_changes
 from batchd.server.service.run_rules import ended_outcome
 from batchd.server.service.scheduler import GridChoice
 from batchd.server.store import Saved
@@ -169,7 +170,7 @@ def _restore(svc: BatchService, saved: Saved) -> None:
     meta = saved.meta
     check_identity(svc, meta)
     svc.journal.meta = dict(meta)
-    saved_queues(svc, meta)
+    _saved_queues(svc, meta)
     svc.history.duration = svc.history_duration(svc.site)
     svc.history.render_old()
     svc.lifecycle.seq = int(meta.get("seq", 0))
@@ -256,8 +257,7 @@ def _restore(svc: BatchService, saved: Saved) -> None:
             engine.enqueue(rec.job)
     svc.lifecycle.arm_waiting()
     for rec, at, outcome in ended:
-        for part in rec.parts:
-            part.end, part.outcome, part.state = at, outcome, JobState.FINISHED
+        transitions.parts_ended(rec.parts, at, outcome)
         engine.restore_finished(rec.job, at, outcome)
     for rec in requeued:
         svc.metrics.job_requeued(rec.job, "overflow", now)
@@ -288,3 +288,10 @@ def _restore(svc: BatchService, saved: Saved) -> None:
         now=engine.now,
     )
     svc.save()
+
+
+def _saved_queues(svc: BatchService, meta: dict[str, Any]) -> None:
+    """The queues as managers left them, over the site file's."""
+    svc.queue_admin.changes = usable_changes(svc.file_site, meta.get("queue_changes"))
+    if svc.queue_admin.changes:
+        svc.use_site(effective_site(svc.file_site, svc.queue_admin.changes))

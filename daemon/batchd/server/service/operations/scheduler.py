@@ -1,20 +1,22 @@
-"""A manager changes the scheduler live: a machine's policy, or a grid's structure.
+"""Operations on the scheduler: a manager changes a machine's policy, or a grid's
+structure, live.
 
-Each change runs inside the service's ``change`` (refused whole, or saved with the
-scheduling pass it causes), is kept in the switch history (the last 100, saved with
-the state) and is counted and logged once it is saved.
+Each change is kept in the switch history (the last 100, saved with the state) and
+is counted and logged once it is saved. The compiled kernels a change needs are
+loaded off the loop before it is made (``kernels_for``), so that no pass compiles.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from batchd.engine.warm import UNITS, units_for
 from batchd.model.states import JobState
+from batchd.server.admin_schemas import SchedulerChange
 from batchd.server.errors import bad_request
-from batchd.server.schemas import SchedulerChange
 from batchd.server.service.access import Caller, require
 
 if TYPE_CHECKING:
@@ -33,6 +35,22 @@ def kernel_units(svc: BatchService, caller: Caller, change: SchedulerChange) -> 
     if svc.scheduler.grid is not None:
         return list(UNITS)
     return units_for([change.policy]) if change.policy is not None else []
+
+
+def kernels_for(svc: BatchService, caller: Caller, change: SchedulerChange) -> list[Future[None]]:
+    """The compiled kernels a change of the scheduler needs that are still being loaded
+    (off the loop): the route waits for them before it makes the change."""
+    if svc.kernels is None:
+        return []
+    return svc.kernels.ready(kernel_units(svc, caller, change))
+
+
+def set_scheduler(svc: BatchService, caller: Caller, change: SchedulerChange) -> None:
+    """A manager's change of policy (per machine), or of a grid site's structure."""
+    if svc.scheduler.grid is not None:
+        set_grid(svc, caller, change)
+    else:
+        set_policies(svc, caller, change)
 
 
 def set_policies(svc: BatchService, caller: Caller, change: SchedulerChange) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from api_helpers import T0, new_service, node, nodes, serve, site_config, start_api
 from batchd.engine.clock import VirtualClock
-from batchd.server.schemas import QueueOut
+from batchd.server.admin_schemas import QueueOut
 from batchd.server.service import BatchService
 from batchd.server.store import Store
 

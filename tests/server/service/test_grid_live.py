@@ -13,8 +13,8 @@ from typing import Any
 
 from api_helpers import T0, Api, new_service, serve, start_api
 from batchd.engine.clock import VirtualClock
+from batchd.server.admin_schemas import SchedulerOut
 from batchd.server.node_schemas import NodeList
-from batchd.server.schemas import SchedulerOut
 from batchd.server.service import BatchService
 from batchd.server.store import Store
 from batchd.site.config import SiteConfig
