@@ -156,7 +156,7 @@ def test_snakemake_submits_polls_and_cancels(daemon: Daemon, tmp_path: Path) -> 
     )
     flow = subprocess.Popen(
         [str(BIN / "snakemake"), "--executor", "slurm", "--jobs", "1",
-         "--default-resources", "slurm_partition=workq", "runtime=30", "mem_mb=100",
+         "--default-resources", "slurm_partition=workq", "runtime=600", "mem_mb=100",
          "--slurm-init-seconds-before-status-checks", "1"],
         cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,
