@@ -439,6 +439,10 @@ class QueueOut(BaseModel):
     max_nodes: int | None
     max_walltime: int | None
     default_walltime: int
+    max_run: int | None = Field(None, description="jobs running at once (null: no limit)")
+    max_user_run: int | None = Field(None, description="jobs of one user running at once")
+    max_queued: int | None = Field(None, description="unfinished jobs the queue holds")
+    max_user_queued: int | None = Field(None, description="unfinished jobs of one user in it")
     total: int
     counts: dict[str, int] = Field(description="jobs by state letter: Q R H W E")
     window: str = Field(
@@ -584,6 +588,11 @@ class ServerOut(BaseModel):
     query_other_jobs: bool = Field(
         False, description="whether users see other users' jobs (operators and managers see all)"
     )
+    scheduling: bool = Field(True, description="whether the scheduler starts jobs")
+    max_run: int | None = Field(None, description="jobs running at once in all (null: no limit)")
+    max_user_run: int | None = Field(None, description="jobs of one user running at once")
+    max_queued: int | None = Field(None, description="unfinished jobs in all")
+    max_user_queued: int | None = Field(None, description="unfinished jobs of one user")
     replay: dict[str, Any] | None = Field(description="the trace being injected, if any")
     state_save_error: str | None = Field(
         None,
@@ -601,6 +610,21 @@ class ServerChange(Strict):
     query_other_jobs: bool | None = Field(
         None,
         description="whether users see other users' jobs; saved, it outlasts the config's",
+    )
+    scheduling: bool | None = Field(
+        None, description="false: no job starts (running ones go on); true: scheduling resumes"
+    )
+    max_run: int | None = Field(
+        None, ge=0, description="jobs running at once in all; null removes the limit"
+    )
+    max_user_run: int | None = Field(
+        None, ge=0, description="jobs of one user running at once; null removes the limit"
+    )
+    max_queued: int | None = Field(
+        None, ge=0, description="unfinished jobs in all; null removes the limit"
+    )
+    max_user_queued: int | None = Field(
+        None, ge=0, description="unfinished jobs of one user; null removes the limit"
     )
 
     @field_validator("job_history_duration", mode="before")

@@ -26,6 +26,9 @@ class Admission:
         self.reserved: Callable[[str], QueueConfig | None] = lambda name: None
         # Whether a manager has set a queue live (qmgr): its settings are saved, over the file's.
         self.set_live: Callable[[str], bool] = lambda name: False
+        # Refuses one more unfinished job of an owner in a queue over its queued limits
+        # (queue, owner, the job being moved there or 0); the service sets it.
+        self.check_queued: Callable[[str, str, int], None] = lambda queue, owner, moving: None
 
     def queue(self, name: str) -> QueueConfig:
         for q in self.site.queues():

@@ -60,6 +60,7 @@ from batchd.server.service.observers import DecisionLog, PoolObserver
 from batchd.server.service.pool_states import pool_states
 from batchd.server.service.queue_admin import QueueAdmin, effective_site
 from batchd.server.service.reservations import Reservations
+from batchd.server.service.run_limits import SERVER_LIMITS, check_queued, run_limits
 from batchd.server.service.runs import Runs
 from batchd.server.service.saving import SaveStatus
 from batchd.server.service.scheduler import Scheduler
@@ -184,6 +185,10 @@ class BatchService:
         self.engine.reserved.on_close.append(self.control.reservation_closed)
         self.queue_admin = QueueAdmin()
         self.admission.set_live = lambda q: q in self.queue_admin.changes
+        self.scheduler.limits = lambda: run_limits(self.site, self.journal.meta)
+        self.admission.check_queued = lambda queue, owner, moving: check_queued(
+            self.site, self.journal.meta, self.records.values(), queue, owner, moving
+        )
         executor = self.executor  # jobs that run for real: their part of the service
         self.runs = Runs(self.lifecycle, self.journal, executor) if executor else None
 
@@ -540,6 +545,7 @@ class BatchService:
     def set_server(self, caller: Caller, change: ServerChange) -> None:
         duration = change.job_history_duration
         others = change.query_other_jobs
+        limits = {k: getattr(change, k) for k in SERVER_LIMITS if k in change.model_fields_set}
         with self.change():
             require(caller, "manager", "set server attributes")
             if duration is not None:
@@ -547,6 +553,14 @@ class BatchService:
                 self.save_meta(job_history_duration=duration)
             if others is not None:
                 self.save_meta(query_other_jobs=others)
+            if change.scheduling is not None:
+                self.save_meta(scheduling=change.scheduling)
+            if limits:
+                self.save_meta(server_limits={**(self.meta.get("server_limits") or {}), **limits})
+        if change.scheduling is not None:
+            log.info("server_set", scheduling=change.scheduling, by=caller.user)
+        if limits:
+            log.info("server_set", **limits, by=caller.user)
         if duration is not None:
             log.info("server_set", job_history_duration=duration, by=caller.user)
         if others is not None:
