@@ -469,6 +469,13 @@ class ReservationCreate(Strict):
     start: Start = Field(description="time, 'now' or 'asap'")
     duration: Duration = Field(description="seconds or HH:MM:SS")
     nodes: int = Field(ge=1)
+    select: list[ChunkIn] | None = Field(
+        None,
+        min_length=1,
+        max_length=64,
+        description="the chunks asked for (pbs_rsub -l select=...), each on a node of its "
+        "own; their counts add up to nodes. Kept as given for pbs_rstat",
+    )
     name: Text = Field("NULL", max_length=236)
     machine: Text | None = Field(
         None, description="the machine to hold nodes of; the first if unset"
@@ -492,6 +499,9 @@ class ReservationOut(BaseModel):
     machine: str = Field(description="the machine whose nodes it holds")
     node_list: list[str]
     queue: str = Field(description="the queue of its jobs: R<seq>")
+    select: str = Field(
+        "", description='Resource_List.select: the chunks as asked for ("4:ncpus=2")'
+    )
 
 
 class ReservationList(BaseModel):

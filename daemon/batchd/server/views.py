@@ -280,6 +280,7 @@ def reservation_out(svc: BatchService, resv: Reservation) -> dict[str, Any]:
             svc.nodes.name(resv.machine, n) for n in svc.nodes.hosts_of(resv.machine, resv.nodes)
         ],
         "queue": resv.queue,
+        "select": resv.select or f"{resv.width // svc.nodes.per_node[resv.machine]}:ncpus=1",
     }
 
 

@@ -33,7 +33,7 @@ from batchd.model.job import Job
 from batchd.model.reservation import Reservation
 from batchd.model.states import JobState
 from batchd.sched.grid import widest_job
-from batchd.server.errors import ApiError, bad_request, unavailable
+from batchd.server.errors import ApiError, bad_request, forbidden, unavailable
 from batchd.server.jobview import finished_views
 from batchd.server.node_schemas import NodeChange
 from batchd.server.records import JobRecord
@@ -60,6 +60,7 @@ from batchd.server.service.observers import DecisionLog, PoolObserver
 from batchd.server.service.pool_states import pool_states
 from batchd.server.service.queue_admin import QueueAdmin, effective_site
 from batchd.server.service.reservations import Reservations
+from batchd.server.service.resources import ResourceRules
 from batchd.server.service.run_limits import SERVER_LIMITS, check_queued, run_limits
 from batchd.server.service.runs import Runs
 from batchd.server.service.saving import SaveStatus
@@ -493,21 +494,35 @@ class BatchService:
 
     # -- reservations -----------------------------------------------------------------
     def create_reservation(self, caller: Caller, body: ReservationCreate) -> Reservation:
+        """Any user reserves nodes, as with PBS's pbs_rsub; the reservation is theirs."""
         with self.change():
-            require(caller, "manager", "create reservations")
             machine = self.machine_named(body.machine)
+            select = ""
+            if body.select is not None:
+                rules = ResourceRules(self.site)
+                select = rules.reservation_select(body.select, body.nodes, machine)
             resv = self.reservations.create(
                 self.engine, machine, self.site.machine[machine].nodes, caller.user, body
             )
+            resv.select = select
         log.info(
-            "reservation_created", resv=self.resv_id(resv.id), start=resv.start, nodes=body.nodes
+            "reservation_created",
+            resv=self.resv_id(resv.id),
+            start=resv.start,
+            nodes=body.nodes,
+            owner=caller.user,
         )
         return resv
 
     def delete_reservation(self, caller: Caller, text: str) -> Reservation:
+        """Its owner deletes a reservation, operators and managers any (pbs_rdel)."""
         with self.change():
-            require(caller, "manager", "delete reservations")
             resv = self.reservations.find(text)
+            if resv.owner != caller.user and not caller.at_least("operator"):
+                raise forbidden(
+                    f"{caller.user} may not delete reservation {self.resv_id(resv.id)}, "
+                    f"owned by {resv.owner} (its owner, operators and managers may)"
+                )
             self.reservations.delete(self.engine, resv)
         log.info("reservation_deleted", resv=self.resv_id(resv.id), by=caller.user)
         return resv
