@@ -291,7 +291,24 @@ async def test_any_user_reserves_and_its_owner_deletes(api: Api) -> None:
         "bob", "DELETE", "/reservations/R1.mini", status=403, code="forbidden",
         says=("bob may not delete reservation R1.mini", "owned by alice"),
     )  # fmt: skip
+    # Its queue takes its owner's jobs only (Authorized_Users, as pbs_rstat shows it)
+    await api.error(
+        "bob", "POST", "/jobs", {"queue": "R1", "nodes": 1}, status=403, code="forbidden",
+        says="Unauthorized Request: queue R1 takes only the jobs of reservation R1's "
+        "Authorized_Users (alice)",
+    )  # fmt: skip
     assert await api.state() == before
+    await api.submit("bob", nodes=1, walltime=60, hold=True)
+    await api.error(
+        "bob", "POST", "/jobs/1/move", {"queue": "R1"}, status=403, code="forbidden",
+        says="Unauthorized Request",
+    )  # fmt: skip
+    await api.error(
+        "bob", "PATCH", "/jobs/1", {"queue": "R1"}, status=403, code="forbidden",
+        says="Unauthorized Request",
+    )  # fmt: skip
+    inside = await api.submit("alice", queue="R1", nodes=1, walltime=30)
+    assert inside["queue"] == "R1"
     assert (await api.call("alice", "DELETE", "/reservations/R1.mini"))["state"] == "FN"
     await api.call("bob", "POST", "/reservations", req, status=201)
     assert (await api.call("oper", "DELETE", "/reservations/R2.mini"))["state"] == "FN"

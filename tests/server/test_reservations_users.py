@@ -1,12 +1,13 @@
 """pbs_rsub for every user, as PBS allows, against a root daemon: a user reserves with
 ``-l select=N:ncpus=C`` and pbs_rstat shows the select as asked; another user may not
-delete it (pbs_rdel), its owner may."""
+submit to its queue nor delete it (pbs_rdel), its owner may."""
 
 from __future__ import annotations
 
 import os
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -33,6 +34,8 @@ def test_a_user_reserves_and_only_the_owner_deletes(daemon) -> None:
     full = command(bob.name, "pbs_rstat", "-f", "R1", socket=d.socket).stdout
     assert f"Reserve_Owner = {alice.name}@ws\n" in full
     assert "Resource_List.select = 1:ncpus=1\n" in full
+    into = command(bob.name, "qsub", "-q", "R1", socket=d.socket, stdin="true\n", cwd=Path("/"))
+    assert into.returncode != 0 and "Unauthorized Request: queue R1" in into.stderr
     refused = command(bob.name, "pbs_rdel", "R1", socket=d.socket)
     assert refused.returncode != 0
     assert f"may not delete reservation R1.ws, owned by {alice.name}" in refused.stderr

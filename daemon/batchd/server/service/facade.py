@@ -166,6 +166,7 @@ class BatchService:
         )
         machine_names = [m.name for m in site.machine]
         self.admission.reserved = lambda q: self.reservations.queue_config(q, machine_names)
+        self.admission.resv_owner = self.reservations.owner_of
         self.nodes = Nodes(site, self.journal)
         self.events = JobEvents(self.journal, self.server, self.nodes.unit_names, lambda: self.now)
         self.lifecycle = Lifecycle(

@@ -177,6 +177,7 @@ class Lifecycle:
         width = body.nodes if resources is None else resources.width
         widest = max(width, body.nodes_max or 0)  # a moldable job's range is checked whole
         _, walltime = self.admission.check(qname, widest, body.walltime, now)
+        self.admission.check_authorized(qname, owner)
         self.admission.check_queued(qname, owner, 0)
         runtime_given: int | None = None
         if RUNTIME_VAR in body.variables:
@@ -585,6 +586,7 @@ class Lifecycle:
             nodes = resources.width
         self.admission.check(qname, nodes if mold is None else mold.high, walltime, self.engine.now)
         if qname != job.queue:
+            self.admission.check_authorized(qname, rec.owner)
             self.admission.check_queued(qname, rec.owner, rec.seq)
         check_move(rec, self.site, self.machine_of(qname), mold is not None)
         queued = in_engine and job.state is JobState.QUEUED
