@@ -16,6 +16,7 @@ from api_helpers import T0, serve, site_config, start_api
 from batchd.engine.clock import VirtualClock
 from batchd.server.service.facade import BatchService
 from batchd.server.store import Store
+from batchd.site.config import SiteConfig
 
 # One policy of each family: in order, EASY backfilling, conservative (a full plan),
 # self-tuning dynP (three plans a step).
@@ -153,3 +154,26 @@ async def test_queue_limits_are_set_with_qmgr_fields_and_removed_with_null(tmp_p
         await api.call("boss", "PATCH", "/queues/workq", {"max_run": None})
         q = await api.call("alice", "GET", "/queues/workq")
         assert (q["max_run"], q["max_user_queued"]) == (None, 5)
+
+
+@pytest.mark.parametrize("structure", ["central", "hierarchical"])
+async def test_scheduling_off_holds_a_grid_too(tmp_path: Path, structure: str) -> None:
+    site = SiteConfig.model_validate(
+        {
+            "machine": [
+                {"name": "a", "nodes": 4, "node_prefix": "a"},
+                {"name": "b", "nodes": 8, "node_prefix": "b"},
+            ],
+            "server": {"name": "g"},
+            "auth": {"managers": ["boss"]},
+            "queue": [{"name": "workq", "default_walltime": 3600}],
+            "grid": {"structure": structure, "params": {}},
+        }
+    )
+    async with serve(tmp_path, site) as api:
+        await api.submit(nodes=2, walltime=100)
+        await api.call("boss", "PATCH", "/server", {"scheduling": False})
+        await api.submit(nodes=2, walltime=100)
+        assert await states(api) == {"1.g": "R", "2.g": "Q"}
+        await api.call("boss", "PATCH", "/server", {"scheduling": True})
+        assert await states(api) == {"1.g": "R", "2.g": "R"}

@@ -57,6 +57,7 @@ class RunLimits:
 
 
 NO_LIMITS = RunLimits()
+SCHEDULING_OFF = RunLimits(scheduling=False)
 
 
 class RunBook:
