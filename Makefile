@@ -1,17 +1,26 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# Two stamps: `make run` installs what the daemon, the commands and the demo need;
+# `make test` (and lint, format) adds the extras: the test tools and the real clients
+# they drive, the report's plots and the sweeps' cluster.
+STAMP_RUN := $(VENV)/.installed-run
+STAMP_TEST := $(VENV)/.installed-test
 
 .PHONY: run test bench lint format clean
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+$(STAMP_RUN): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test,report,sweep]'
+	$(BIN)/pip install -q -e .
 	$(BIN)/python -c "$$PLAIN_PTH"
 	$(BIN)/batchd warm
-	touch $(STAMP)
+	touch $(STAMP_RUN)
+
+$(STAMP_TEST): $(STAMP_RUN)
+	$(BIN)/pip install -q -e '.[test,report,sweep]'
+	$(BIN)/python -c "$$PLAIN_PTH"
+	touch $(STAMP_TEST)
 
 # `batchd warm` compiles the scheduling kernels into numba's cache (__pycache__ beside
 # the sources, or NUMBA_CACHE_DIR), so that replays and the daemon only load them.
@@ -30,25 +39,25 @@ if len(found) == 1:
 else:
     print("Makefile: the editable install's .pth is left as it is:", found or "none found")
 endef
-$(STAMP): export PLAIN_PTH = $(plain_pth)
+$(STAMP_RUN) $(STAMP_TEST): export PLAIN_PTH = $(plain_pth)
 
-run: $(STAMP)
+run: $(STAMP_RUN)
 	$(BIN)/batchd demo --config conf/hpcline96.toml
 
-test: $(STAMP)
+test: $(STAMP_TEST)
 	$(BIN)/ruff check daemon client tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2
 
-bench: $(STAMP)
+bench: $(STAMP_TEST)
 	$(BIN)/python bench/replay.py
 
-lint: $(STAMP)
+lint: $(STAMP_TEST)
 	$(BIN)/ruff check daemon client tests bench
 	$(BIN)/ruff format --check daemon client tests bench
 	$(BIN)/mypy
 
-format: $(STAMP)
+format: $(STAMP_TEST)
 	$(BIN)/ruff format daemon client tests bench
 
 clean:

@@ -203,6 +203,7 @@ def queue_attrs(queue: Mapping[str, Any]) -> Attrs:
         out.append(("resources_max.walltime", hms(queue["max_walltime"])))
     if queue.get("default_walltime") is not None:
         out.append(("resources_default.walltime", hms(queue["default_walltime"])))
+    out += limit_attrs(queue)
     out += [("enabled", pbs_bool(queue["enabled"])), ("started", pbs_bool(queue["started"]))]
     if queue.get("window") is not None:  # daemons before queue windows do not send it
         out += [("window", queue["window"]), ("window_open", pbs_bool(queue["window_open"]))]
@@ -236,10 +237,24 @@ def node_attrs(node: Mapping[str, Any]) -> Attrs:
     return out
 
 
+# The run and queued limits of a queue or the server, in PBS's names (shown when set).
+LIMITS = ("max_run", "max_user_run", "max_queued", "max_user_queued")
+
+
+def limit_attrs(obj: Mapping[str, Any]) -> Attrs:
+    return [(k, str(obj[k])) for k in LIMITS if obj.get(k) is not None]
+
+
+def server_state(server: Mapping[str, Any]) -> str:
+    """PBS's server_state: Idle while scheduling is off, Active otherwise."""
+    return "Active" if server.get("scheduling", True) else "Idle"
+
+
 def server_attrs(server: Mapping[str, Any]) -> Attrs:
     counts = {k: v for k, v in (server.get("jobs") or {}).items() if k != "F"}
     out: Attrs = [
-        ("server_state", "Active"),
+        ("server_state", server_state(server)),
+        ("scheduling", pbs_bool(server.get("scheduling", True))),
         ("default_queue", server["default_queue"]),
         ("scheduler_policy", server["policy"]),
         ("node_fail_requeue", pbs_bool(server.get("node_fail") == "requeue")),
@@ -250,6 +265,7 @@ def server_attrs(server: Mapping[str, Any]) -> Attrs:
         out.append(("job_history_duration", hms(server["job_history_duration"])))
     if server.get("query_other_jobs") is not None:
         out.append(("query_other_jobs", pbs_bool(server["query_other_jobs"])))
+    out += limit_attrs(server)
     out += [
         ("total_jobs", str(sum(int(v) for v in counts.values()))),
         ("state_count", state_count(counts)),
@@ -266,9 +282,17 @@ def server_attrs(server: Mapping[str, Any]) -> Attrs:
     return out
 
 
+def sched_param(policy: str, key: str) -> str:
+    """A policy parameter as qmgr names it: with the policy's prefix (``dynp_decider``),
+    the name ``set sched`` takes."""
+    return f"{policy.replace('-', '_')}_{key}"
+
+
 def sched_attrs(sched: Mapping[str, Any]) -> Attrs:
-    out: Attrs = [("scheduler_policy", sched["policy"])]
-    out += [(k, str(v)) for k, v in sorted((sched.get("params") or {}).items())]
+    policy = sched["policy"]
+    out: Attrs = [("scheduler_policy", policy)]
+    policy_params = sorted((sched.get("params") or {}).items())
+    out += [(sched_param(policy, k), str(v)) for k, v in policy_params]
     names = [p["name"] for p in sched.get("policies") or []]
     if names:
         out.append(("available_policies", ", ".join(names)))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .attrs import exec_host, job_attrs, queue_attrs, server_attrs
+from .attrs import exec_host, job_attrs, queue_attrs, server_attrs, server_state
 from .hints import Any
 from .text import cell, char_width, cut, escape, fit, width
 from .timefmt import est_start_short, hm, hms
@@ -251,7 +251,7 @@ def queue_row(q: Obj) -> str:
     c = q.get("counts") or {}
     nums = [c.get(k, 0) for k in ("Q", "R", "H", "W", "T", "E")]
     return (
-        f"{cell(q['name'], 16)} {fit(q.get('max_nodes') or 0, 5):>5} "
+        f"{cell(q['name'], 16)} {fit(q.get('max_run') or 0, 5):>5} "
         f"{fit(q.get('total', 0), 5):>5} {_yes(q['enabled']):>3} {_yes(q['started']):>3} "
         + " ".join(f"{fit(n, 5):>5}" for n in nums)
         + f" {fit(q.get('queue_type') or 'Execution', 4):<4}"
@@ -282,9 +282,9 @@ def server_table(server: Obj) -> list[str]:
     c = {k: v for k, v in (server.get("jobs") or {}).items() if k != "F"}
     nums = [sum(c.values())] + [c.get(k, 0) for k in ("Q", "R", "H", "W", "T", "E")]
     row = (
-        f"{cell(server['name'], 16)} {0:>5} "
+        f"{cell(server['name'], 16)} {fit(server.get('max_run') or 0, 5):>5} "
         + " ".join(f"{fit(n, 5):>5}" for n in nums)
-        + f" {'Active':<10}"
+        + f" {server_state(server):<10}"
     )
     return SERVER_HEADER + [row]
 

@@ -26,7 +26,7 @@ from .cli import (
 )
 from .hints import Any
 from .qmgr_parse import Command, QmgrSyntaxError, parse
-from .qmgr_queue import BOOLS, PBS_ERRNO, QmgrServerError, queue_fields
+from .qmgr_queue import ATTRS, BOOLS, LIMIT_FIELDS, PBS_ERRNO, QmgrServerError, queue_fields
 from .text import escape
 from .transport import ApiError, Client, quote
 
@@ -34,6 +34,7 @@ PROG = "qmgr"
 RESV_QUEUE = re.compile(r"R[0-9]+")  # a reservation's queue: pbs_rsub makes it, not qmgr
 POLICY_ATTRS = ("scheduler_policy", "policy")
 SERVER_ATTRS = ("job_history_duration", "query_other_jobs")  # set through PATCH /server
+SERVER_BOOLS = ("query_other_jobs", "scheduling")
 GRID_PARAM = "grid_param."  # grid_param.KEY = VALUE, as [grid.params] KEY (PATCH /scheduler)
 NODE_STATES = {"offline": "offline", "online": "online", "free": "online", "down": "down"}
 HELP = """batchd qmgr commands (abbreviations s, l, p):
@@ -42,6 +43,9 @@ HELP = """batchd qmgr commands (abbreviations s, l, p):
   set server scheduler_policy = POLICY
   set server job_history_duration = HH:MM:SS
   set server query_other_jobs = True|False
+  set server scheduling = True|False              (False: no job starts; running ones go on)
+  set server max_run | max_user_run | max_queued | max_user_queued = N
+  unset server ATTR[, ATTR...]                    (the run and queued limits)
   set server grid_structure = STRUCTURE[, grid_param.KEY = VALUE...]   (a grid site)
   set server grid_param.KEY = VALUE[, ...]        (grid_param.local.MACHINE = POLICY)
   set server grid_params = "KEY=VALUE KEY=VALUE"
@@ -51,7 +55,10 @@ HELP = """batchd qmgr commands (abbreviations s, l, p):
   create queue NAME [ATTR = VALUE[, ...]]        (new queues are disabled and stopped)
   set queue NAME ATTR = VALUE[, ...]              (enabled, started, resources_max.nodect,
                                                    resources_max.walltime,
-                                                   resources_default.walltime, window, machine)
+                                                   resources_default.walltime, window, machine,
+                                                   max_run, max_user_run, max_queued,
+                                                   max_user_queued)
+  unset queue NAME ATTR[, ATTR...]                (the run and queued limits)
   delete queue NAME                               (a queue without unfinished jobs)
   quit"""
 
@@ -100,13 +107,13 @@ class Session:
             if cmd.verb in ("create", "delete", "unset", "active"):
                 raise UsageError(
                     f"{cmd.verb} {cmd.obj}: not supported by batchd (it creates and deletes "
-                    "queues only)"
+                    "queues, and unsets the limits of queues and the server)"
                 )
             raise UsageError(f"{cmd.verb} {cmd.obj}: not supported by batchd (see qmgr -c help)")
-        if cmd.verb not in ("set", "create") and cmd.attrs:
+        if cmd.verb not in ("set", "create", "unset") and cmd.attrs:
             raise UsageError(f"{cmd.verb} {cmd.obj}: takes no attribute values")
         for attr, op, _ in cmd.attrs:
-            if op != "=":
+            if op != "=" and cmd.verb != "unset":
                 raise UsageError(f"{attr} {op}: batchd's qmgr supports only '='")
         handler(cmd)
 
@@ -205,6 +212,17 @@ class Session:
         body = queue_fields(name, cmd.attrs)
         self._queue_request(name, lambda: self.client.patch(f"/queues/{quote(name)}", body))
 
+    def _unset_queue(self, cmd: Command) -> None:
+        name = self._queue_name(cmd)
+        body = {unset_limit("queue", attr): None for attr, _, _ in cmd.attrs}
+        self._queue_request(name, lambda: self.client.patch(f"/queues/{quote(name)}", body))
+
+    def _unset_server(self, cmd: Command) -> None:
+        if cmd.name is not None:
+            self._check_server_name(cmd.name)
+        body = {unset_limit("server", attr): None for attr, _, _ in cmd.attrs}
+        self.client.patch("/server", body)
+
     def _delete_queue(self, cmd: Command) -> None:
         name = self._queue_name(cmd)
         self._queue_request(name, lambda: self.client.delete(f"/queues/{quote(name)}"))
@@ -220,8 +238,10 @@ class Session:
         attrs: dict[str, Any] = {}
         grid: dict[str, Any] = {}
         for attr, _, value in cmd.attrs:
-            if attr == "query_other_jobs":
+            if attr in SERVER_BOOLS:
                 attrs[attr] = server_bool(attr, value)
+            elif attr in LIMIT_FIELDS:
+                attrs[attr] = server_limit(attr, value)
             elif attr in SERVER_ATTRS:
                 attrs[attr] = value
             elif attr in POLICY_ATTRS:
@@ -234,9 +254,10 @@ class Session:
                 grid.setdefault("params", {}).update(grid_params(value))
             else:
                 raise UsageError(
-                    f"set server {attr}: batchd sets only scheduler_policy, job_history_duration, "
-                    "query_other_jobs, grid_structure, grid_param.KEY and grid_params on the "
-                    "server (policy parameters: set sched PARAM = VALUE)"
+                    f"set server {attr}: batchd sets only scheduling, scheduler_policy, "
+                    "job_history_duration, query_other_jobs, max_run, max_user_run, "
+                    "max_queued, max_user_queued, grid_structure, grid_param.KEY and "
+                    "grid_params on the server (policy parameters: set sched PARAM = VALUE)"
                 )
         if attrs:
             self.client.patch("/server", attrs)
@@ -290,6 +311,23 @@ class Session:
             if exc.status == 404:
                 raise ApiError(404, exc.error, f"Unknown node {cmd.name}") from None
             raise
+
+
+def server_limit(attr: str, value: str) -> int:
+    if not value.isdigit():
+        raise UsageError(f"set server {attr}: expected a number of jobs, got {value!r}")
+    return int(value)
+
+
+def unset_limit(obj: str, attr: str) -> str:
+    """The API's field of a limit ``unset`` names (the only attributes batchd unsets)."""
+    field = ATTRS.get(attr) if obj == "queue" else attr
+    if field not in LIMIT_FIELDS:
+        raise UsageError(
+            f"unset {obj} {attr}: batchd unsets only max_run, max_user_run, max_queued "
+            "and max_user_queued"
+        )
+    return field
 
 
 def grid_params(text: str) -> dict[str, str]:

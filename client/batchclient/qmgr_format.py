@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .attrs import Attrs, node_attrs, pbs_bool, queue_attrs, sched_attrs, server_attrs
+from .attrs import (
+    Attrs,
+    limit_attrs,
+    node_attrs,
+    pbs_bool,
+    queue_attrs,
+    sched_attrs,
+    sched_param,
+    server_attrs,
+)
 from .hints import Any
 from .text import escape
 from .timefmt import hms
@@ -58,6 +67,7 @@ def print_server(server: Obj, queues: Sequence[Obj]) -> list[str]:
         lines += print_queue(q)
     lines += ["#", "# Set server attributes.", "#"]
     settings = [
+        ("scheduling", pbs_bool(server.get("scheduling", True))),
         ("default_queue", server["default_queue"]),
         ("scheduler_policy", server["policy"]),
         ("node_fail_requeue", pbs_bool(server.get("node_fail") == "requeue")),
@@ -66,6 +76,7 @@ def print_server(server: Obj, queues: Sequence[Obj]) -> list[str]:
         settings.append(("job_history_duration", hms(server["job_history_duration"])))
     if server.get("query_other_jobs") is not None:
         settings.append(("query_other_jobs", pbs_bool(server["query_other_jobs"])))
+    settings += limit_attrs(server)
     lines += [f"set server {k} = {quote_value(str(v))}" for k, v in settings]
     return lines
 
@@ -74,7 +85,8 @@ def print_sched(sched: Obj) -> list[str]:
     lines = ["#", "# Set scheduler attributes.", "#"]
     lines.append(f"set sched scheduler_policy = {quote_value(sched['policy'])}")
     for key, value in sorted((sched.get("params") or {}).items()):
-        lines.append(f"set sched {escape(key)} = {quote_value(str(value))}")
+        name = sched_param(sched["policy"], key)
+        lines.append(f"set sched {escape(name)} = {quote_value(str(value))}")
     grid = sched.get("grid")
     if grid:
         lines.append(f"set server grid_structure = {quote_value(grid['structure'])}")

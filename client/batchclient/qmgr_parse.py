@@ -115,11 +115,33 @@ def parse(text: str) -> Command:
         )
     cmd = Command(verb, obj)
     rest = tokens[2:]
-    if rest and rest[0][0] in ("word", "quoted") and (len(rest) == 1 or rest[1][0] != "op"):
+    if verb == "unset":  # unset OBJ [NAME] ATTR[, ATTR...]: a name is followed by a word
+        named = len(rest) >= 2 and rest[0][0] in ("word", "quoted") and rest[1][0] == "word"
+    else:
+        named = bool(rest) and rest[0][0] in ("word", "quoted")
+        named = named and (len(rest) == 1 or rest[1][0] != "op")
+    if named:
         cmd.name = rest[0][1]
         rest = rest[1:]
-    cmd.attrs = _attributes(rest, text)
+    cmd.attrs = _names(rest, text) if verb == "unset" else _attributes(rest, text)
     return cmd
+
+
+def _names(tokens: list[tuple[str, str]], text: str) -> list[tuple[str, str, str]]:
+    """``unset``'s attribute names, comma-separated: (name, "", "") each."""
+    names: list[tuple[str, str, str]] = []
+    expect_name = True
+    for kind, word in tokens:
+        if expect_name and kind == "word":
+            names.append((word, "", ""))
+        elif not expect_name and kind == "comma":
+            pass
+        else:
+            raise QmgrSyntaxError(f"unset: expected attribute names at {word!r} in: {text.strip()}")
+        expect_name = not expect_name
+    if not names or expect_name:
+        raise QmgrSyntaxError(f"unset: name the attributes to unset in: {text.strip()}")
+    return names
 
 
 def _attributes(tokens: list[tuple[str, str]], text: str) -> list[tuple[str, str, str]]:

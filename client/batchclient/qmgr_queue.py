@@ -32,7 +32,15 @@ ATTRS = {
     "resources_default.walltime": "default_walltime",
     "window": "window",
     "machine": "machine",
+    "max_run": "max_run",
+    "max_running": "max_run",  # Torque's and old PBS's name
+    "max_user_run": "max_user_run",
+    "max_queued": "max_queued",
+    "max_queuable": "max_queued",  # Torque's name
+    "max_user_queued": "max_user_queued",
+    "max_user_queuable": "max_user_queued",  # Torque's name
 }
+LIMIT_FIELDS = ("max_run", "max_user_run", "max_queued", "max_user_queued")
 KNOWN = ", ".join(["queue_type", *ATTRS])
 
 
@@ -71,6 +79,16 @@ def queue_fields(obj: str, attrs: list[tuple[str, str, str]]) -> dict[str, Any]:
     return out
 
 
+def limit_value(obj: str, attr: str, value: str) -> int:
+    """A run or queued limit: a count of jobs, 0 or more."""
+    if not value.isdigit():
+        raise QmgrServerError(
+            obj, f"Illegal attribute or resource value {attr} = {value}: give a number of jobs",
+            15014,
+        )  # fmt: skip
+    return int(value)
+
+
 def _value(obj: str, attr: str, field: str, value: str) -> Any:
     if field in ("enabled", "started"):
         flag = BOOLS.get(value.lower())
@@ -85,6 +103,8 @@ def _value(obj: str, attr: str, field: str, value: str) -> Any:
                 obj, f"Illegal attribute or resource value {attr} = {value}", 15014
             )
         return int(value)
+    if field in LIMIT_FIELDS:
+        return limit_value(obj, attr, value)
     if field in ("max_walltime", "default_walltime"):
         try:
             return parse_duration(value)

@@ -68,9 +68,22 @@ def long_time(epoch: int) -> str:
     return time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(epoch))
 
 
+def node_ncpus(select: str) -> list[int]:
+    """The ncpus of each node a select holds, in order: ``2:ncpus=4+1`` -> [4, 4, 1]."""
+    out: list[int] = []
+    for part in select.split("+"):
+        words = part.split(":")
+        count = int(words[0]) if words[0].isdigit() else 1
+        ncpus = next((int(w[6:]) for w in words if w.startswith("ncpus=") and w[6:].isdigit()), 1)
+        out += [ncpus] * count
+    return out
+
+
 def full_block(r: Obj, server: str) -> list[str]:
     state, sub = STATES.get(r["state"], (r["state"], 0))
     nodes = r["nodes"]
+    select = r.get("select") or f"{nodes}:ncpus=1"
+    per_node = node_ncpus(select)
     lines = [
         f"Resv ID: {r['id']}",
         f"Reserve_Name = {r['name']}",
@@ -81,14 +94,15 @@ def full_block(r: Obj, server: str) -> list[str]:
         f"reserve_end = {long_time(r['end'])}",
         f"reserve_duration = {r['duration']}",
         f"queue = {r.get('queue') or ''}",
-        f"Resource_List.ncpus = {nodes}",
+        f"Resource_List.ncpus = {sum(per_node)}",
         f"Resource_List.nodect = {nodes}",
-        f"Resource_List.select = {nodes}:ncpus=1",
+        f"Resource_List.select = {select}",
         "Resource_List.place = free",
         f"Resource_List.walltime = {hms(r['duration'])}",
     ]
     if r.get("node_list"):
-        lines.append("resv_nodes = " + "+".join(f"({n}:ncpus=1)" for n in r["node_list"]))
+        held = zip(r["node_list"], per_node + [1] * len(r["node_list"]), strict=False)
+        lines.append("resv_nodes = " + "+".join(f"({n}:ncpus={c})" for n, c in held))
     lines += [f"Authorized_Users = {r['owner']}@{server}", f"server = {server}"]
     lines.append(f"machine = {r['machine']}")
     return [escape(line) for line in lines] + [""]

@@ -1,8 +1,9 @@
 """pbs_rsub: create an advance reservation (POST /reservations).
 
 ``-R start`` and ``-E end`` take qsub ``-a``'s ``[[[[CC]YY]MM]DD]hhmm[.SS]`` on the
-daemon's clock; ``-D`` (or ``-l walltime=``) the duration; ``-l select=N`` or
-``nodes=N`` the nodes (one CPU each, default 1). Without ``-R`` it starts now.
+daemon's clock; ``-D`` (or ``-l walltime=``) the duration; ``-l select=...`` (each
+chunk on a node of its own, kept as given) or ``nodes=N`` the nodes (default 1).
+Without ``-R`` it starts now. Any user may reserve, as in PBS.
 batchd decides at once: it prints ``R<seq>.<server> CONFIRMED`` as PBS does once
 the scheduler confirmed it, or refuses it (the nodes are not free then). Jobs go
 to the reservation's queue ``R<seq>`` (``qsub -q R<seq>``). Options PBS takes for
@@ -84,6 +85,8 @@ def build_request(ns: argparse.Namespace, now: int) -> dict[str, Any]:
         "duration": duration,
         "nodes": res.nodes or 1,
     }
+    if res.select is not None:
+        body["select"] = res.select  # kept as given: pbs_rstat shows it
     if ns.name is not None:
         body["name"] = ns.name
     if ns.machine is not None:

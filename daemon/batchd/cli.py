@@ -478,6 +478,29 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
 }
 
 
+# The optional packages of each extra (pyproject.toml): `make run` and `pip install .`
+# leave them out; a command that needs one says which extra brings it.
+EXTRAS = {
+    "matplotlib": "report",
+    "scipy": "report",
+    "dask": "sweep",
+    "distributed": "sweep",
+    "pyarrow": "sweep",
+}
+
+
+def missing_extra(exc: ModuleNotFoundError) -> str | None:
+    """What to install for a package of an extra that is missing, or None."""
+    top = (exc.name or "").partition(".")[0]
+    extra = EXTRAS.get(top)
+    if extra is None:
+        return None
+    return (
+        f"this needs {top}, which is not installed: pip install 'batchd[{extra}]' "
+        "(in a checkout, make test installs every extra)"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_given = sys.argv[1:] if argv is None else list(argv)
     command = args_given[0] if args_given and args_given[0] in _COMMANDS else None
@@ -491,6 +514,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, OSError) as exc:
         # Bad input (policy, config, trace, numbers): one line, never a traceback.
         print(f"batchd: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ModuleNotFoundError as exc:
+        hint = missing_extra(exc)
+        if hint is None:
+            raise
+        print(f"batchd: error: {hint}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

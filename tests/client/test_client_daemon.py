@@ -126,10 +126,10 @@ def test_nodes_and_qmgr(daemon: Daemon) -> None:
     assert run(d, "qmgr", "-c", "set sched dynp_decider = advanced").returncode == 0
     sched = run(d, "qmgr", "-c", "list sched").stdout
     assert "    scheduler_policy = dynp\n" in sched
-    assert "    decider = advanced\n" in sched
+    assert "    dynp_decider = advanced\n" in sched  # the name set sched took
     wrong = run(d, "qmgr", "-c", "set sched dynp_decider = cleverest")
     assert wrong.returncode != 0 and "decider" in wrong.stderr
-    assert "    decider = advanced\n" in run(d, "qmgr", "-c", "list sched").stdout
+    assert "    dynp_decider = advanced\n" in run(d, "qmgr", "-c", "list sched").stdout
     printed = run(d, "qmgr", "-c", "print server").stdout
     assert "create queue short\n" in printed
     assert "set server scheduler_policy = dynp\n" in printed

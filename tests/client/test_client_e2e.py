@@ -615,7 +615,7 @@ def test_qstat_queues_and_server(stub, capsys):
     stub.on("GET", "/server", SERVER)
     assert qstat.main(["-Q"]) == 0
     assert out_err(capsys)[0].splitlines()[2] == (
-        "workq" + " " * 15 + "96" + " " * 5 + "2 yes yes" + " " * 5 + "1" + " " * 5 + "1"
+        "workq" + " " * 16 + "0" + " " * 5 + "2 yes yes" + " " * 5 + "1" + " " * 5 + "1"
         + (" " * 5 + "0") * 4 + " Exe*  yes any"
     )  # fmt: skip
     assert qstat.main(["-Q", "-F", "json"]) == 0
@@ -815,14 +815,14 @@ def test_qmgr_list_and_print(stub, capsys):
     assert out_err(capsys)[0].splitlines()[:3] == [
         "Server hpcline",
         "    server_state = Active",
-        "    default_queue = workq",
+        "    scheduling = True",
     ]
     assert qmgr.main(["-c", "l sched"]) == 0
     assert out_err(capsys)[0] == (
         "Sched hpcline\n"
         "    scheduler_policy = dynp\n"
-        "    decider = advanced\n"
-        "    quality = artww\n"
+        "    dynp_decider = advanced\n"
+        "    dynp_quality = artww\n"
         "    available_policies = fcfs-easy, dynp\n"
         "    policy_switches = 0\n"
         "\n"

@@ -328,7 +328,8 @@ def test_queue_table():
         "Queue              Max   Tot Ena Str   Que   Run   Hld   Wat   Trn   Ext Type Open Window",
         "---------------- ----- ----- --- --- ----- ----- ----- ----- ----- ----- ---- ---- ------",
         # WORKQ and NIGHT come from a daemon without queue windows: always open
-        "workq" + " " * 15 + "96" + " " * 5 + "7 yes yes" + " " * 5 + "4" + " " * 5 + "3"
+        # Max is max_run (0: none), as PBS's column is the queue's max_running
+        "workq" + " " * 16 + "0" + " " * 5 + "7 yes yes" + " " * 5 + "4" + " " * 5 + "3"
         + (" " * 5 + "0") * 4 + " Exe*  yes any",
         "night" + " " * 16 + "0" + " " * 5 + "0  no  no" + (" " * 5 + "0") * 6 + " Exe*  yes any",
         # the window is the last column, not cut
@@ -516,6 +517,7 @@ def test_qmgr_list_server():
     assert qmgr_format.list_server(SERVER) == [
         "Server hpcline",
         "    server_state = Active",
+        "    scheduling = True",
         "    default_queue = workq",
         "    scheduler_policy = dynp",
         "    node_fail_requeue = True",
@@ -536,8 +538,8 @@ def test_qmgr_list_sched():
     assert qmgr_format.list_sched(SCHED, "hpcline") == [
         "Sched hpcline",
         "    scheduler_policy = dynp",
-        "    decider = advanced",
-        "    quality = artww",
+        "    dynp_decider = advanced",
+        "    dynp_quality = artww",
         "    available_policies = fcfs-cons, dynp-basic, dynp",
         "    policy_switches = 2",
         "    report.cases = 1=3, 2=1",
@@ -583,6 +585,7 @@ def test_qmgr_print_server():
         "#",
         "# Set server attributes.",
         "#",
+        "set server scheduling = True",
         "set server default_queue = workq",
         "set server scheduler_policy = dynp",
         "set server node_fail_requeue = True",
@@ -596,8 +599,8 @@ def test_qmgr_print_sched_quotes_blanks():
         "# Set scheduler attributes.",
         "#",
         "set sched scheduler_policy = dynp",
-        "set sched decider = advanced",
-        'set sched reduced_future = "6h, or so"',
+        "set sched dynp_decider = advanced",
+        'set sched dynp_reduced_future = "6h, or so"',
     ]
 
 
@@ -735,3 +738,34 @@ def test_error_lines_are_escaped(capsys) -> None:
 
     say("qstat", "Unknown queue q\x1b]0;owned\x07")
     assert capsys.readouterr().err == "qstat: Unknown queue q\\x1b]0;owned\\x07\n"
+
+
+def test_limits_and_scheduling_as_pbs_shows_them():
+    """qstat -Q's Max is the queue's max_run; the server, paused, is Idle (qstat -B, qmgr)."""
+    limited = dict(WORKQ, max_run=5, max_user_run=2, max_queued=50, max_user_queued=None)
+    row = jobtable.queue_table([limited])[2]
+    assert row.startswith("workq" + " " * 16 + "5" + " " * 5 + "7 yes yes")
+    listed = qmgr_format.list_queues([limited])
+    assert listed[listed.index("    resources_default.walltime = 01:00:00") + 1 :][:4] == [
+        "    max_run = 5",
+        "    max_user_run = 2",
+        "    max_queued = 50",
+        "    enabled = True",
+    ]
+    assert "set queue workq max_user_run = 2" in qmgr_format.print_queue(limited)
+    paused = dict(SERVER, scheduling=False, max_run=40, max_user_queued=10)
+    assert qmgr_format.list_server(paused)[1:3] == [
+        "    server_state = Idle",
+        "    scheduling = False",
+    ]
+    printed = qmgr_format.print_server(paused, [])
+    assert printed[-6:] == [
+        "set server scheduling = False",
+        "set server default_queue = workq",
+        "set server scheduler_policy = dynp",
+        "set server node_fail_requeue = True",
+        "set server max_run = 40",
+        "set server max_user_queued = 10",
+    ]
+    assert jobtable.server_table(paused)[2].startswith("hpcline" + " " * 13 + "40     8")
+    assert jobtable.server_table(paused)[2].rstrip().endswith(" Idle")

@@ -224,9 +224,10 @@ def _rsub(*argv: str) -> dict[str, Any]:
 
 
 def test_rsub_requests() -> None:
-    assert _rsub("-D", "01:00:00", "-l", "select=4") == {
-        "start": "now", "duration": 3600, "nodes": 4,
+    assert _rsub("-D", "01:00:00", "-l", "select=4:ncpus=2") == {
+        "start": "now", "duration": 3600, "nodes": 4, "select": [{"count": 4, "ncpus": 2}],
     }  # fmt: skip
+    assert _rsub("-D", "60", "-l", "nodes=4") == {"start": "now", "duration": 60, "nodes": 4}
     assert _rsub("-R", "1400", "-E", "1530", "-N", "maint") == {
         "start": utc_epoch(2026, 11, 19, 14, 0), "duration": 5400, "nodes": 1, "name": "maint",
     }  # fmt: skip
@@ -298,6 +299,20 @@ def test_rstat_full_format() -> None:
         "machine = mini",
         "",
     ]
+
+
+def test_rstat_shows_the_select_as_asked() -> None:
+    chunked = dict(
+        RESV, state="RN", nodes=3, select="2:ncpus=4+1:ncpus=2:mem=1gb",
+        node_list=["node001", "node002", "node003"],
+    )  # fmt: skip
+    block = rstat.full_block(chunked, "mini")
+    assert block[9:12] == [
+        "Resource_List.ncpus = 10",
+        "Resource_List.nodect = 3",
+        "Resource_List.select = 2:ncpus=4+1:ncpus=2:mem=1gb",
+    ]
+    assert "resv_nodes = (node001:ncpus=4)+(node002:ncpus=4)+(node003:ncpus=2)" in block
 
 
 # -- qmgr queues ----------------------------------------------------------------------------

@@ -85,7 +85,7 @@ async def test_values_at_submission(tmp_path: Path) -> None:
     assert nodes == {"idle": 2, "allocated": 6}
     assert value(m, "batchd_utilization_ratio", pool="mini") == 6 / NODES
     # J2 is the head: planned at J1's walltime end; the plan ends when J2 would.
-    assert value(m, "batchd_queue_head_planned_start_seconds", pool="mini") == T0 + 1000
+    assert value(m, "batchd_queue_head_planned_start_timestamp_seconds", pool="mini") == T0 + 1000
     assert value(m, "batchd_queue_head_wait_seconds", pool="mini") == 0
     assert value(m, "batchd_plan_makespan_seconds", pool="mini") == 1200
     assert 0 <= value(m, "batchd_plan_age_seconds") < 5
@@ -99,8 +99,8 @@ async def test_values_at_submission(tmp_path: Path) -> None:
     assert value(m, "batchd_scheduler_order", pool="mini", order="SJF") == 0
     assert value(m, "batchd_prime_time_window", window="prime") == 1
     assert value(m, "batchd_prime_time_window", window="nonprime") == 0
-    assert value(m, "batchd_prime_time_next_change_seconds") == MONDAY_19H
-    assert value(m, "batchd_emulated_time_seconds") == T0
+    assert value(m, "batchd_prime_time_next_change_timestamp_seconds") == MONDAY_19H
+    assert value(m, "batchd_emulated_timestamp_seconds") == T0
     assert value(m, "batchd_clock_speed") == 1
     assert value(m, "batchd_scheduler_cycle_seconds_count") >= 4
     assert value(m, "process_resident_memory_bytes") > 0
@@ -155,7 +155,7 @@ async def test_values_after_the_schedule(tmp_path: Path) -> None:
         for s in ("queued", "held", "waiting", "running")
     )
     assert value(m, "batchd_backlog_node_seconds", queue="workq") == 0
-    assert math.isnan(value(m, "batchd_queue_head_planned_start_seconds", pool="mini"))
+    assert math.isnan(value(m, "batchd_queue_head_planned_start_timestamp_seconds", pool="mini"))
     assert value(m, "batchd_queue_head_wait_seconds", pool="mini") == 0
     assert value(m, "batchd_plan_makespan_seconds", pool="mini") == 0
 

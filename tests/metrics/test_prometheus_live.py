@@ -150,8 +150,8 @@ def test_promql_agrees_with_the_api(tmp_path: Path) -> None:
 
         # The emulated clock at the last scrape, against the API's now taken t0..t1:
         # the gap is the wall time between them times the speed.
-        emulated = prom.query("batchd_emulated_time_seconds")[0].value
-        scraped_at = prom.value("timestamp(batchd_emulated_time_seconds)")
+        emulated = prom.query("batchd_emulated_timestamp_seconds")[0].value
+        scraped_at = prom.value("timestamp(batchd_emulated_timestamp_seconds)")
         assert scraped_at is not None and scraped_at > switched
         expected = server["now"] - SPEED * ((t0 + t1) / 2 - scraped_at)
         slack = SPEED * (0.5 + (t1 - t0)) + 2

@@ -251,11 +251,10 @@ async def test_delete_reservation_returns_its_nodes(api: Api) -> None:
     assert (waiting["state"], waiting["est_start"]) == ("Q", T0 + 900)
     api.at(30)
     before = await api.state()
-    for who in ("alice", "oper"):
-        await api.error(
-            who, "DELETE", "/reservations/R1.mini", status=403, code="forbidden",
-            says="managers",
-        )  # fmt: skip
+    await api.error(
+        "alice", "DELETE", "/reservations/R1.mini", status=403, code="forbidden",
+        says="owned by boss",
+    )  # fmt: skip
     assert await api.state() == before
     body = await api.call("boss", "DELETE", "/reservations/R1.mini")
     ReservationOut.model_validate(body)
@@ -281,16 +280,56 @@ async def test_delete_reservation_returns_its_nodes(api: Api) -> None:
     assert late["est_start"] == T0 + 130  # after job 1 only: the window is gone
 
 
-async def test_reservations_are_for_managers(api: Api) -> None:
+async def test_any_user_reserves_and_its_owner_deletes(api: Api) -> None:
+    """As with PBS's pbs_rsub: every user may reserve; the owner, operators and managers
+    delete a reservation, other users may not."""
     req = {"start": "now", "duration": 60, "nodes": 1}
-    for who in ("alice", "oper"):
-        await api.error(
-            who, "POST", "/reservations", req, status=403, code="forbidden", says="managers"
-        )
-    assert (await api.call("alice", "GET", "/reservations"))["reservations"] == []
-    # The next one made is still R1.
-    body = await api.call("boss", "POST", "/reservations", req, status=201)
-    assert body["id"] == "R1.mini"
+    body = await api.call("alice", "POST", "/reservations", req, status=201)
+    assert (body["id"], body["owner"], body["select"]) == ("R1.mini", "alice", "1:ncpus=1")
+    before = await api.state()
+    await api.error(
+        "bob", "DELETE", "/reservations/R1.mini", status=403, code="forbidden",
+        says=("bob may not delete reservation R1.mini", "owned by alice"),
+    )  # fmt: skip
+    # Its queue takes its owner's jobs only (Authorized_Users, as pbs_rstat shows it)
+    await api.error(
+        "bob", "POST", "/jobs", {"queue": "R1", "nodes": 1}, status=403, code="forbidden",
+        says="Unauthorized Request: queue R1 takes only the jobs of reservation R1's "
+        "Authorized_Users (alice)",
+    )  # fmt: skip
+    assert await api.state() == before
+    await api.submit("bob", nodes=1, walltime=60, hold=True)
+    await api.error(
+        "bob", "POST", "/jobs/1/move", {"queue": "R1"}, status=403, code="forbidden",
+        says="Unauthorized Request",
+    )  # fmt: skip
+    await api.error(
+        "bob", "PATCH", "/jobs/1", {"queue": "R1"}, status=403, code="forbidden",
+        says="Unauthorized Request",
+    )  # fmt: skip
+    inside = await api.submit("alice", queue="R1", nodes=1, walltime=30)
+    assert inside["queue"] == "R1"
+    assert (await api.call("alice", "DELETE", "/reservations/R1.mini"))["state"] == "FN"
+    await api.call("bob", "POST", "/reservations", req, status=201)
+    assert (await api.call("oper", "DELETE", "/reservations/R2.mini"))["state"] == "FN"
+
+
+async def test_a_reservation_keeps_its_select_as_given(api: Api) -> None:
+    chunks = [{"count": 2, "ncpus": 1}, {"count": 1, "ncpus": 1, "mem": "1gb"}]
+    req = {"start": "now", "duration": 60, "nodes": 3, "select": chunks}
+    body = await api.call("alice", "POST", "/reservations", req, status=201)
+    assert body["select"] == "2:ncpus=1+1:ncpus=1:mem=1gb"
+    assert (await api.call("bob", "GET", "/reservations/R1.mini"))["select"] == body["select"]
+    before = await api.state()
+    await api.error(
+        "alice", "POST", "/reservations", {**req, "nodes": 2}, status=400, code="bad_request",
+        says="3 chunks; nodes says 2",
+    )  # fmt: skip
+    await api.error(
+        "alice", "POST", "/reservations", {**req, "select": [{"count": 3, "ncpus": 2}]},
+        status=400, code="bad_request", says="ncpus=2; a node has 1",
+    )  # fmt: skip
+    assert await api.state() == before
 
 
 # A mixed workload submitted at t=0 next to a 5-node reservation over [300, 700).

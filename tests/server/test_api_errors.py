@@ -123,7 +123,7 @@ async def test_unknown_jobs_are_404(api: Api) -> None:
 
 
 async def test_unknown_paths_and_methods(api: Api) -> None:
-    for who, path in [("alice", "/nope"), ("alice", "/jobs/1/frobnicate"), ("alice", "/")]:
+    for who, path in [("alice", "/nope"), ("alice", "/jobs/1/frobnicate"), ("alice", "/u")]:
         await api.error(who, "GET", path, status=404, code="not_found", says=path)
     for method, path in [
         ("PUT", "/jobs"),
@@ -210,7 +210,7 @@ async def test_refused_actions_on_jobs_change_nothing(api: Api) -> None:
         ("alice", "PATCH", "/jobs/2", {"walltime": "abc"}, 400),
         ("alice", "PATCH", "/jobs/2", {"state": "R"}, 400),
         ("alice", "PATCH", "/nodes/node001", {"state": "down"}, 403),
-        ("alice", "POST", "/reservations", {"start": "now", "duration": 1, "nodes": 1}, 403),
+        ("alice", "POST", "/reservations", {"start": "now", "duration": 1, "nodes": 99}, 400),
         ("alice", "PATCH", "/scheduler", {"policy": "fcfs"}, 403),
     ]
     codes = {400: "bad_request", 403: "forbidden", 409: "conflict"}

@@ -72,3 +72,11 @@ def test_the_page_files_are_package_data() -> None:
     static = ROOT / "daemon" / "batchd" / "ui" / "static"
     shipped = {p.name for p in static.iterdir()}
     assert shipped == {*ASSETS, "index.html"}, "a file of static/ that the page does not use"
+
+
+async def test_the_root_leads_to_the_page_without_a_token(tmp_path: Path) -> None:
+    async with serve(tmp_path) as api:
+        resp = await api.client.get("/", allow_redirects=False)
+        assert resp.status == 302 and resp.headers["Location"] == "/ui"
+        followed = await api.client.get("/")
+        assert followed.status == 200 and followed.url.path == "/ui"

@@ -43,18 +43,35 @@ SLOWDOWN_BOUND = 60  # seconds: short jobs do not blow up the slowdown (as SLDwW
 
 JOB_STATES = ("queued", "held", "waiting", "running")
 NODE_STATES = ("idle", "allocated", "reserved", "offline", "down")
-OUTCOMES = (
-    "ok",
-    "walltime",
-    "cancelled",
-    "overflow",
-    "node_fail",
-    "dependency",
-    "signal",
-    "resv_end",
-    "failed",
-    "mem",
-)
+# How a job left the system (batchd_jobs_completed_total's outcomes), with what each means.
+OUTCOME_MEANINGS = {
+    "ok": "ran to its end",
+    "walltime": "killed at its walltime",
+    "cancelled": "deleted",
+    "overflow": "killed at the end of its window",
+    "node_fail": "killed by a node failure, or its supervisor was lost",
+    "dependency": "its dependency could never be met",
+    "signal": "an emulated job ended by qsig -s KILL or TERM",
+    "resv_end": "killed, or deleted unrun, when its reservation ended",
+    "failed": "its script exited non-zero, or it could not start",
+    "mem": "killed over its mem",
+}
+OUTCOMES = tuple(OUTCOME_MEANINGS)
+# Why a running job went back to its queue (batchd_jobs_requeued_total's reasons).
+REQUEUE_MEANINGS = {
+    "node_fail": "a node it ran on failed",
+    "overflow": "its window closed",
+    "rerun": "qrerun",
+    "restart": "its process had not started when the daemon stopped",
+}
+REQUEUE_REASONS = tuple(REQUEUE_MEANINGS)
+
+
+def listed(meanings: dict[str, str]) -> str:
+    """``a (what a means), b (...)``: every label value a HELP text names."""
+    return ", ".join(f"{value} ({meaning})" for value, meaning in meanings.items())
+
+
 PERIODS = ("prime", "nonprime")
 
 METRICS: tuple[MetricDef, ...] = (
@@ -90,7 +107,7 @@ METRICS: tuple[MetricDef, ...] = (
         "batchd_allocated_node_seconds_total",
         "counter",
         ("pool",),
-        "Emulated node-seconds allocated to jobs (rate over batchd_emulated_time_seconds "
+        "Emulated node-seconds allocated to jobs (rate over batchd_emulated_timestamp_seconds "
         "gives utilization over any window)",
     ),
     # -- the queues ---------------------------------------------------------------
@@ -127,15 +144,13 @@ METRICS: tuple[MetricDef, ...] = (
         "batchd_jobs_completed_total",
         "counter",
         ("queue", "outcome"),
-        "Jobs that left the system by queue and outcome (ok, walltime: killed at its "
-        "walltime, cancelled, overflow: killed at the end of its window, node_fail, "
-        "dependency: its dependency could never be met)",
+        f"Jobs that left the system by queue and outcome: {listed(OUTCOME_MEANINGS)}",
     ),
     MetricDef(
         "batchd_jobs_requeued_total",
         "counter",
         ("queue", "reason"),
-        "Running jobs put back in the queue, by reason (node_fail, overflow)",
+        f"Running jobs put back in the queue, by reason: {listed(REQUEUE_MEANINGS)}",
     ),
     MetricDef(
         "batchd_job_wait_seconds",
@@ -162,7 +177,7 @@ METRICS: tuple[MetricDef, ...] = (
         "Requested node-seconds (nodes x walltime) of the queued jobs",
     ),
     MetricDef(
-        "batchd_queue_head_planned_start_seconds",
+        "batchd_queue_head_planned_start_timestamp_seconds",
         "gauge",
         ("pool",),
         "Planned start of the first job in the policy's order, emulated seconds since the "
@@ -243,9 +258,15 @@ METRICS: tuple[MetricDef, ...] = (
         (),
         "Wall time of one scheduling cycle: the events up to now and the passes they cause",
     ),
+    MetricDef(
+        "batchd_build_info",
+        "gauge",
+        ("version", "python"),
+        "Always 1: the daemon's version and the Python it runs on, as labels",
+    ),
     # -- the clock ----------------------------------------------------------------
     MetricDef(
-        "batchd_emulated_time_seconds", "gauge", (), "Emulated clock, seconds since the epoch"
+        "batchd_emulated_timestamp_seconds", "gauge", (), "Emulated clock, seconds since the epoch"
     ),
     MetricDef("batchd_clock_speed", "gauge", (), "Emulated seconds per wall second"),
     MetricDef(
@@ -275,7 +296,7 @@ METRICS: tuple[MetricDef, ...] = (
         "(utilization by window: the node-seconds rate over this rate over the nodes)",
     ),
     MetricDef(
-        "batchd_prime_time_next_change_seconds",
+        "batchd_prime_time_next_change_timestamp_seconds",
         "gauge",
         (),
         "When the calendar window changes next, emulated seconds since the epoch",

@@ -9,6 +9,7 @@ the same with ten jobs or ten thousand. It reads the daemon through the
 
 from __future__ import annotations
 
+import platform
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
@@ -17,6 +18,7 @@ from prometheus_client import GC_COLLECTOR, PLATFORM_COLLECTOR, PROCESS_COLLECTO
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from batchd import __version__
 from batchd.metrics.catalog import BY_NAME, JOB_STATES, PERIODS
 from batchd.metrics.live import LiveMetrics
 from batchd.model.calendar import PrimeCalendar
@@ -73,6 +75,12 @@ def counter(name: str) -> CounterMetricFamily:
     return CounterMetricFamily(name.removesuffix("_total"), d.help, labels=list(d.labels))
 
 
+def build_info() -> GaugeMetricFamily:
+    info = gauge("batchd_build_info")
+    info.add_metric([__version__, platform.python_version()], 1.0)
+    return info
+
+
 def single(name: str, value: float) -> GaugeMetricFamily:
     return GaugeMetricFamily(name, BY_NAME[name].help, value=value)
 
@@ -97,7 +105,7 @@ class ServiceCollector(Collector):
             backlog.add_metric([q], tally.backlog.get(q, 0))
         yield jobs
         yield backlog
-        head_start = gauge("batchd_queue_head_planned_start_seconds")
+        head_start = gauge("batchd_queue_head_planned_start_timestamp_seconds")
         head_wait = gauge("batchd_queue_head_wait_seconds")
         makespan = gauge("batchd_plan_makespan_seconds")
         for pool, plan in zip(pools, live.plans, strict=True):
@@ -118,8 +126,9 @@ class ServiceCollector(Collector):
                 order.add_metric([pool.name, name], 1.0 if name == pool.order else 0.0)
         yield policy
         yield order
-        yield single("batchd_emulated_time_seconds", now)
+        yield single("batchd_emulated_timestamp_seconds", now)
         yield single("batchd_clock_speed", source.speed)
+        yield build_info()
         yield single("batchd_state_save_failing", 1.0 if source.save_failing() else 0.0)
         calendar = source.calendar
         period = calendar.period_at(now)
@@ -141,7 +150,8 @@ class ServiceCollector(Collector):
         yield seconds
         change = calendar.next_change(now)
         yield single(
-            "batchd_prime_time_next_change_seconds", float("nan") if change is None else change
+            "batchd_prime_time_next_change_timestamp_seconds",
+            float("nan") if change is None else change,
         )
         if tally.per_user:
             users = gauge("batchd_user_jobs")

@@ -19,6 +19,7 @@ from batchd.metrics.catalog import (
     BY_NAME,
     CYCLE_BUCKETS,
     OUTCOMES,
+    REQUEUE_REASONS,
     SEARCH_BUCKETS,
     SEARCH_STOPS,
     SLOWDOWN_BOUND,
@@ -32,7 +33,6 @@ from batchd.model.job import Job
 from batchd.model.times import NEVER
 from batchd.sched.decider import CASES
 
-REQUEUE_REASONS = ("node_fail", "overflow", "rerun", "restart")
 DAY = 86_400
 
 # The _created series (wall time a label set first appeared) mean nothing on an

@@ -27,6 +27,9 @@ class Reservation:
     nodes: list[int] = field(default_factory=list)
     # The queue its jobs are submitted to (PBS's R<seq>); empty: a reservation without jobs.
     queue: str = ""
+    # The chunks asked for, as Resource_List.select shows them ("4:ncpus=2"); empty:
+    # whole nodes asked for by number, shown as "N:ncpus=1".
+    select: str = ""
 
     @property
     def duration(self) -> int:

@@ -11,6 +11,7 @@ from pydantic import (
     field_validator,
 )
 
+from batchd.server.resource_schemas import ChunkIn
 from batchd.server.schema_types import Duration, Start, Strict, Text, TextMap, api_duration
 
 
@@ -24,6 +25,10 @@ class QueueOut(BaseModel):
     max_nodes: int | None
     max_walltime: int | None
     default_walltime: int
+    max_run: int | None = Field(None, description="jobs running at once (null: no limit)")
+    max_user_run: int | None = Field(None, description="jobs of one user running at once")
+    max_queued: int | None = Field(None, description="unfinished jobs the queue holds")
+    max_user_queued: int | None = Field(None, description="unfinished jobs of one user in it")
     total: int
     counts: dict[str, int] = Field(description="jobs by state letter: Q R H W E")
     window: str = Field(
@@ -50,6 +55,13 @@ class ReservationCreate(Strict):
     start: Start = Field(description="time, 'now' or 'asap'")
     duration: Duration = Field(description="seconds or HH:MM:SS")
     nodes: int = Field(ge=1)
+    select: list[ChunkIn] | None = Field(
+        None,
+        min_length=1,
+        max_length=64,
+        description="the chunks asked for (pbs_rsub -l select=...), each on a node of its "
+        "own; their counts add up to nodes. Kept as given for pbs_rstat",
+    )
     name: Text = Field("NULL", max_length=236)
     machine: Text | None = Field(
         None, description="the machine to hold nodes of; the first if unset"
@@ -73,6 +85,9 @@ class ReservationOut(BaseModel):
     machine: str = Field(description="the machine whose nodes it holds")
     node_list: list[str]
     queue: str = Field(description="the queue of its jobs: R<seq>")
+    select: str = Field(
+        "", description='Resource_List.select: the chunks as asked for ("4:ncpus=2")'
+    )
 
 
 class ReservationList(BaseModel):
@@ -169,6 +184,11 @@ class ServerOut(BaseModel):
     query_other_jobs: bool = Field(
         False, description="whether users see other users' jobs (operators and managers see all)"
     )
+    scheduling: bool = Field(True, description="whether the scheduler starts jobs")
+    max_run: int | None = Field(None, description="jobs running at once in all (null: no limit)")
+    max_user_run: int | None = Field(None, description="jobs of one user running at once")
+    max_queued: int | None = Field(None, description="unfinished jobs in all")
+    max_user_queued: int | None = Field(None, description="unfinished jobs of one user")
     replay: dict[str, Any] | None = Field(description="the trace being injected, if any")
     state_save_error: str | None = Field(
         None,
@@ -186,6 +206,21 @@ class ServerChange(Strict):
     query_other_jobs: bool | None = Field(
         None,
         description="whether users see other users' jobs; saved, it outlasts the config's",
+    )
+    scheduling: bool | None = Field(
+        None, description="false: no job starts (running ones go on); true: scheduling resumes"
+    )
+    max_run: int | None = Field(
+        None, ge=0, description="jobs running at once in all; null removes the limit"
+    )
+    max_user_run: int | None = Field(
+        None, ge=0, description="jobs of one user running at once; null removes the limit"
+    )
+    max_queued: int | None = Field(
+        None, ge=0, description="unfinished jobs in all; null removes the limit"
+    )
+    max_user_queued: int | None = Field(
+        None, ge=0, description="unfinished jobs of one user; null removes the limit"
     )
 
     @field_validator("job_history_duration", mode="before")

@@ -16,7 +16,8 @@ from aiohttp import web
 from batchd.server.errors import ApiError
 
 NEED_TOKEN = "send Authorization: Bearer TOKEN (see --token-file)"
-OPEN_PATHS = frozenset({"/healthz", "/metrics", "/openapi.json"})
+# "/" only leads to the page (a redirect to /ui), so it is open like the page.
+OPEN_PATHS = frozenset({"/", "/healthz", "/metrics", "/openapi.json"})
 PAGE_PATH = "/ui"  # the web page, and its files below it
 
 

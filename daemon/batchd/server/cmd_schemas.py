@@ -67,11 +67,22 @@ class QueueChange(Strict):
         None, description='"any", "prime", "nonprime" or weekly spans, comma-separated'
     )
     machine: Text | None = Field(None, description="the machine its jobs run on")
+    max_run: int | None = Field(None, ge=0, description="jobs running at once; null: no limit")
+    max_user_run: int | None = Field(
+        None, ge=0, description="jobs of one user running at once; null: no limit"
+    )
+    max_queued: int | None = Field(None, ge=0, description="unfinished jobs; null: no limit")
+    max_user_queued: int | None = Field(
+        None, ge=0, description="unfinished jobs of one user; null: no limit"
+    )
 
     @field_validator("max_walltime", "default_walltime", mode="before")
     @classmethod
     def _walltimes(cls, value: Any) -> Any:
         return None if value is None else api_duration(value, "walltime")
+
+
+QUEUE_LIMITS = ("max_run", "max_user_run", "max_queued", "max_user_queued")
 
 
 class QueueCreate(QueueChange):

@@ -51,6 +51,7 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/healthz", "liveness", answer=a.Health, errors=()),
     Route("GET", "/metrics", "Prometheus metrics (text exposition format)", errors=()),
     Route("GET", "/openapi.json", "this document", errors=()),
+    Route("GET", "/", "leads to the web page (302 to /ui)", status=302, errors=()),
     Route(
         "GET",
         "/ui",

@@ -24,6 +24,12 @@ PAGE_HEADERS = {
 routes = web.RouteTableDef()
 
 
+@routes.get("/")
+async def root(request: web.Request) -> web.Response:
+    """The listener's root leads to the page, as a browser pointed at it expects."""
+    raise web.HTTPFound(PAGE_PATH)
+
+
 @routes.get(PAGE_PATH)
 async def page(request: web.Request) -> web.Response:
     return web.Response(

@@ -362,6 +362,7 @@ def resv_to_row(resv: Reservation) -> dict[str, Any]:
         "state": resv.state.value,
         "node_ids": resv.nodes,
         "queue": resv.queue,
+        "select": resv.select,
     }
 
 
@@ -378,4 +379,5 @@ def resv_from_row(row: dict[str, Any]) -> Reservation:
         nodes=list(row["node_ids"]),
         # Rows saved before reservations had queues: each gets the queue PBS would name.
         queue=str(row.get("queue", f"R{row['seq']}")),
+        select=str(row.get("select", "")),  # rows saved before it: whole nodes
     )

@@ -255,5 +255,3 @@ class JobAlter(Strict):
 class HoldRequest(Strict):
     types: str = Field("u", pattern=r"^[uos]+$", description="hold types: u, o and/or s")
 
-
-# -- queues --------------------------------------------------------------------

@@ -20,6 +20,7 @@ from batchd.server.jobview import brief_of, job_view
 from batchd.server.pending import pending_reason
 from batchd.server.records import JobRecord
 from batchd.server.service import BatchService
+from batchd.server.service.run_limits import SERVER_LIMITS, scheduling, server_limit
 from batchd.site.config import QueueConfig
 from batchd.site.resources import show
 
@@ -234,6 +235,10 @@ def queue_out(svc: BatchService, q: QueueConfig, counts: dict[str, int]) -> dict
         "max_nodes": q.max_nodes,
         "max_walltime": q.max_walltime,
         "default_walltime": q.default_walltime,
+        "max_run": q.max_run,
+        "max_user_run": q.max_user_run,
+        "max_queued": q.max_queued,
+        "max_user_queued": q.max_user_queued,
         "total": sum(counts.values()),
         "counts": counts,
         "window": q.window_text(),
@@ -275,6 +280,7 @@ def reservation_out(svc: BatchService, resv: Reservation) -> dict[str, Any]:
             svc.nodes.name(resv.machine, n) for n in svc.nodes.hosts_of(resv.machine, resv.nodes)
         ],
         "queue": resv.queue,
+        "select": resv.select or f"{resv.width // svc.nodes.per_node[resv.machine]}:ncpus=1",
     }
 
 
@@ -339,6 +345,8 @@ def server_out(svc: BatchService) -> dict[str, Any]:
         "jobs": svc.counts(),
         "job_history_duration": svc.history.duration,
         "query_other_jobs": svc.query_other_jobs(),
+        "scheduling": scheduling(svc.site, svc.meta),
+        **{k: server_limit(svc.site, svc.meta, k) for k in SERVER_LIMITS},
         "replay": replay,
         "state_save_error": svc.saving.cause,
     }

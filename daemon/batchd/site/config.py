@@ -184,6 +184,12 @@ class QueueConfig(BaseModel):
     # (batchd.model.windows); kept in canonical form.
     window: str | list[str] = "any"
     machine: str | None = Field(None, pattern=NAME, max_length=64)  # None: the first machine
+    # PBS's run and queued limits (None: none): jobs running at once in the queue, and of
+    # one user in it; unfinished jobs the queue holds, and of one user in it.
+    max_run: int | None = Field(None, ge=0)
+    max_user_run: int | None = Field(None, ge=0)
+    max_queued: int | None = Field(None, ge=0)
+    max_user_queued: int | None = Field(None, ge=0)
 
     @field_validator("max_walltime", "default_walltime", mode="before")
     @classmethod
@@ -252,6 +258,13 @@ class ServerConfig(BaseModel):
     # Users whose uid is 0 and whose jobs may run on an executing machine (PBS's acl_roots);
     # root's jobs are refused otherwise.
     acl_roots: list[Text] = Field(default_factory=list)
+    # PBS's server attribute scheduling: False starts no job (running ones go on).
+    scheduling: bool = True
+    # PBS's server limits (None: none), counted over every queue and machine.
+    max_run: int | None = Field(None, ge=0)
+    max_user_run: int | None = Field(None, ge=0)
+    max_queued: int | None = Field(None, ge=0)
+    max_user_queued: int | None = Field(None, ge=0)
 
     @field_validator("job_history_duration", mode="before")
     @classmethod

@@ -41,7 +41,7 @@ class DaskExecutor:
             from distributed import Client, LocalCluster
         except ImportError:
             raise SweepError(
-                "--dask needs the dask and distributed packages: pip install 'batchd[dask]'"
+                "--dask needs the dask and distributed packages: pip install 'batchd[sweep]'"
             ) from None
         if self.address is None:
             cluster = LocalCluster(

@@ -305,7 +305,7 @@ async def test_signal_and_rerun_act_on_running_subjobs(tmp_path: Path) -> None:
 async def test_an_array_in_a_reservation_ends_with_it(tmp_path: Path) -> None:
     async with serve(tmp_path) as api:
         req = {"start": T0 + 100, "duration": 100, "nodes": 2}
-        await api.call("boss", "POST", "/reservations", req, status=201)
+        await api.call("alice", "POST", "/reservations", req, status=201)
         await api.submit(queue="R1", nodes=1, walltime=60, runtime=60, array_indices="1-10",
                          max_run_subjobs=3)  # fmt: skip
         api.at(100)

@@ -66,7 +66,7 @@ async def test_jobs_of_a_reservation_run_in_its_window_on_its_nodes(tmp_path: Pa
     async with serve(tmp_path) as api:
         await api.submit("bob", nodes=4, walltime=10_000)  # node001-004 until 10,000
         req = {"start": T0 + 100, "duration": 1000, "nodes": 3}
-        resv = await api.call("boss", "POST", "/reservations", req, status=201)
+        resv = await api.call("alice", "POST", "/reservations", req, status=201)
         assert (resv["id"], resv["queue"]) == ("R1.mini", "R1")
         queue = await api.call("alice", "GET", "/queues/R1")
         assert (queue["max_nodes"], queue["default_walltime"]) == (3, 1000)
@@ -111,7 +111,7 @@ async def test_jobs_of_a_reservation_run_in_its_window_on_its_nodes(tmp_path: Pa
 async def test_deleting_a_reservation_ends_its_jobs(tmp_path: Path) -> None:
     async with serve(tmp_path) as api:
         req = {"start": "now", "duration": 1000, "nodes": 4}
-        await api.call("boss", "POST", "/reservations", req, status=201)
+        await api.call("alice", "POST", "/reservations", req, status=201)
         await api.submit("alice", queue="R1", nodes=4, walltime=500)
         await api.submit("alice", queue="R1", nodes=1, walltime=500, hold=True)
         assert (await api.job(1))["exec_host"] == nodes(1, 2, 3, 4)
@@ -129,7 +129,7 @@ async def test_a_reservation_and_its_running_job_survive_a_restart(tmp_path: Pat
     path = tmp_path / "state.db"
     async with start_api(new_service(path)) as api:
         req = {"start": T0 + 10, "duration": 1000, "nodes": 2}
-        await api.call("boss", "POST", "/reservations", req, status=201)
+        await api.call("alice", "POST", "/reservations", req, status=201)
         await api.submit("alice", queue="R1", nodes=2, walltime=5000)
         await api.submit("alice", queue="R1", nodes=1, walltime=100)
         await api.submit("bob", nodes=6, walltime=5000)

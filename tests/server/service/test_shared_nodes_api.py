@@ -152,7 +152,7 @@ async def test_a_node_down_requeues_every_job_on_it(api: Api) -> None:
 async def test_a_reservation_holds_whole_nodes(api: Api) -> None:
     await api.submit(**one(ncpus=1), walltime=10_000)  # node001
     req = {"start": "asap", "duration": 1000, "nodes": 1}
-    made = await api.call("boss", "POST", "/reservations", req, status=201)
+    made = await api.call("alice", "POST", "/reservations", req, status=201)
     assert (made["nodes"], made["start"]) == (1, T0)
     api.at(1)
     resv = await api.call("alice", "GET", "/reservations/R1.mini")
@@ -162,7 +162,7 @@ async def test_a_reservation_holds_whole_nodes(api: Api) -> None:
     inside = await api.submit(queue="R1", walltime=100, **one(ncpus=4))
     assert (inside["state"], inside["exec_vnode"]) == ("R", "(node002:ncpus=4)")
     # Three cores of node001 are free, not a whole node: the next one waits for R1 to end.
-    later = await api.call("boss", "POST", "/reservations", req, status=201)
+    later = await api.call("alice", "POST", "/reservations", req, status=201)
     assert later["start"] == T0 + 1000  # when R1 gives node002 back whole
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from batchd.model.times import hms
 from batchd.model.windows import DAY, HORIZON, TimeWindow, longest_opening, next_fit
-from batchd.server.errors import bad_request
+from batchd.server.errors import bad_request, forbidden
 from batchd.site.config import QueueConfig, SiteConfig
 
 
@@ -26,6 +26,21 @@ class Admission:
         self.reserved: Callable[[str], QueueConfig | None] = lambda name: None
         # Whether a manager has set a queue live (qmgr): its settings are saved, over the file's.
         self.set_live: Callable[[str], bool] = lambda name: False
+        # Refuses one more unfinished job of an owner in a queue over its queued limits
+        # (queue, owner, the job being moved there or 0); the service sets it.
+        self.check_queued: Callable[[str, str, int], None] = lambda queue, owner, moving: None
+        # The owner of the advance reservation whose queue this is, or None.
+        self.resv_owner: Callable[[str], str | None] = lambda name: None
+
+    def check_authorized(self, qname: str, owner: str) -> None:
+        """A reservation's queue takes the jobs of its Authorized_Users: its owner, as
+        PBS's default (pbs_rstat shows it)."""
+        allowed = self.resv_owner(qname)
+        if allowed is not None and owner != allowed:
+            raise forbidden(
+                f"Unauthorized Request: queue {qname} takes only the jobs of reservation "
+                f"{qname}'s Authorized_Users ({allowed})"
+            )
 
     def queue(self, name: str) -> QueueConfig:
         for q in self.site.queues():

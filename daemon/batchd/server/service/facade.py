@@ -41,6 +41,7 @@ from batchd.server.service.nodes import Nodes
 from batchd.server.service.observers import DecisionLog, PoolObserver
 from batchd.server.service.queue_admin import QueueAdmin, effective_site
 from batchd.server.service.reservations import Reservations
+from batchd.server.service.run_limits import check_queued, run_limits
 from batchd.server.service.runs import Runs
 from batchd.server.service.saving import SaveStatus
 from batchd.server.service.scheduler import Scheduler
@@ -139,6 +140,7 @@ class BatchService(Changes, Figures):
         )
         machine_names = [m.name for m in site.machine]
         self.admission.reserved = lambda q: self.reservations.queue_config(q, machine_names)
+        self.admission.resv_owner = self.reservations.owner_of
         self.nodes = Nodes(site, self.journal)
         self.events = JobEvents(self.journal, self.server, self.nodes.unit_names, lambda: self.now)
         self.lifecycle = Lifecycle(
@@ -159,6 +161,10 @@ class BatchService(Changes, Figures):
         self.engine.reserved.on_close.append(self.control.reservation_closed)
         self.queue_admin = QueueAdmin()
         self.admission.set_live = lambda q: q in self.queue_admin.changes
+        self.scheduler.limits = lambda: run_limits(self.site, self.journal.meta)
+        self.admission.check_queued = lambda queue, owner, moving: check_queued(
+            self.site, self.journal.meta, self.records.values(), queue, owner, moving
+        )
         executor = self.executor  # jobs that run for real: their part of the service
         self.runs = Runs(self.lifecycle, self.journal, executor) if executor else None
 

@@ -139,6 +139,9 @@ class JobRequests:
         if resources is not None:
             nodes = resources.width
         self.admission.check(qname, nodes if mold is None else mold.high, walltime, self.engine.now)
+        if qname != job.queue:
+            self.admission.check_authorized(qname, rec.owner)
+            self.admission.check_queued(qname, rec.owner, rec.seq)
         check_move(rec, self.site, self.machine_of(qname), mold is not None)
         queued = in_engine and job.state is JobState.QUEUED
         if queued:

@@ -131,6 +131,8 @@ class JobControl:
         self.life.admission.check(
             queue, width if job.mold is None else job.mold.high, walltime, self.engine.now
         )
+        self.life.admission.check_authorized(queue, rec.owner)
+        self.life.admission.check_queued(queue, rec.owner, rec.seq)
         check_move(rec, self.life.site, self.life.machine_of(queue), moldable)
         old = job.queue
         moving = [rec]

@@ -100,6 +100,11 @@ class Reservations:
             return None
         return resv
 
+    def owner_of(self, name: str) -> str | None:
+        """The owner of the reservation whose queue this is (while it takes jobs), or None."""
+        resv = self.of_queue(name)
+        return None if resv is None else resv.owner
+
     def queue_config(self, name: str, machine_names: list[str]) -> QueueConfig | None:
         """An open reservation's queue as the admission checks see it."""
         resv = self.of_queue(name)

@@ -27,6 +27,7 @@ from batchd.model.chunks import (
     ChunkError,
     Place,
     Value,
+    check_chunk,
     pack_chunks,
     parse_place,
     shared_layout,
@@ -113,6 +114,22 @@ class ResourceRules:
         else:
             chunks, place = (Chunk(count=body.nodes),), Place("scatter")
         return self._placed(chunks, place, tuple(sorted(job.items())), spec, machine)
+
+    def reservation_select(self, select: list[ChunkIn], nodes: int, machine: int) -> str:
+        """A reservation's chunks, each checked to fit on a node of ``machine`` (which it
+        holds whole), as Resource_List.select shows them; their counts must be ``nodes``."""
+        chunks = [self._chunk(c, i) for i, c in enumerate(select, 1)]
+        count = sum(c.count for c in chunks)
+        if count != nodes:
+            raise bad_request(f"select: {count} chunks; nodes says {nodes}: give the same number")
+        shape = self.site.node_shape(machine)
+        sizes = self.site.size_resources()
+        for i, chunk in enumerate(chunks, 1):
+            try:
+                check_chunk(chunk, i, shape, sizes)
+            except ChunkError as exc:
+                raise bad_request(f"{exc}, on machine {self.site.machine[machine].name}") from None
+        return "+".join(c.text(sizes) for c in chunks)
 
     def _is_per_node(self, name: str) -> bool:
         res = self.site.resource_named(name)

@@ -16,7 +16,7 @@ engine's machine views and its placements.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +28,7 @@ from batchd.model.times import NEVER
 from batchd.model.windows import TimeWindow, make_window
 from batchd.sched.gate import WindowGate
 from batchd.sched.grid import GridError, GridLayer, make_grid
+from batchd.sched.limits import NO_LIMITS, SCHEDULING_OFF, LimitGate, RunBook, RunLimits
 from batchd.sched.policy import BuildContext, Offload, Policy, PolicyObserver
 from batchd.sched.queues import QueueSpec, queue_classes, queue_gate
 from batchd.sched.registry import PolicyError, get_spec, make_policy, parse_params, policy_names
@@ -90,6 +91,10 @@ class Scheduler:
         self.windows: dict[str, TimeWindow] = {}
         self.observers: list[PolicyObserver] = []
         self.gates: list[WindowGate] = []  # each machine's policy, behind its queue windows
+        # The run limits and the scheduling switch (the service says what is in force);
+        # the running jobs they count are shared by every machine's limit gate.
+        self.limits: Callable[[], RunLimits] = lambda: NO_LIMITS
+        self.run_book = RunBook()
         self.engine: Engine | None = None
         self._plans: dict[int, tuple[int, list[tuple[Job, int]]]] = {}
         self._central: tuple[int, list[tuple[Job, int, int]]] | None = None
@@ -115,8 +120,9 @@ class Scheduler:
             offload=self.offload,
         )
         inner = make_policy(choice.name, choice.params, context)
+        limited = LimitGate(inner, lambda: self.limits(), self.run_book)
         gate = queue_gate(
-            inner,
+            limited,
             self.queue_specs(machine),
             self.calendar,
             overflow=self.site.server.overflow,
@@ -130,9 +136,17 @@ class Scheduler:
         if self.grid is not None:
             self.layer = self.build_grid(self.grid)
             self._grid_choices()
-            return list(self.layer.ports)
+            return [self.paused_port(port) for port in self.layer.ports]
         self.gates = [self.build(i, c) for i, c in enumerate(self.choices)]
         return list(self.gates)
+
+    def paused_port(self, port: Policy) -> Policy:
+        """A grid port behind the scheduling switch: the run limits do not apply under a
+        grid (its layer places the jobs), scheduling off does."""
+        return LimitGate(port, lambda: self.switch_only(), self.run_book)
+
+    def switch_only(self) -> RunLimits:
+        return NO_LIMITS if self.limits().scheduling else SCHEDULING_OFF
 
     def attach(self, engine: Engine) -> None:
         """The engine runs these policies: a grid layer sees its machines from now on."""
@@ -213,7 +227,7 @@ class Scheduler:
         for job in waiting:
             engine.withdraw(job)
         for i, port in enumerate(layer.ports):
-            engine.set_policy(i, port)
+            engine.set_policy(i, self.paused_port(port))
         old, self.grid, self.layer = self.grid, choice, layer
         for m in engine.machines:
             for held in m.holders():

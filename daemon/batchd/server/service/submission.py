@@ -81,6 +81,8 @@ class Submission:
         width = body.nodes if resources is None else resources.width
         widest = max(width, body.nodes_max or 0)  # a moldable job's range is checked whole
         _, walltime = self.admission.check(qname, widest, body.walltime, now)
+        self.admission.check_authorized(qname, owner)
+        self.admission.check_queued(qname, owner, 0)
         runtime_given: int | None = None
         if RUNTIME_VAR in body.variables:
             text = body.variables[RUNTIME_VAR]

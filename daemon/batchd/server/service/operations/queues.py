@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from batchd.server.cmd_schemas import QueueChange, QueueCreate
+from batchd.server.cmd_schemas import QUEUE_LIMITS, QueueChange, QueueCreate
 from batchd.server.service.access import Caller, require
 from batchd.server.service.queue_admin import effective_site
 
@@ -28,6 +28,8 @@ def create_queue(svc: BatchService, caller: Caller, body: QueueCreate) -> None:
 
 def change_queue(svc: BatchService, caller: Caller, name: str, body: QueueChange) -> None:
     fields: dict[str, Any] = body.model_dump(exclude_none=True)
+    # A limit given as null is removed.
+    fields.update({k: None for k in QUEUE_LIMITS if k in body.model_fields_set and k not in fields})
     with svc.change():
         require(caller, "manager", "set queue attributes")
         svc.queue_admin.change(svc.site, name, fields, svc.queue_jobs(name) > 0)
