@@ -19,7 +19,7 @@ DAEMON = ROOT / "daemon" / "batchd"
 OUTCOME_SITES = (
     r'\.outcome = "([a-z_]+)"',
     r'outcome="([a-z_]+)"',
-    r'\b(?:terminate|cancel|exited|job_left_unrun|_finish_unrun|end_all)\([^()]*?, "([a-z_]+)"',
+    r'\b(?:terminate|cancel|exited|job_left_unrun|_?finish_unrun|end_all)\([^()]*?, "([a-z_]+)"',
     r'^\s+return "([a-z_]+)", ',
 )
 REQUEUE_SITES = (
