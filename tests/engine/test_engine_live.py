@@ -121,7 +121,7 @@ def test_time_never_goes_back() -> None:
 
 @pytest.mark.parametrize("policy", ["fcfs", "fcfs-easy", "sjf-easy"])
 def test_incremental_forecast_equals_a_full_one(policy: str) -> None:
-    from batchd.sched.forecast import Forecaster
+    from batchd.sched.core.forecast import Forecaster
 
     eng = engine_for(policy)
     eng.load([Job(id=0, submit=0, width=NODES, estimate=500, runtime=500)])

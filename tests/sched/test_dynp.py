@@ -9,8 +9,8 @@ import pytest
 from batchd.engine.core import Engine
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
-from batchd.sched.decider import CASES, FCFS, LJF, SJF, classify, decide, simple_decider
-from batchd.sched.dynp import DynP, DynPBasic
+from batchd.sched.policies.decider import CASES, FCFS, LJF, SJF, classify, decide, simple_decider
+from batchd.sched.policies.dynp import DynP, DynPBasic
 from batchd.sched.registry import PolicyError, make_policy
 
 # Table 1: (FCFS, SJF, LJF) qualities, current policy, case, simple decider, advanced decider.

@@ -12,11 +12,11 @@ import pytest
 from batchd.engine.core import Engine
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
-from batchd.sched.decider import FCFS, LJF, SJF
-from batchd.sched.dynp import DynP
-from batchd.sched.order import ORDERS, OrderedQueue
+from batchd.sched.core.order import ORDERS, OrderedQueue
+from batchd.sched.policies.decider import FCFS, LJF, SJF
+from batchd.sched.policies.dynp import DynP
+from batchd.sched.policies.standing import StandingQueue
 from batchd.sched.registry import PolicyError, make_policy
-from batchd.sched.standing import StandingQueue
 
 
 def _dynp(decider: str, candidate: str) -> DynP:

@@ -16,9 +16,9 @@ import pytest
 from batchd.model.job import Job
 from batchd.model.moldable import FIXED, Moldable, Speedup
 from batchd.model.times import NEVER
-from batchd.sched.fairshare_kernels import DECIDED, efficiency_transfer, fairshare_pass
-from batchd.sched.moldable_fairshare import MoldRows
-from batchd.sched.profile import ListProfile
+from batchd.sched.core.profile import ListProfile
+from batchd.sched.kernels.fairshare import DECIDED, efficiency_transfer, fairshare_pass
+from batchd.sched.policies.moldable_fairshare import MoldRows
 
 EPS = 1e-9
 LINEAR = Speedup("downey", 100, 0)  # S(n) = n on every machine here

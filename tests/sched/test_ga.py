@@ -16,10 +16,10 @@ from batchd.cli import main
 from batchd.model.job import Job
 from batchd.model.utility import Utility
 from batchd.replay import ReplayOptions, run_replay
+from batchd.sched.core.whatif import easy_starts
 from batchd.sched.ga.problem import SEEDS, Problem, worth_searching
 from batchd.sched.ga.search import search
 from batchd.sched.registry import PolicyError, make_policy
-from batchd.sched.whatif import easy_starts
 
 
 def job(i: int, submit: int, width: int, estimate: int, utility: str | None, **kw: int) -> Job:

@@ -16,9 +16,9 @@ from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.moldable import FIXED, Moldable, Speedup
 from batchd.model.reservation import Reservation
-from batchd.sched.fairshare_kernels import efficiency_transfer
-from batchd.sched.moldable_fairshare import MoldableFairshare, MoldRows
-from batchd.sched.policy import BuildContext, MachineView, Placement
+from batchd.sched.core.policy import BuildContext, MachineView, Placement
+from batchd.sched.kernels.fairshare import efficiency_transfer
+from batchd.sched.policies.moldable_fairshare import MoldableFairshare, MoldRows
 from batchd.sched.registry import PolicyError, make_policy
 
 FAIRSHARE = "moldable-fairshare"

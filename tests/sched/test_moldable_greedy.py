@@ -12,8 +12,8 @@ from batchd.engine.core import Engine, PlacementError
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.moldable import FIXED, Moldable, Speedup
-from batchd.sched.mold_kernels import scaled
-from batchd.sched.policy import MachineView, Placement, Policy
+from batchd.sched.core.policy import MachineView, Placement, Policy
+from batchd.sched.kernels.moldable import scaled
 from batchd.sched.registry import make_policy
 
 

@@ -15,13 +15,13 @@ from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.moldable import FIXED, Moldable, Speedup
 from batchd.model.times import NEVER
-from batchd.sched.moldable_iterative import (
+from batchd.sched.core.profile import ListProfile, Profile
+from batchd.sched.policies.moldable_iterative import (
     MoldableIterative,
     StepInput,
     iterative_step,
     job_shape,
 )
-from batchd.sched.profile import ListProfile, Profile
 from batchd.sched.registry import make_policy
 
 LINEAR4 = Speedup("downey", 4, 0)  # S(n) = n up to 4 nodes

@@ -23,8 +23,8 @@ from batchd.engine.core import Engine
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.replay import ReplayOptions, run_replay
-from batchd.sched.policy import BuildContext
-from batchd.sched.primetime import PrimeTime
+from batchd.sched.core.policy import BuildContext
+from batchd.sched.policies.primetime import PrimeTime
 from batchd.sched.registry import PolicyError, make_policy
 
 THU_0600, THU_1900, FRI_0600, FRI_1900, MON_0600 = 21_600, 68_400, 108_000, 154_800, 367_200

@@ -14,10 +14,10 @@ from batchd.engine.machine import MachineState
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.utility import Utility
-from batchd.sched.current_utility import current_utility, per_node_hour
-from batchd.sched.order import prio_key
+from batchd.sched.core.order import prio_key
+from batchd.sched.policies.current_utility import current_utility, per_node_hour
+from batchd.sched.policies.utility_easy import UtilityEasy
 from batchd.sched.registry import make_policy
-from batchd.sched.utility_easy import UtilityEasy
 
 Table = dict[int, tuple[int, int]]
 

@@ -1,4 +1,4 @@
-"""The what-if simulator (batchd.sched.whatif) against a naive pure-Python version of its
+"""The what-if simulator (batchd.sched.core.whatif) against a naive pure-Python version of its
 rules, on hand cases, and against the real engine.
 
 Engine comparisons: a random small trace runs on the engine up to a random time T with
@@ -23,17 +23,17 @@ from batchd.engine.core import Engine
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.reservation import Reservation
-from batchd.sched.conservative import ConservativePolicy
-from batchd.sched.easy import EasyPolicy
-from batchd.sched.kernels import NEVER
-from batchd.sched.order import ORDERS
-from batchd.sched.registry import make_policy
-from batchd.sched.whatif import (
+from batchd.sched.core.order import ORDERS
+from batchd.sched.core.whatif import (
     conservative_starts,
     easy_starts,
     inputs_from,
     reservations_of,
 )
+from batchd.sched.kernels.profile import NEVER
+from batchd.sched.policies.conservative import ConservativePolicy
+from batchd.sched.policies.easy import EasyPolicy
+from batchd.sched.registry import make_policy
 
 SETTINGS = settings(
     max_examples=200,

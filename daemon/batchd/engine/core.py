@@ -29,7 +29,7 @@ from batchd.engine.shared import start_shared
 from batchd.model.job import UNSET, Job
 from batchd.model.machine import Grid
 from batchd.model.states import JobState, change_state
-from batchd.sched.policy import Placement, Policy
+from batchd.sched.core.policy import Placement, Policy
 
 __all__ = ["Engine", "PlacementError", "StuckJobsError", "STUCK_AFTER"]
 

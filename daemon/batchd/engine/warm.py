@@ -36,21 +36,21 @@ from batchd.sched.registry import make_policy, policy_names
 # ``profile`` also runs every policy no other unit names: all of them plan with it.
 UNITS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, dict[str, str]], ...]]] = {
     "profile": (
-        ("batchd.sched.kernels",),
+        ("batchd.sched.kernels.profile",),
         (
             ("fcfs-cons", {"replan": "rebuild"}),
             ("fcfs-cons", {"replan": "compress"}),
             ("fcfs-cons", {"replan": "guarded"}),
         ),
     ),
-    "moldable": (("batchd.sched.mold_kernels",), (("moldable-greedy", {}),)),
+    "moldable": (("batchd.sched.kernels.moldable",), (("moldable-greedy", {}),)),
     "fairshare": (
-        ("batchd.sched.fairshare_kernels",),
+        ("batchd.sched.kernels.fairshare",),
         (("moldable-fairshare", {}), ("moldable-efficiency", {})),
     ),
-    "iterative": (("batchd.sched.iterative_kernels",), (("moldable-iterative", {}),)),
+    "iterative": (("batchd.sched.kernels.iterative",), (("moldable-iterative", {}),)),
     "ga": (
-        ("batchd.sched.whatif_kernels", "batchd.sched.ga.kernels"),
+        ("batchd.sched.kernels.whatif", "batchd.sched.ga.kernels"),
         (("ga", {"generations": "2", "population": "4", "seed": "0"}),),
     ),
 }

@@ -29,7 +29,7 @@ import numpy.typing as npt
 from numba import njit
 
 from batchd.model.times import NEVER
-from batchd.sched import whatif_kernels
+from batchd.sched.kernels import whatif as whatif_kernels
 
 Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]

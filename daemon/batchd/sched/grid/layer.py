@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from batchd.model.job import Job
+from batchd.sched.core.policy import MachineView, Placement, Policy
 from batchd.sched.grid.overhead import stretch
 from batchd.sched.grid.params import GridParams
-from batchd.sched.policy import MachineView, Placement, Policy
 
 
 @dataclass

@@ -42,10 +42,10 @@ import numpy.typing as npt
 
 from batchd.model.job import Job
 from batchd.model.times import NEVER
-from batchd.sched import whatif_kernels
+from batchd.sched.kernels import whatif as whatif_kernels
 
 if TYPE_CHECKING:
-    from batchd.sched.policy import MachineView
+    from batchd.sched.core.policy import MachineView
 
 __all__ = [
     "NEVER",

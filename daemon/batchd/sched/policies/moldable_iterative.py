@@ -25,11 +25,11 @@ from typing import Any
 import numpy as np
 
 from batchd.model.job import Job
-from batchd.sched.iterative_kernels import iterate
-from batchd.sched.order import OrderedQueue, fcfs_key
-from batchd.sched.plans import base_profile
-from batchd.sched.policy import MachineView, Placement, Policy
-from batchd.sched.profile import Profile
+from batchd.sched.core.order import OrderedQueue, fcfs_key
+from batchd.sched.core.plans import base_profile
+from batchd.sched.core.policy import MachineView, Placement, Policy
+from batchd.sched.core.profile import Profile
+from batchd.sched.kernels.iterative import iterate
 
 # One row of a waiting job's shape: low, high, requested width, estimate on it, fixed.
 Shape = tuple[int, int, int, int, int]

@@ -15,8 +15,8 @@ import numpy as np
 from numba import njit
 
 from batchd.model.times import NEVER
-from batchd.sched.kernels import add, build, earliest_start
-from batchd.sched.mold_kernels import scaled, soonest_width, speedup
+from batchd.sched.kernels.moldable import scaled, soonest_width, speedup
+from batchd.sched.kernels.profile import add, build, earliest_start
 
 # The columns of a row: integers (the ``fixed`` model is FLAT = 1; DECIDED is the
 # width fixed at the job's reservation, 0 until then) ...

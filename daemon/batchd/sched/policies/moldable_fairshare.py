@@ -18,9 +18,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from batchd.model.job import Job
-from batchd.sched.fairshare_kernels import DECIDED, fairshare_pass
-from batchd.sched.order import fcfs_key
-from batchd.sched.policy import MachineView, Placement, Policy
+from batchd.sched.core.order import fcfs_key
+from batchd.sched.core.policy import MachineView, Placement, Policy
+from batchd.sched.kernels.fairshare import DECIDED, fairshare_pass
 
 _INT = np.int64
 _NONE = np.zeros((0, 3), dtype=_INT)  # no advance reservations

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from batchd.model.times import NEVER
-from batchd.sched import kernels
+from batchd.sched.kernels import profile as kernels
 
 __all__ = ["NEVER", "ListProfile", "Profile"]
 

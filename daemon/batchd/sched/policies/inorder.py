@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from batchd.sched.policy import MachineView, OrderedPolicy, Placement
+from batchd.sched.core.policy import MachineView, OrderedPolicy, Placement
 
 
 class InOrderPolicy(OrderedPolicy):
@@ -23,7 +23,7 @@ class InOrderPolicy(OrderedPolicy):
 
     def _schedule_on_profile(self, view: MachineView) -> list[Placement]:
         """In order while the head fits now for its whole estimate, around reservations."""
-        from batchd.sched.plans import base_profile
+        from batchd.sched.core.plans import base_profile
 
         now = view.now
         profile = base_profile(view, 1)

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from batchd.model.times import NEVER
-from batchd.sched.kernels import earliest_start
+from batchd.sched.kernels.profile import earliest_start
 
 
 @njit(cache=True, nogil=True)

@@ -15,12 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 from batchd.model.job import Job
-from batchd.sched.conservative import ConservativePolicy
-from batchd.sched.mold_kernels import soonest_width
-from batchd.sched.order import fcfs_key
-from batchd.sched.plans import plan_queue
-from batchd.sched.policy import MachineView, Placement
-from batchd.sched.profile import Profile
+from batchd.sched.core.order import fcfs_key
+from batchd.sched.core.plans import plan_queue
+from batchd.sched.core.policy import MachineView, Placement
+from batchd.sched.core.profile import Profile
+from batchd.sched.kernels.moldable import soonest_width
+from batchd.sched.policies.conservative import ConservativePolicy
 
 
 def greedy_width(job: Job, profile: Profile, now: int) -> int:

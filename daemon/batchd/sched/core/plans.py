@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from batchd.model.job import Job
-from batchd.sched.profile import Profile
+from batchd.sched.core.profile import Profile
 
 if TYPE_CHECKING:
-    from batchd.sched.order import OrderedQueue
-    from batchd.sched.policy import MachineView
+    from batchd.sched.core.order import OrderedQueue
+    from batchd.sched.core.policy import MachineView
 
 
 def base_profile(view: MachineView, room: int) -> Profile:

@@ -18,8 +18,8 @@ from batchd.model.calendar import PrimeCalendar
 from batchd.model.job import Job
 from batchd.model.times import hms
 from batchd.model.windows import Stopped, TimeWindow, make_window
-from batchd.sched.gate import Classify, WindowClass, WindowGate, shifted
-from batchd.sched.policy import Overflow, Policy
+from batchd.sched.core.policy import Overflow, Policy
+from batchd.sched.policies.gate import Classify, WindowClass, WindowGate, shifted
 
 
 @dataclass(frozen=True)

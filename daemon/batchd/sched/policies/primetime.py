@@ -31,8 +31,8 @@ from batchd.model.holidays import load_holidays
 from batchd.model.job import Job
 from batchd.model.times import parse_duration
 from batchd.model.windows import CalendarWindow
-from batchd.sched.gate import WindowClass, WindowGate, shifted
-from batchd.sched.policy import BuildContext, MachineView
+from batchd.sched.core.policy import KNOWN_POLICY, BuildContext, MachineView
+from batchd.sched.policies.gate import WindowClass, WindowGate, shifted
 
 EXEMPT_RUNTIME = 15 * 60  # sec. 4: always small
 EXEMPT_SHARE = 0.03  # sec. 4: at most 3% of the nodes is always small
@@ -82,16 +82,18 @@ class PrimeTimeParams(BaseModel):
 
     @field_validator("discipline")
     @classmethod
-    def _discipline(cls, value: str) -> str:
-        from batchd.sched.registry import PolicyError, get_spec
-
+    def _discipline(cls, value: str, info: ValidationInfo) -> str:
         name = DISCIPLINES.get(value, value)
         if name == "primetime":
             raise ValueError("discipline: primetime cannot be its own discipline")
-        try:
-            get_spec(name)
-        except PolicyError as exc:
-            raise ValueError(f"discipline: {exc} (or fcfs, easy)") from None
+        # The registry validates with its name lookup as the context (KNOWN_POLICY);
+        # without it, an unknown discipline is refused when the policy is built.
+        known = (info.context or {}).get(KNOWN_POLICY)
+        if known is not None:
+            try:
+                known(name)
+            except ValueError as exc:
+                raise ValueError(f"discipline: {exc} (or fcfs, easy)") from None
         return value
 
     @field_validator("calendar")

@@ -7,7 +7,7 @@ and each job end) it builds full plans of the waiting jobs in FCFS, SJF and LJF
 order on copies of the current state, measures them with a quality metric and
 lets a decider (Table 1) pick the policy whose plan is then used. With
 ``fcfs_candidate=as-queued`` the FCFS plan it measures is the waiting queue as it
-stands (``batchd.sched.standing``), while the FCFS plan it adopts is sorted.
+stands (``batchd.sched.policies.standing``), while the FCFS plan it adopts is sorted.
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from batchd.model.job import Job
 from batchd.model.times import NEVER
-from batchd.sched.conservative import ConservativePolicy, promise
-from batchd.sched.decider import CASES, FCFS, LJF, POLICIES, SJF, Decider, decide
-from batchd.sched.order import ORDERS, OrderedQueue
-from batchd.sched.plans import base_profile, plan_queue
-from batchd.sched.policy import MachineView, Placement
-from batchd.sched.profile import Profile
-from batchd.sched.quality import Quality, plan_quality
-from batchd.sched.standing import StandingQueue
+from batchd.sched.core.order import ORDERS, OrderedQueue
+from batchd.sched.core.plans import base_profile, plan_queue
+from batchd.sched.core.policy import MachineView, Placement
+from batchd.sched.core.profile import Profile
+from batchd.sched.policies.conservative import ConservativePolicy, promise
+from batchd.sched.policies.decider import CASES, FCFS, LJF, POLICIES, SJF, Decider, decide
+from batchd.sched.policies.quality import Quality, plan_quality
+from batchd.sched.policies.standing import StandingQueue
 
 ORDER_OF = {FCFS: ORDERS["fcfs"], SJF: ORDERS["sjf"], LJF: ORDERS["ljf"]}
 _HORIZON = re.compile(r"^(\d+)\s*([smhd])$")

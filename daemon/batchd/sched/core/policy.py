@@ -17,6 +17,7 @@ and may ask to be woken at times of its own (``next_wakeup``, ``expired``).
 
 from __future__ import annotations
 
+import copy
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -28,10 +29,13 @@ from batchd.model.calendar import PrimeCalendar
 from batchd.model.job import Job
 
 if TYPE_CHECKING:
-    from batchd.sched.forecast import Forecaster
-    from batchd.sched.order import OrderKey
+    from batchd.sched.core.forecast import Forecaster
+    from batchd.sched.core.order import OrderKey
 
 Overflow = Literal["kill", "requeue"]
+# The key under which the registry gives its name lookup (name -> spec, or ValueError) to
+# the validation of a policy's parameters: a wrapper checks the name of what it wraps.
+KNOWN_POLICY = "known_policy"
 P = TypeVar("P", bound="Policy")
 T = TypeVar("T")
 
@@ -114,6 +118,14 @@ class Offload(Protocol):
     def submit(self, work: Callable[[], T]) -> Future[T]: ...
 
 
+class PolicyBuilder(Protocol):
+    """Builds a policy by name (the registry's ``make_policy``)."""
+
+    def __call__(
+        self, name: str, params: Mapping[str, str] | None, context: BuildContext
+    ) -> Policy: ...
+
+
 @dataclass(frozen=True)
 class BuildContext:
     """What a policy is built for.
@@ -123,7 +135,8 @@ class BuildContext:
     emulated time plus ``origin``: a replayed trace counts from 0 and its header says
     when that was; the daemon's clock counts from the epoch. ``seed`` seeds ``rng``,
     the only source of randomness a policy may use. ``offload`` runs long searches off
-    the daemon's event loop (None in a replay: they run in the pass).
+    the daemon's event loop (None in a replay: they run in the pass). ``builder``
+    builds the policies a policy wraps: the registry gives itself when it builds one.
     """
 
     machine: int = 0
@@ -133,15 +146,27 @@ class BuildContext:
     seed: int = 0
     rng: random.Random = field(default_factory=random.Random)
     offload: Offload | None = None
+    builder: PolicyBuilder | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         self.rng.seed(self.seed)
 
+    def given(self, builder: PolicyBuilder) -> BuildContext:
+        """This context with ``builder`` to build wrapped policies (itself if it has it)."""
+        if self.builder is builder:
+            return self
+        twin = copy.copy(self)  # not dataclasses.replace: that would seed ``rng`` again
+        object.__setattr__(twin, "builder", builder)
+        return twin
+
     def build(self, name: str, params: Mapping[str, str] | None = None) -> Policy:
         """A policy that this one wraps, built for the same machine, calendar and clock."""
-        from batchd.sched.registry import make_policy
-
-        return make_policy(name, params, self)
+        if self.builder is None:
+            raise ValueError(
+                f"cannot build policy {name!r}: this context was given no builder "
+                "(build the wrapping policy with batchd.sched.registry.make_policy)"
+            )
+        return self.builder(name, params, self)
 
 
 class Policy(ABC):
@@ -204,7 +229,7 @@ class Policy(ABC):
         Policies that keep no full plan answer with a full plan of their queue in
         their order: the estimate ``qstat -T`` shows.
         """
-        from batchd.sched.forecast import Forecaster
+        from batchd.sched.core.forecast import Forecaster
 
         jobs = self.waiting()
         if self._forecaster is None:
@@ -250,7 +275,7 @@ class OrderedPolicy(Policy):
     """A policy whose waiting jobs are one queue sorted by an order key (no plan)."""
 
     def __init__(self, name: str, key: OrderKey) -> None:
-        from batchd.sched.order import OrderedQueue
+        from batchd.sched.core.order import OrderedQueue
 
         self.name = name
         self.queue = OrderedQueue(key)

@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING
 
 from batchd.model.job import Job
 from batchd.model.times import NEVER
-from batchd.sched.plans import base_profile, machine_signature, plan_in_order
-from batchd.sched.profile import Profile
+from batchd.sched.core.plans import base_profile, machine_signature, plan_in_order
+from batchd.sched.core.profile import Profile
 
 if TYPE_CHECKING:
-    from batchd.sched.policy import MachineView
+    from batchd.sched.core.policy import MachineView
 
 
 class Forecaster:

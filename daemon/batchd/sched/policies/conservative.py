@@ -30,10 +30,10 @@ from pydantic import BaseModel, ConfigDict
 
 from batchd.model.job import Job
 from batchd.model.times import NEVER
-from batchd.sched.order import OrderedQueue, OrderKey
-from batchd.sched.plans import base_profile, plan_queue
-from batchd.sched.policy import MachineView, Placement, Policy
-from batchd.sched.profile import Profile
+from batchd.sched.core.order import OrderedQueue, OrderKey
+from batchd.sched.core.plans import base_profile, plan_queue
+from batchd.sched.core.policy import MachineView, Placement, Policy
+from batchd.sched.core.profile import Profile
 
 Replan = Literal["rebuild", "compress", "guarded"]
 

@@ -31,8 +31,8 @@ import numpy.typing as npt
 from numba import njit
 
 from batchd.model.times import NEVER
-from batchd.sched import kernels
-from batchd.sched.mold_kernels import scaled
+from batchd.sched.kernels import profile as kernels
+from batchd.sched.kernels.moldable import scaled
 
 Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]

@@ -19,8 +19,8 @@ from collections.abc import Iterable
 import numpy as np
 
 from batchd.model.job import Job
-from batchd.sched.decider import LJF, SJF
-from batchd.sched.order import OrderedQueue
+from batchd.sched.core.order import OrderedQueue
+from batchd.sched.policies.decider import LJF, SJF
 
 
 class StandingQueue:

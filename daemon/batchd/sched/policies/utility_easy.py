@@ -2,15 +2,15 @@
 
 The cheap utility-aware baseline of seed 003: at every pass the waiting jobs are sorted
 by what each would earn per node-hour if it started now and ran its estimate
-(``batchd.sched.current_utility``), highest first, and EASY serves them in that order.
+(``batchd.sched.policies.current_utility``), highest first, and EASY serves them in that order.
 """
 
 from __future__ import annotations
 
 from batchd.model.job import Job
-from batchd.sched.current_utility import utility_rate_key
-from batchd.sched.policy import MachineView
-from batchd.sched.reordered import ReorderedEasy
+from batchd.sched.core.policy import MachineView
+from batchd.sched.policies.current_utility import utility_rate_key
+from batchd.sched.policies.reordered import ReorderedEasy
 
 
 class UtilityEasy(ReorderedEasy):

@@ -28,7 +28,7 @@ from typing import Any
 from batchd.model.job import Job
 from batchd.model.times import NEVER
 from batchd.model.windows import HORIZON, TimeWindow, longest_opening, next_fit, next_opening
-from batchd.sched.policy import MachineView, Overflow, P, Placement, Policy, PolicyObserver
+from batchd.sched.core.policy import MachineView, Overflow, P, Placement, Policy, PolicyObserver
 
 
 class WindowClass:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from batchd.model.job import Job
 from batchd.model.times import NEVER
-from batchd.sched.order import OrderKey
-from batchd.sched.policy import MachineView, OrderedPolicy, Placement
+from batchd.sched.core.order import OrderKey
+from batchd.sched.core.policy import MachineView, OrderedPolicy, Placement
 
 
 def shadow(
@@ -184,7 +184,7 @@ class EasyPolicy(OrderedPolicy):
         Without advance reservations this gives the same decisions as the
         counting pass above, which is cheaper.
         """
-        from batchd.sched.plans import base_profile
+        from batchd.sched.core.plans import base_profile
 
         now = view.now
         profile = base_profile(view, 1)

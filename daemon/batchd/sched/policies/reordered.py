@@ -16,9 +16,9 @@ own, which no order changes; only a new head makes a difference, and that is che
 from __future__ import annotations
 
 from batchd.model.job import Job
-from batchd.sched.easy import EasyPolicy
-from batchd.sched.order import OrderedQueue
-from batchd.sched.policy import MachineView, Placement
+from batchd.sched.core.order import OrderedQueue
+from batchd.sched.core.policy import MachineView, Placement
+from batchd.sched.policies.easy import EasyPolicy
 
 
 class ReorderedEasy(EasyPolicy):

@@ -1,4 +1,4 @@
-"""Compiled loops of the what-if simulator (``batchd.sched.whatif``).
+"""Compiled loops of the what-if simulator (``batchd.sched.core.whatif``).
 
 A search over schedules (a genetic algorithm over queue orders, widening
 moldable jobs, choosing a grid's machine) evaluates thousands of candidate
@@ -29,7 +29,7 @@ import numpy.typing as npt
 from numba import njit
 
 from batchd.model.times import NEVER
-from batchd.sched import kernels
+from batchd.sched.kernels import profile as kernels
 
 Ints = npt.NDArray[np.int64]
 
