@@ -86,11 +86,11 @@ def test_requeue_and_terminate() -> None:
     assert a.state is JobState.RUNNING and b.state is JobState.QUEUED
     eng.advance_to(20)
     eng.requeue(a)  # its node failed: back in the queue, ahead of b by submit time
-    eng.schedule_pass()
+    eng.instant(eng.now)
     assert a.state is JobState.RUNNING and a.start == 20 and b.state is JobState.QUEUED
     eng.advance_to(30)
     eng.terminate(a, "cancelled")
-    eng.schedule_pass()
+    eng.instant(eng.now)
     assert (a.state, a.outcome, a.end) == (JobState.FINISHED, "cancelled", 30)
     assert b.state is JobState.RUNNING and b.start == 30
     eng.run()
@@ -104,7 +104,7 @@ def test_set_policy_moves_the_queue(new: str) -> None:
     eng.load(jobs)
     eng.run(until=0)
     eng.set_policy(0, make_policy(new))
-    eng.schedule_pass()
+    eng.instant(eng.now)
     assert sorted(j.id for j in eng.machines[0].policy.waiting()) == [2, 3]
     eng.run()
     assert all(j.state is JobState.FINISHED for j in jobs)

@@ -1,6 +1,6 @@
 """The scheduling kernels compiled ahead: each unit's policies run on a small workload.
 
-The compiled loops (``sched.kernels`` and the modules built on it) are compiled by numba
+The compiled loops (``sched.kernels.profile`` and the modules built on it) are compiled by numba
 at their first call, for the argument types of that call, and kept in numba's on-disk
 cache (``NUMBA_CACHE_DIR``, else ``__pycache__`` beside the sources). A cold compile
 takes seconds, and loading a process's first kernel from the cache about half a second:
@@ -54,6 +54,9 @@ UNITS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, dict[str, str]], ...]]]
         (("ga", {"generations": "2", "population": "4", "seed": "0"}),),
     ),
 }
+# Rules written once in plain Python that a kernel module compiles as its own (EASY's
+# shadow in ``kernels.whatif``): their dispatchers count as that module's.
+PLAIN_RULES = "batchd.sched.kernels.backfill"
 NODES = 8
 JOBS = 30
 
@@ -144,7 +147,7 @@ def _dispatchers(module: ModuleType) -> list[object]:
     return [
         obj
         for obj in vars(module).values()
-        if isinstance(obj, CPUDispatcher) and obj.__module__ == module.__name__
+        if isinstance(obj, CPUDispatcher) and obj.__module__ in (module.__name__, PLAIN_RULES)
     ]
 
 

@@ -1,7 +1,7 @@
 """The availability profile: free nodes over future time.
 
 ``Profile`` keeps the step function in numpy arrays and runs the compiled loops
-of ``kernels``; ``ListProfile`` is the same interface on two Python lists with
+of ``kernels.profile``; ``ListProfile`` is the same interface on two Python lists with
 ``bisect``, kept as the readable reference the compiled one is tested against.
 """
 

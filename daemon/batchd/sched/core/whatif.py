@@ -27,7 +27,7 @@ The fast path takes int64 arrays as they are; lists and other sequences are
 converted, at a cost that ``bench/whatif.py`` measures (more than the
 simulation itself). A search builds the arrays once per scheduling step with
 ``inputs_from`` (from a ``MachineView`` and jobs) and indexes them with each
-candidate permutation; ``whatif_kernels.easy`` and ``.conservative`` are the
+candidate permutation; ``kernels.whatif.easy`` and ``.conservative`` are the
 same simulations without the checks, for contiguous int64 arrays only
 (reservations as a (k, 3) array).
 """

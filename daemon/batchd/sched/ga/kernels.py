@@ -7,7 +7,7 @@ of them.
 
 ``fitness``
     the aggregate utility of each individual's EASY schedule from the current state
-    (``whatif_kernels.easy``: jobs run their estimates, nobody else arrives): the sum
+    (``sched.kernels.whatif.easy``: jobs run their estimates, nobody else arrives): the sum
     over the waiting jobs of their utility functions at end - submit.
 ``breed``
     the next population: the best individual kept (elitism), every other one a child

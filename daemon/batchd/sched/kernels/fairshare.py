@@ -4,7 +4,7 @@ Every waiting job is a row of two tables (its range, requested width and estimat
 speedup, square-root weight, and the width decided at its reservation);
 a pass hands the rows of the queue, in order, to ``fairshare_pass``, which computes
 the limits and then walks the queue as EASY does on the availability profile. The
-speedup and the scaling of estimates are those of ``mold_kernels`` (the model's).
+speedup and the scaling of estimates are those of ``kernels.moldable`` (the model's).
 """
 
 from __future__ import annotations

@@ -19,9 +19,9 @@ accepted trial takes those snapshots by swapping row indices, a rejected one
 leaves them unused. The result is exactly that of planning the whole queue again
 (a test compares it with a pure-Python Fig. 6 on ``ListProfile``).
 
-Note on numba's cache: this module calls the compiled loops of ``kernels`` and
-``mold_kernels``; after a change there, clear this file's ``__pycache__``
-entries too (see ``whatif_kernels``).
+Note on numba's cache: this module calls the compiled loops of ``kernels.profile`` and
+``kernels.moldable``; after a change there, clear this file's ``__pycache__``
+entries too (see ``kernels.whatif``).
 """
 
 from __future__ import annotations

@@ -11,15 +11,16 @@ Everything here runs on int64 arrays with plain loops and no Python objects:
 ``conservative``
     each job, in order, at its earliest start on the profile of the running
     jobs, the reservations and the jobs placed before it (the loops of
-    ``kernels``).
+    ``kernels.profile``).
 
 Both take the candidate order as parallel arrays (widths, estimates, submit
 times) and answer each job's start, NEVER for a job wider than the machine.
 
 Note on numba's cache: ``conservative`` calls the compiled loops of
-``kernels``. numba keys the on-disk cache of a function on its own source file
-only, so after a change to ``kernels.py`` the cached ``conservative`` keeps the
-old loops until this file changes too or the ``__pycache__`` entries are removed.
+``kernels.profile``, and ``easy`` EASY's shadow rule of ``kernels.backfill``.
+numba keys the on-disk cache of a function on its own source file only, so after
+a change to one of those files the cached ``conservative`` or ``easy`` keeps the
+old code until this file changes too or the ``__pycache__`` entries are removed.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import numpy.typing as npt
 from numba import njit
 
 from batchd.model.times import NEVER
+from batchd.sched.kernels import backfill as backfill_rule
 from batchd.sched.kernels import profile as kernels
 
 Ints = npt.NDArray[np.int64]
@@ -49,7 +51,7 @@ def load_running(
     """Copy the running jobs into ``re``/``rw`` by end; returns (count, free nodes).
 
     A job whose end is not after ``now`` has ended: its nodes are free, as in
-    ``kernels.build``. Ends are normally ascending already (the view keeps them
+    ``kernels.profile.build``. Ends are normally ascending already (the view keeps them
     so); a caller's unsorted list is sorted here rather than trusted.
     """
     r = len(ends)
@@ -128,26 +130,11 @@ def insert_end(re: Ints, rw: Ints, lo: int, hi: int, end: int, width: int) -> tu
     return lo, hi + 1
 
 
-@njit(cache=True, nogil=True)
-def shadow(free: int, need: int, re: Ints, rw: Ints, lo: int, hi: int, t: int) -> tuple[int, int]:
-    """``easy.shadow``: when ``need`` nodes are free, and how many more are free then.
-
-    The running set already holds the jobs started in this pass (the engine's
-    ``more``), merged by end. Jobs ending at the same second all count at that
-    second. Free nodes plus running widths always add up to the capacity and
-    need <= capacity, so the walk stops before the end of the running set.
-    """
-    avail = free
-    i = lo
-    s = t
-    while avail < need and i < hi:
-        s = re[i]
-        avail += rw[i]
-        i += 1
-        while i < hi and re[i] == s:
-            avail += rw[i]
-            i += 1
-    return s, avail - need
+# EASY's shadow rule, the policy's own function compiled: the running set already holds
+# the jobs started in this pass (the policy's ``more``), merged by end. Free nodes plus
+# running widths add up to the capacity and need <= capacity, so the walk stops before
+# the end of the running set.
+shadow = njit(cache=True, nogil=True)(backfill_rule.shadow)
 
 
 @njit(cache=True, nogil=True)

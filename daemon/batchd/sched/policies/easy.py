@@ -6,51 +6,38 @@ from batchd.model.job import Job
 from batchd.model.times import NEVER
 from batchd.sched.core.order import OrderKey
 from batchd.sched.core.policy import MachineView, OrderedPolicy, Placement
+from batchd.sched.kernels.backfill import shadow, with_ends
 
 
-def shadow(
+def backfill(
+    jobs: list[Job],
+    widths: list[int],
+    durations: list[int],
+    first: int,
     now: int,
     free: int,
-    need: int,
-    ends: list[int],
-    widths: list[int],
-    more: list[tuple[int, int]],
-) -> tuple[int, int]:
-    """When ``need`` nodes will be free, and how many beyond ``need`` are free then.
-
-    ``ends``/``widths`` are the running jobs by estimated end; ``more`` are
-    (end, width) of jobs started in this pass, ascending. Both are walked in one
-    merge so the pass never sorts the running list.
-    """
-    avail = free
-    i = j = 0
-    t = now
-    n_ends, n_more = len(ends), len(more)
-    if not n_more:  # most passes start nothing before the blocked job: one list to walk
-        while avail < need:
-            t = ends[i]
-            avail += widths[i]
-            i += 1
-        while i < n_ends and ends[i] == t:  # jobs ending at the same second all count
-            avail += widths[i]
-            i += 1
-        return t, avail - need
-    while avail < need:
-        if j < n_more and (i == n_ends or more[j][0] < ends[i]):
-            t, w = more[j]
-            j += 1
+    s_time: int,
+    extra: int,
+) -> list[Job]:
+    """The jobs from ``jobs[first]`` on, in order, that start beside the blocked one: each
+    that fits in the ``free`` nodes and ends by its shadow time ``s_time``, or fits in
+    its ``extra`` nodes (which it then takes). Stops when no node is free."""
+    backfilled: list[Job] = []
+    for m in range(first, len(jobs)):
+        w = widths[m]
+        if w > free:
+            continue
+        if now + durations[m] <= s_time:
+            free -= w
+        elif w <= extra:
+            free -= w
+            extra -= w
         else:
-            t, w = ends[i], widths[i]
-            i += 1
-        avail += w
-        # Jobs ending at the same second all count at that second.
-        while i < n_ends and ends[i] == t:
-            avail += widths[i]
-            i += 1
-        while j < n_more and more[j][0] == t:
-            avail += more[j][1]
-            j += 1
-    return t, avail - need
+            continue
+        backfilled.append(jobs[m])
+        if free == 0:
+            break
+    return backfilled
 
 
 class EasyPolicy(OrderedPolicy):
@@ -118,26 +105,12 @@ class EasyPolicy(OrderedPolicy):
             # Nodes are out of service and the first blocked job cannot fit at all.
             return self._schedule_on_profile(view)
         if k < n and free > 0:
-            more = sorted([(now + j.duration, j.width) for j in started]) if k else []
-            s_time, extra = shadow(
-                now, free, widths[k], view.running_ends(), view.running_widths(), more
-            )
-            backfilled: list[Job] = []
-            for m in range(k + 1, n):
-                w = widths[m]
-                if w > free:
-                    continue
-                job = jobs[m]
-                if now + durations[m] <= s_time:
-                    free -= w
-                elif w <= extra:
-                    free -= w
-                    extra -= w
-                else:
-                    continue
-                backfilled.append(job)
-                if free == 0:
-                    break
+            ends, running = view.running_ends(), view.running_widths()
+            if k:
+                more = zip([now + d for d in durations[:k]], widths[:k], strict=True)
+                ends, running = with_ends(ends, running, more)
+            s_time, extra = shadow(free, widths[k], ends, running, 0, len(ends), now)
+            backfilled = backfill(jobs, widths, durations, k + 1, now, free, s_time, extra)
             if backfilled:
                 q.pop_front(k)
                 q.remove_many(backfilled)
@@ -156,21 +129,9 @@ class EasyPolicy(OrderedPolicy):
         jobs that arrived since can start, in queue order, by the same two rules."""
         if len(arrived) > 1:
             arrived.sort(key=self.queue.key)
-        backfilled: list[Job] = []
-        for job in arrived:
-            w = job.width
-            if w > free:
-                continue
-            if now + job.duration <= s_time:
-                free -= w
-            elif w <= extra:
-                free -= w
-                extra -= w
-            else:
-                continue
-            backfilled.append(job)
-            if free == 0:
-                break
+        widths = [job.width for job in arrived]
+        durations = [job.duration for job in arrived]
+        backfilled = backfill(arrived, widths, durations, 0, now, free, s_time, extra)
         if backfilled:
             self._blocked = None
             self.queue.remove_many(backfilled)

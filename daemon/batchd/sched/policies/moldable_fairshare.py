@@ -40,7 +40,7 @@ class EfficiencyParams(FairshareParams):
 
 class MoldRows:
     """What the compiled pass needs of each waiting job: one row of ``ints`` and one of
-    ``floats`` per job (columns in ``fairshare_kernels``); rows of jobs that left are
+    ``floats`` per job (columns in ``kernels.fairshare``); rows of jobs that left are
     used again."""
 
     def __init__(self, size: int = 64) -> None:

@@ -5,7 +5,7 @@ Fig. 6 on the conservative plan of the queue in FCFS order (the running jobs
 until their estimated ends and the advance reservations underneath): every job
 at its minimum width, then one node at a time to the job whose estimate falls
 most, kept only if the plan's average turnaround improves
-(``sched.iterative_kernels.iterate``). The plan found is used: the jobs it starts
+(``sched.kernels.iterative.iterate``). The plan found is used: the jobs it starts
 now start at their widths, the others wait and are molded again at the next step.
 
 A step is a scheduling pass after anything changed: a job arrived, ended or left

@@ -1,0 +1,47 @@
+"""EASY's shadow rule, written once in plain Python.
+
+The EASY policy and the grid layers run ``shadow`` as it is; the what-if
+simulator compiles this same function with numba (``kernels.whatif``). So it
+uses only what both understand: integers, indexing and loops.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+
+
+def shadow(
+    free: int, need: int, ends: Sequence[int], widths: Sequence[int], lo: int, hi: int, now: int
+) -> tuple[int, int]:
+    """When ``need`` nodes will be free, and how many beyond ``need`` are free then.
+
+    ``free`` nodes are idle at ``now``; the running jobs ``ends[lo:hi]`` (ascending
+    estimated ends) give back ``widths[lo:hi]`` at their ends. Jobs ending at the same
+    second all count at that second. The extra nodes are negative when the running
+    jobs never free ``need`` nodes (nodes out of service).
+    """
+    avail = free
+    i = lo
+    t = now
+    while avail < need and i < hi:
+        t = ends[i]
+        avail += widths[i]
+        i += 1
+        while i < hi and ends[i] == t:
+            avail += widths[i]
+            i += 1
+    return t, avail - need
+
+
+def with_ends(
+    ends: Sequence[int], widths: Sequence[int], added: Iterable[tuple[int, int]]
+) -> tuple[list[int], list[int]]:
+    """The running jobs by estimated end (``ends``, ``widths``, not changed) with the
+    (end, width) of jobs started in this pass merged in, for ``shadow``."""
+    ends, widths = list(ends), list(widths)
+    for end, w in added:
+        i = bisect_right(ends, end)
+        ends.insert(i, end)
+        widths.insert(i, w)
+    return ends, widths
