@@ -9,10 +9,17 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, TypeAlias
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+Ends: TypeAlias = "Sequence[int] | npt.NDArray[np.int64]"  # lists here, arrays compiled
 
 
 def shadow(
-    free: int, need: int, ends: Sequence[int], widths: Sequence[int], lo: int, hi: int, now: int
+    free: int, need: int, ends: Ends, widths: Ends, lo: int, hi: int, now: int
 ) -> tuple[int, int]:
     """When ``need`` nodes will be free, and how many beyond ``need`` are free then.
 
