@@ -144,3 +144,22 @@ def test_incremental_forecast_equals_a_full_one(policy: str) -> None:
     starts = [s for _, s in m.policy.planned_starts(m)]
     if policy == "fcfs":
         assert starts == sorted(starts)  # in order: nobody starts before the job ahead
+
+
+@pytest.mark.parametrize("step", ["run", "instant"])
+def test_a_loaded_job_of_a_reservation_queue_runs_on_the_reserved_nodes(step: str) -> None:
+    """``run`` and ``instant`` handle a second with one loop: an arrival from the trace
+    goes to its reservation as a live one does, never to the machine's policy."""
+    eng = engine_for("fcfs")
+    resv = Reservation(id=1, start=10, end=100, width=2, queue="R1")
+    eng.add_reservation(resv)
+    job = Job(id=1, submit=20, width=2, estimate=30, runtime=30, queue="R1")
+    eng.load([job])
+    if step == "run":
+        eng.run(until=20)
+    else:
+        eng.run(until=19)
+        eng.instant(20)
+    assert job.state is JobState.RUNNING and job.start == 20
+    assert sorted(job.nodes) == sorted(resv.nodes)
+    assert eng.machines[0].free == NODES - 2  # no node beyond the reservation's

@@ -36,6 +36,7 @@ __all__ = ["Engine", "PlacementError", "StuckJobsError", "STUCK_AFTER"]
 JobHook = Callable[[Job], None]
 
 _by_submit = attrgetter("submit")
+_heappush = heapq.heappush
 # A job starts from QUEUED, the one state that may change to RUNNING, and ends from
 # RUNNING, which may change to FINISHED: the engine checks those by identity and calls
 # change_state (which raises) only for a job in any other state.
@@ -133,11 +134,11 @@ class Engine(MachineControl):
     # -- time -------------------------------------------------------------------
     def next_event_time(self) -> int | None:
         """When the next event is due: a submission, an end or a timer (None: none left)."""
-        return self._seconds(None, None, peek=True)
+        return self._seconds(-1, None)  # every event is after second -1: none is handled
 
     def instant(self, t: int) -> None:
         """Handle everything that happens at second ``t``, then one scheduling pass."""
-        self._seconds(None, None, at=t)
+        self._seconds(None, None, t)
 
     def run(self, until: int | None = None, progress: Callable[[int], None] | None = None) -> None:
         """Process every event (up to ``until``) as fast as possible: the virtual clock."""
@@ -150,22 +151,20 @@ class Engine(MachineControl):
             progress(self.ended)
 
     def _seconds(
-        self,
-        until: int | None,
-        progress: Callable[[int], None] | None,
-        *,
-        peek: bool = False,
-        at: int | None = None,
+        self, until: int | None, progress: Callable[[int], None] | None, at: int | None = None
     ) -> int | None:
         """The one loop over seconds: find the next event's second, then handle it.
 
-        ``run`` goes round until no event is left (or the next is after ``until``);
-        ``next_event_time`` (``peek``) stops at the first half and answers the second;
-        ``instant`` (``at``) handles that one second, even without an event. One loop
-        with its lookups made once: a replay makes a round per second with events, and
-        calls and attribute reads per round were a tenth of a whole replay.
+        It goes round until no event is left or the next is after ``until``, and answers
+        that event's second (None: none is left): ``run`` goes round to the end,
+        ``next_event_time`` only asks. ``instant`` (``at``) handles that one second,
+        even without an event. One loop with its lookups made once: a replay makes a
+        round per second with events, and calls and attribute reads per round were a
+        tenth of a whole replay.
         """
-        rounds = 0
+        # Rounds left before progress is reported and stuck jobs are looked for; in
+        # ``instant`` the one round: the loop then returns instead.
+        rounds = 1 if at is not None else 1024
         heappop = heapq.heappop
         ends, dead, timers, arrivals = self._ends, self._dead, self._timers, self._arrivals
         machines = self.machines
@@ -187,10 +186,8 @@ class Engine(MachineControl):
                     heappop(timers)
                 if timers and (t is None or timers[0][0] < t):
                     t = timers[0][0]
-                if peek:
-                    return t
                 if t is None or (until is not None and t > until):
-                    return None
+                    return t
             else:
                 t = at
             # -- everything at second t: ends, timers, arrivals, one pass -----------------
@@ -222,8 +219,7 @@ class Engine(MachineControl):
                 m = machines[job.machine]
                 self.submitted += 1
                 self._progress_at = t
-                run = reserved.run_of(job) if reserved.runs else None
-                if run is not None:
+                if reserved.runs and (run := reserved.run_of(job)) is not None:
                     run.queue.add(job)
                 else:
                     m.policy.job_submitted(m, job)
@@ -242,10 +238,11 @@ class Engine(MachineControl):
                     arm(m)
             if reserved.runs:
                 reserved.schedule()
-            if at is not None:
-                return None
-            rounds += 1
-            if rounds & 1023 == 0:
+            rounds -= 1
+            if not rounds:
+                if at is not None:
+                    return None
+                rounds = 1024
                 if progress is not None:
                     progress(self.ended)
                 if until is None:
@@ -344,8 +341,8 @@ class Engine(MachineControl):
             job.killed = True
         else:
             end = job.start + (runtime if runtime > 0 else 0)
-        self._seq += 1
-        heapq.heappush(self._ends, (end, self._seq, job))
+        self._seq = seq = self._seq + 1
+        _heappush(self._ends, (end, seq, job))
 
     def finish(self, job: Job, outcome: str, run: ResvRun | None, end: int) -> None:
         """A job ends now, recorded as ended at ``end`` (an external job's reported end)."""

@@ -180,3 +180,4 @@ def test_the_shadow_counts_every_job_ending_at_the_shadow_time() -> None:
         layer.attach([_Running(running)])  # type: ignore[list-item]
         assert layer.shadow(0, 4, 0, []) == (100, 2)
         assert layer.shadow(0, 4, 0, [(150, 1)]) == (100, 2)
+        assert layer.shadow(0, 7, 0, []) is None  # more than the nodes in service

@@ -191,8 +191,9 @@ class GridLayer(ABC):
         ends, widths = view.running_ends(), view.running_widths()
         if added:
             ends, widths = with_ends(ends, widths, added)
-        when, extra = shadow(free, width, ends, widths, 0, len(ends), self.now)
-        return None if extra < 0 else (when, extra)
+        if free + sum(widths) < width:
+            return None
+        return shadow(free, width, ends, widths, 0, len(ends), self.now)
 
     def home_of(self, job: Job) -> int:
         """Decentral and pool: the machine a job is submitted to.

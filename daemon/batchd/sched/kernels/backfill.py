@@ -24,20 +24,21 @@ def shadow(
     """When ``need`` nodes will be free, and how many beyond ``need`` are free then.
 
     ``free`` nodes are idle at ``now``; the running jobs ``ends[lo:hi]`` (ascending
-    estimated ends) give back ``widths[lo:hi]`` at their ends. Jobs ending at the same
-    second all count at that second. The extra nodes are negative when the running
-    jobs never free ``need`` nodes (nodes out of service).
+    estimated ends, all after ``now``) give back ``widths[lo:hi]`` at their ends. Jobs
+    ending at the same second all count at that second. The caller makes sure they
+    free ``need`` nodes in the end (``need`` <= ``free`` + their widths: the capacity
+    in service); the walk does not test for the end of the list.
     """
     avail = free
     i = lo
     t = now
-    while avail < need and i < hi:
+    while avail < need:
         t = ends[i]
         avail += widths[i]
         i += 1
-        while i < hi and ends[i] == t:
-            avail += widths[i]
-            i += 1
+    while i < hi and ends[i] == t:  # the rest of that second's ends count too
+        avail += widths[i]
+        i += 1
     return t, avail - need
 
 

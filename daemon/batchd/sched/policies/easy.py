@@ -2,42 +2,16 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from batchd.model.job import Job
 from batchd.model.times import NEVER
 from batchd.sched.core.order import OrderKey
 from batchd.sched.core.policy import MachineView, OrderedPolicy, Placement
 from batchd.sched.kernels.backfill import shadow, with_ends
 
-
-def backfill(
-    jobs: list[Job],
-    widths: list[int],
-    durations: list[int],
-    first: int,
-    now: int,
-    free: int,
-    s_time: int,
-    extra: int,
-) -> list[Job]:
-    """The jobs from ``jobs[first]`` on, in order, that start beside the blocked one: each
-    that fits in the ``free`` nodes and ends by its shadow time ``s_time``, or fits in
-    its ``extra`` nodes (which it then takes). Stops when no node is free."""
-    backfilled: list[Job] = []
-    for m in range(first, len(jobs)):
-        w = widths[m]
-        if w > free:
-            continue
-        if now + durations[m] <= s_time:
-            free -= w
-        elif w <= extra:
-            free -= w
-            extra -= w
-        else:
-            continue
-        backfilled.append(jobs[m])
-        if free == 0:
-            break
-    return backfilled
+_width = attrgetter("width")
+_duration = attrgetter("duration")
 
 
 class EasyPolicy(OrderedPolicy):
@@ -80,62 +54,84 @@ class EasyPolicy(OrderedPolicy):
         return self.place_all(self._starting(view))
 
     def _starting(self, view: MachineView) -> list[Job]:
+        q = self.queue
+        now = view.now
+        arrived: list[Job] | None = None
         blocked = self._blocked
         if blocked is not None:
             arrived = self._arrived
             self._arrived = []
             head, free, s_time, extra = blocked
-            jobs = self.queue.jobs
-            if jobs and jobs[0] is head and view.free == free and not view.overrun:
-                return self._backfill_arrived(arrived, view.now, free, s_time, extra)
-            self._blocked = None
-        if view.reservations():
-            return self._schedule_on_profile(view)
-        q = self.queue
-        jobs, widths, durations = q.jobs, q.widths, q.durations
-        now = view.now
-        free = view.free
-        n = len(jobs)
-        k = 0
-        while k < n and widths[k] <= free:
-            free -= widths[k]
-            k += 1
-        started = jobs[:k]
-        if k < n and widths[k] > view.capacity:
-            # Nodes are out of service and the first blocked job cannot fit at all.
-            return self._schedule_on_profile(view)
-        if k < n and free > 0:
+            if not (q.jobs and q.jobs[0] is head and view.free == free and not view.overrun):
+                self._blocked = arrived = None
+        if arrived is not None:
+            # Nothing changed since a pass that started nothing: only the jobs that
+            # arrived since can start, in queue order, by the same two rules.
+            if len(arrived) > 1:
+                arrived.sort(key=q.key)
+            jobs, widths, durations = (
+                arrived,
+                list(map(_width, arrived)),
+                list(map(_duration, arrived)),
+            )
+            k = first = 0
+            started: list[Job] = []
+        else:
+            if view.reservations():
+                return self._schedule_on_profile(view)
+            jobs, widths, durations = q.jobs, q.widths, q.durations
+            free = view.free
+            n = len(jobs)
+            k = 0
+            while k < n and widths[k] <= free:
+                free -= widths[k]
+                k += 1
+            started = jobs[:k]
+            if k < n and widths[k] > view.capacity:
+                # Nodes are out of service and the first blocked job cannot fit at all.
+                return self._schedule_on_profile(view)
+            if k == n or free == 0:
+                if k:
+                    q.pop_front(k)
+                return started
             ends, running = view.running_ends(), view.running_widths()
             if k:
                 more = zip([now + d for d in durations[:k]], widths[:k], strict=True)
                 ends, running = with_ends(ends, running, more)
             s_time, extra = shadow(free, widths[k], ends, running, 0, len(ends), now)
-            backfilled = backfill(jobs, widths, durations, k + 1, now, free, s_time, extra)
+            first = k + 1
+        # -- backfilling: each later job that fits now and ends by the shadow time, or fits
+        # in the extra nodes (which it then takes), until no node is free.
+        backfilled: list[Job] = []
+        for m in range(first, len(jobs)):
+            w = widths[m]
+            if w > free:
+                continue
+            if now + durations[m] <= s_time:
+                free -= w
+            elif w <= extra:
+                free -= w
+                extra -= w
+            else:
+                continue
+            backfilled.append(jobs[m])
+            if free == 0:
+                break
+        if arrived is not None:
             if backfilled:
-                q.pop_front(k)
+                self._blocked = None
                 q.remove_many(backfilled)
-                return started + backfilled
-            if not k and not view.overrun:
-                self._blocked = (jobs[0], free, s_time, extra)
-                self._arrived = []
+            return backfilled
+        if backfilled:
+            q.pop_front(k)
+            q.remove_many(backfilled)
+            return started + backfilled
+        if not k and not view.overrun:
+            self._blocked = (jobs[0], free, s_time, extra)
+            self._arrived = []
         if k:
             q.pop_front(k)
         return started
-
-    def _backfill_arrived(
-        self, arrived: list[Job], now: int, free: int, s_time: int, extra: int
-    ) -> list[Job]:
-        """The pass after one that started nothing, with nothing changed since: only the
-        jobs that arrived since can start, in queue order, by the same two rules."""
-        if len(arrived) > 1:
-            arrived.sort(key=self.queue.key)
-        widths = [job.width for job in arrived]
-        durations = [job.duration for job in arrived]
-        backfilled = backfill(arrived, widths, durations, 0, now, free, s_time, extra)
-        if backfilled:
-            self._blocked = None
-            self.queue.remove_many(backfilled)
-        return backfilled
 
     def _schedule_on_profile(self, view: MachineView) -> list[Job]:
         """EASY on the full profile, for when advance reservations lie ahead.
