@@ -56,26 +56,22 @@ class EasyPolicy(OrderedPolicy):
     def _starting(self, view: MachineView) -> list[Job]:
         q = self.queue
         now = view.now
-        arrived: list[Job] | None = None
         blocked = self._blocked
         if blocked is not None:
-            arrived = self._arrived
+            jobs = self._arrived
             self._arrived = []
             head, free, s_time, extra = blocked
             if not (q.jobs and q.jobs[0] is head and view.free == free and not view.overrun):
-                self._blocked = arrived = None
-        if arrived is not None:
+                self._blocked = blocked = None
+        if blocked is not None:
             # Nothing changed since a pass that started nothing: only the jobs that
             # arrived since can start, in queue order, by the same two rules.
-            if len(arrived) > 1:
-                arrived.sort(key=q.key)
-            jobs, widths, durations = (
-                arrived,
-                list(map(_width, arrived)),
-                list(map(_duration, arrived)),
-            )
-            k = first = 0
-            started: list[Job] = []
+            if len(jobs) == 1:  # the usual case, without a loop to build the lists
+                widths, durations = [jobs[0].width], [jobs[0].duration]
+            else:
+                jobs.sort(key=q.key)
+                widths, durations = list(map(_width, jobs)), list(map(_duration, jobs))
+            first = 0
         else:
             if view.reservations():
                 return self._schedule_on_profile(view)
@@ -117,7 +113,7 @@ class EasyPolicy(OrderedPolicy):
             backfilled.append(jobs[m])
             if free == 0:
                 break
-        if arrived is not None:
+        if blocked is not None:
             if backfilled:
                 self._blocked = None
                 q.remove_many(backfilled)
