@@ -273,7 +273,7 @@ def _dump():
 atexit.register(_dump)
 from batchd.cli import main
 if os.environ.get("BATCHD_BENCH_FREEZE"):
-    import batchd.server.daemon, batchd.sched.registry, batchd.sched.kernels
+    import batchd.server.daemon, batchd.sched.registry, batchd.sched.kernels.profile
     gc.collect()
     gc.freeze()
 gc.callbacks.append(_cb)

@@ -1,6 +1,6 @@
 """How the cost of one conservative re-plan grows with the backlog of waiting jobs.
 
-Part 1 times one full plan, as ``batchd.sched.conservative.build_plan`` makes it:
+Part 1 times one full plan, as ``batchd.sched.policies.conservative.build_plan`` makes it:
 ``Profile.of_running(...)`` for the running jobs, then ``.plan(widths, durations,
 now)`` for the whole waiting queue in FCFS, SJF or LJF order. The machine has
 about half its nodes busy with running jobs whose estimated ends are staggered
@@ -39,9 +39,9 @@ import numpy as np
 from batchd.argtypes import positive_ints
 from batchd.engine.core import Engine
 from batchd.model.machine import Grid, Machine
-from batchd.sched import conservative
-from batchd.sched.conservative import ConservativePolicy
-from batchd.sched.profile import ListProfile, Profile
+from batchd.sched.core.profile import ListProfile, Profile
+from batchd.sched.policies import conservative
+from batchd.sched.policies.conservative import ConservativePolicy
 from batchd.sched.registry import make_policy
 from batchd.workload import load_swf
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from batchd.model.job import Job
-from batchd.sched.dynp import DynP, DynPParams
-from batchd.sched.order import OrderedQueue
+from batchd.sched.core.order import OrderedQueue
+from batchd.sched.policies.dynp import DynP, DynPParams
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 

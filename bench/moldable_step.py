@@ -33,7 +33,7 @@ from batchd.argtypes import positive_int
 from batchd.engine.core import Engine
 from batchd.model.machine import Grid, Machine
 from batchd.replay import ReplayOptions, run_replay
-from batchd.sched.moldable_iterative import MoldableIterative, StepInput, iterative_step
+from batchd.sched.policies.moldable_iterative import MoldableIterative, StepInput, iterative_step
 from batchd.workload.moldable_gen import MoldParams, augment_moldable
 from batchd.workload.source import load_trace
 

@@ -21,7 +21,7 @@ from batchd.engine.core import Engine
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.states import JobState
-from batchd.sched.policy import Placement
+from batchd.sched.core.policy import Placement
 from batchd.sched.registry import make_policy
 
 CORES = 8

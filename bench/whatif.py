@@ -1,4 +1,4 @@
-"""Time one what-if simulation (``batchd.sched.whatif``): EASY and conservative.
+"""Time one what-if simulation (``batchd.sched.core.whatif``): EASY and conservative.
 
 A searching policy scores thousands of candidate orders per scheduling step, so
 one simulation must be cheap. The scenario: a machine of 1,152 nodes with 100
@@ -50,8 +50,8 @@ from numba import njit
 
 from batchd.argtypes import positive_ints
 from batchd.model.job import Job
-from batchd.sched import whatif_kernels
-from batchd.sched.whatif import conservative_starts, easy_starts, inputs_from
+from batchd.sched.core.whatif import conservative_starts, easy_starts, inputs_from
+from batchd.sched.kernels import whatif as whatif_kernels
 from batchd.workload import load_swf
 
 Ints = npt.NDArray[np.int64]

@@ -21,7 +21,7 @@ from batchd.engine.core import Engine
 from batchd.model.calendar import PrimeCalendar
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
-from batchd.sched.policy import BuildContext, Policy
+from batchd.sched.core.policy import BuildContext, Policy
 from batchd.sched.registry import make_policy
 from batchd.workload.loader import Workload
 from batchd.workload.source import TraceError, load_trace, synthetic_count, trace_clock
@@ -183,7 +183,7 @@ def build_policies(setup: Setup, calendar: PrimeCalendar, origin: int, seed: int
         )
         policy = make_policy(setup.policy, setup.params, context)
         if site is not None and any(q.spec().gated for q in site.queues()):
-            from batchd.sched.queues import queue_gate
+            from batchd.sched.policies.queues import queue_gate
 
             policy = queue_gate(
                 policy,
@@ -264,7 +264,7 @@ def summarize(
         summary["moldable"] = moldable_summary(jobs, nodes)
     if name == "primetime":
         from batchd.metrics.primetime import primetime_summary
-        from batchd.sched.primetime import PrimeTime
+        from batchd.sched.policies.primetime import PrimeTime
 
         gate = policy.find(PrimeTime)
         if gate is not None:

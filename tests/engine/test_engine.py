@@ -13,7 +13,7 @@ from batchd.engine.core import Engine, PlacementError, StuckJobsError
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine, NodePool
 from batchd.model.states import JobState, StateError, change_state
-from batchd.sched.policy import BuildContext, MachineView, Placement, Policy
+from batchd.sched.core.policy import BuildContext, MachineView, Placement, Policy
 from batchd.sched.registry import make_policy, policy_names
 from batchd.workload import synthetic_jobs
 

@@ -86,11 +86,11 @@ def test_requeue_and_terminate() -> None:
     assert a.state is JobState.RUNNING and b.state is JobState.QUEUED
     eng.advance_to(20)
     eng.requeue(a)  # its node failed: back in the queue, ahead of b by submit time
-    eng.schedule_pass()
+    eng.instant(eng.now)
     assert a.state is JobState.RUNNING and a.start == 20 and b.state is JobState.QUEUED
     eng.advance_to(30)
     eng.terminate(a, "cancelled")
-    eng.schedule_pass()
+    eng.instant(eng.now)
     assert (a.state, a.outcome, a.end) == (JobState.FINISHED, "cancelled", 30)
     assert b.state is JobState.RUNNING and b.start == 30
     eng.run()
@@ -104,7 +104,7 @@ def test_set_policy_moves_the_queue(new: str) -> None:
     eng.load(jobs)
     eng.run(until=0)
     eng.set_policy(0, make_policy(new))
-    eng.schedule_pass()
+    eng.instant(eng.now)
     assert sorted(j.id for j in eng.machines[0].policy.waiting()) == [2, 3]
     eng.run()
     assert all(j.state is JobState.FINISHED for j in jobs)
@@ -121,7 +121,7 @@ def test_time_never_goes_back() -> None:
 
 @pytest.mark.parametrize("policy", ["fcfs", "fcfs-easy", "sjf-easy"])
 def test_incremental_forecast_equals_a_full_one(policy: str) -> None:
-    from batchd.sched.forecast import Forecaster
+    from batchd.sched.core.forecast import Forecaster
 
     eng = engine_for(policy)
     eng.load([Job(id=0, submit=0, width=NODES, estimate=500, runtime=500)])
@@ -144,3 +144,22 @@ def test_incremental_forecast_equals_a_full_one(policy: str) -> None:
     starts = [s for _, s in m.policy.planned_starts(m)]
     if policy == "fcfs":
         assert starts == sorted(starts)  # in order: nobody starts before the job ahead
+
+
+@pytest.mark.parametrize("step", ["run", "instant"])
+def test_a_loaded_job_of_a_reservation_queue_runs_on_the_reserved_nodes(step: str) -> None:
+    """``run`` and ``instant`` handle a second with one loop: an arrival from the trace
+    goes to its reservation as a live one does, never to the machine's policy."""
+    eng = engine_for("fcfs")
+    resv = Reservation(id=1, start=10, end=100, width=2, queue="R1")
+    eng.add_reservation(resv)
+    job = Job(id=1, submit=20, width=2, estimate=30, runtime=30, queue="R1")
+    eng.load([job])
+    if step == "run":
+        eng.run(until=20)
+    else:
+        eng.run(until=19)
+        eng.instant(20)
+    assert job.state is JobState.RUNNING and job.start == 20
+    assert sorted(job.nodes) == sorted(resv.nodes)
+    assert eng.machines[0].free == NODES - 2  # no node beyond the reservation's

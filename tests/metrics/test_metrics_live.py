@@ -19,7 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from api_helpers import NODES, T0, Api, serve, site_config
 from batchd.metrics.catalog import METRICS, series_names
-from batchd.sched.dynp import DynP
+from batchd.sched.policies.dynp import DynP
 from batchd.site.config import SiteConfig
 from paths import ROOT
 

@@ -27,7 +27,7 @@ from batchd.engine.core import Engine
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.states import JobState
-from batchd.sched.profile import NEVER, ListProfile, Profile
+from batchd.sched.core.profile import NEVER, ListProfile, Profile
 from batchd.sched.registry import make_policy, policy_names
 
 POLICIES = policy_names()

@@ -32,7 +32,7 @@ from batchclient import jobtable
 from batchclient.timefmt import ctime
 from batchd.engine.clock import VirtualClock
 from batchd.model.windows import make_window, next_fit
-from batchd.sched.gate import WindowGate
+from batchd.sched.policies.gate import WindowGate
 from batchd.server.admin_schemas import QueueList, ServerOut
 from batchd.server.service import BatchService
 from batchd.server.store import Store

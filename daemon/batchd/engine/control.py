@@ -7,7 +7,7 @@ from batchd.engine.machine import MachineState
 from batchd.engine.reservations import ReservationRunner
 from batchd.model.job import Job
 from batchd.model.reservation import Reservation
-from batchd.sched.policy import Policy
+from batchd.sched.core.policy import Policy
 
 
 def check_machine(policy: Policy, index: int) -> None:

@@ -30,13 +30,14 @@ from batchd.engine.transitions import JobTransitions
 from batchd.model.job import UNSET, Job
 from batchd.model.machine import Grid
 from batchd.model.states import JobState, change_state
-from batchd.sched.policy import Placement, Policy
+from batchd.sched.core.policy import Placement, Policy
 
 __all__ = ["Engine", "PlacementError", "StuckJobsError", "STUCK_AFTER"]
 
 JobHook = Callable[[Job], None]
 
 _by_submit = attrgetter("submit")
+_heappush = heapq.heappush
 # A job starts from QUEUED, the one state that may change to RUNNING, and ends from
 # RUNNING, which may change to FINISHED: the engine checks those by identity and calls
 # change_state (which raises) only for a job in any other state.
@@ -133,53 +134,64 @@ class Engine(MachineControl, JobTransitions):
 
     # -- time -------------------------------------------------------------------
     def next_event_time(self) -> int | None:
-        t: int | None = None
-        if self._next < len(self._trace):
-            t = self._trace[self._next].submit
-        if self._arrivals and (t is None or self._arrivals[0][0] < t):
-            t = self._arrivals[0][0]
-        ends = self._ends
-        dead = self._dead
-        while dead and ends and ends[0][1] in dead:
-            dead.discard(heapq.heappop(ends)[1])  # killed or requeued before this end
-        if ends and (t is None or ends[0][0] < t):
-            t = ends[0][0]
-        timers = self._timers
-        while timers and timers[0][2].cancelled:
-            heapq.heappop(timers)
-        if timers and (t is None or timers[0][0] < t):
-            t = timers[0][0]
-        return t
+        """When the next event is due: a submission, an end or a timer (None: none left)."""
+        return self._seconds(-1, None)  # every event is after second -1: none is handled
+
+    def instant(self, t: int) -> None:
+        """Handle everything that happens at second ``t``, then one scheduling pass."""
+        self._seconds(None, None, t)
 
     def run(self, until: int | None = None, progress: Callable[[int], None] | None = None) -> None:
-        """Process every event (up to ``until``) as fast as possible: the virtual clock.
+        """Process every event (up to ``until``) as fast as possible: the virtual clock."""
+        self._seconds(until, progress)
+        if until is None:
+            stuck = sum(len(m.policy.waiting()) for m in self.machines)
+            if stuck:
+                raise StuckJobsError(f"{stuck} jobs were still waiting when no event was left")
+        if progress is not None:
+            progress(self.ended)
 
-        Each round is ``next_event_time`` then ``instant``, written out in one loop with
-        the lookups made once: a replay makes a round per second with events, and the
-        two calls and their attribute reads were a tenth of a whole replay.
+    def _seconds(
+        self, until: int | None, progress: Callable[[int], None] | None, at: int | None = None
+    ) -> int | None:
+        """The one loop over seconds: find the next event's second, then handle it.
+
+        It goes round until no event is left or the next is after ``until``, and answers
+        that event's second (None: none is left): ``run`` goes round to the end,
+        ``next_event_time`` only asks. ``instant`` (``at``) handles that one second,
+        even without an event. One loop with its lookups made once: a replay makes a
+        round per second with events, and calls and attribute reads per round were a
+        tenth of a whole replay.
         """
-        rounds = 0
+        # Rounds left before progress is reported and stuck jobs are looked for; in
+        # ``instant`` the one round: the loop then returns instead.
+        rounds = 1 if at is not None else 1024
         heappop = heapq.heappop
         ends, dead, timers, arrivals = self._ends, self._dead, self._timers, self._arrivals
         machines = self.machines
-        finish, arrive, start = self._finish, self._arrive, self._start
+        reserved = self.reserved
+        finish, start, arm = self._finish, self._start, self._arm_wakeup
+        on_submit = self.on_submit
         while True:
-            # -- next_event_time ----------------------------------------------------
-            trace = self._trace
-            t = trace[self._next].submit if self._next < len(trace) else None
-            if arrivals and (t is None or arrivals[0][0] < t):
-                t = arrivals[0][0]
-            while dead and ends and ends[0][1] in dead:
-                dead.discard(heappop(ends)[1])  # killed or requeued before this end
-            if ends and (t is None or ends[0][0] < t):
-                t = ends[0][0]
-            while timers and timers[0][2].cancelled:
-                heappop(timers)
-            if timers and (t is None or timers[0][0] < t):
-                t = timers[0][0]
-            if t is None or (until is not None and t > until):
-                break
-            # -- instant(t) ---------------------------------------------------------
+            # -- the next event's second ------------------------------------------------
+            if at is None:
+                trace = self._trace
+                t = trace[self._next].submit if self._next < len(trace) else None
+                if arrivals and (t is None or arrivals[0][0] < t):
+                    t = arrivals[0][0]
+                while dead and ends and ends[0][1] in dead:
+                    dead.discard(heappop(ends)[1])  # killed or requeued before this end
+                if ends and (t is None or ends[0][0] < t):
+                    t = ends[0][0]
+                while timers and timers[0][2].cancelled:
+                    heappop(timers)
+                if timers and (t is None or timers[0][0] < t):
+                    t = timers[0][0]
+                if t is None or (until is not None and t > until):
+                    return t
+            else:
+                t = at
+            # -- everything at second t: ends, timers, arrivals, one pass -----------------
             if t < self.now:
                 raise RuntimeError(f"time cannot go back from {self.now} to {t}")
             self.now = t
@@ -196,20 +208,25 @@ class Engine(MachineControl, JobTransitions):
                 if not timer.cancelled:
                     timer.fn()
             trace = self._trace
-            k = self._next
-            while k < len(trace) and trace[k].submit == t:
-                self._next = k + 1
-                job = trace[k]  # _arrive, inline: once per job
+            while True:  # arrivals: the trace's at t, then those submitted live
+                k = self._next
+                if k < len(trace) and trace[k].submit == t:
+                    self._next = k + 1
+                    job = trace[k]
+                elif arrivals and arrivals[0][0] == t:
+                    job = heappop(arrivals)[2]
+                else:
+                    break
                 m = machines[job.machine]
                 self.submitted += 1
                 self._progress_at = t
-                m.policy.job_submitted(m, job)
-                for hook in self.on_submit:
+                if reserved.runs and (run := reserved.run_of(job)) is not None:
+                    run.queue.add(job)
+                else:
+                    m.policy.job_submitted(m, job)
+                for hook in on_submit:
                     hook(job)
-                k = self._next
-            while arrivals and arrivals[0][0] == t:
-                arrive(heappop(arrivals)[2])
-            for m in machines:  # schedule_pass
+            for m in machines:  # the pass
                 policy = m.policy
                 placements = policy.schedule(m)
                 if placements:
@@ -219,22 +236,18 @@ class Engine(MachineControl, JobTransitions):
                         for placement in placements:
                             start(m, placement)
                 if policy.wakes:
-                    self._arm_wakeup(m)
-            if self.reserved.runs:
-                self.reserved.schedule()
-            # -------------------------------------------------------------------------
-            rounds += 1
-            if rounds & 1023 == 0:
+                    arm(m)
+            if reserved.runs:
+                reserved.schedule()
+            rounds -= 1
+            if not rounds:
+                if at is not None:
+                    return None
+                rounds = 1024
                 if progress is not None:
                     progress(self.ended)
                 if until is None:
                     self._check_stuck()
-        if until is None:
-            stuck = sum(len(m.policy.waiting()) for m in self.machines)
-            if stuck:
-                raise StuckJobsError(f"{stuck} jobs were still waiting when no event was left")
-        if progress is not None:
-            progress(self.ended)
 
     def _check_stuck(self) -> None:
         """Jobs that wait while nothing runs or arrives for a year wait for a window that
@@ -263,55 +276,6 @@ class Engine(MachineControl, JobTransitions):
             for m in self.machines:
                 m.now = when
 
-    def instant(self, t: int) -> None:
-        """Handle everything that happens at second ``t``."""
-        if t < self.now:
-            raise RuntimeError(f"time cannot go back from {self.now} to {t}")
-        self.now = t
-        machines = self.machines
-        for m in machines:
-            m.now = t
-        ends = self._ends
-        dead = self._dead
-        while ends and ends[0][0] == t:
-            _, seq, job = heapq.heappop(ends)
-            if dead and seq in dead:
-                dead.discard(seq)
-                continue
-            self._finish(job)
-        timers = self._timers
-        while timers and timers[0][0] == t:
-            timer = heapq.heappop(timers)[2]
-            if not timer.cancelled:
-                timer.fn()
-        trace = self._trace
-        k = self._next
-        while k < len(trace) and trace[k].submit == t:
-            self._next = k + 1
-            self._arrive(trace[k])
-            k = self._next
-        arrivals = self._arrivals
-        while arrivals and arrivals[0][0] == t:
-            self._arrive(heapq.heappop(arrivals)[2])
-        self.schedule_pass()
-
-    def schedule_pass(self) -> None:
-        """Ask every machine's policy which jobs start now, and start them."""
-        for m in self.machines:
-            policy = m.policy
-            placements = policy.schedule(m)
-            if placements:
-                if m.shared:
-                    start_shared(self, m, placements)
-                else:
-                    start = self._start
-                    for placement in placements:
-                        start(m, placement)
-            if policy.wakes:
-                self._arm_wakeup(m)
-        if self.reserved.runs:
-            self.reserved.schedule()
-
     def _arm_wakeup(self, m: MachineState) -> None:
         """Keep one timer per machine at the time its policy asked to be woken."""
         when = m.policy.next_wakeup(self.now)
@@ -334,18 +298,6 @@ class Engine(MachineControl, JobTransitions):
                 self.terminate(job, "overflow")
 
     # -- transitions --------------------------------------------------------------
-    def _arrive(self, job: Job) -> None:
-        m = self.machines[job.machine]
-        self.submitted += 1
-        self._progress_at = self.now
-        run = self.reserved.run_of(job)
-        if run is not None:
-            run.queue.add(job)
-        else:
-            m.policy.job_submitted(m, job)
-        for hook in self.on_submit:
-            hook(job)
-
     def _start(self, m: MachineState, placement: Placement) -> None:
         job, machine, width = placement
         pool = m.pool
@@ -375,18 +327,7 @@ class Engine(MachineControl, JobTransitions):
             job.started_by = m.policy.name
         estimate = job.estimate
         m.add_running(now + (estimate if estimate > 0 else 1), job)  # Job.duration
-        runtime = job.runtime  # push_end, inline
-        if job.external:  # its end is reported (engine/external.py)
-            for hook in self.on_start:
-                hook(job)
-            return
-        if self.kill and runtime > estimate:
-            end = now + estimate
-            job.killed = True
-        else:
-            end = now + (runtime if runtime > 0 else 0)
-        self._seq += 1
-        heapq.heappush(self._ends, (end, self._seq, job))
+        self.push_end(job)
         for hook in self.on_start:
             hook(job)
 
@@ -401,8 +342,8 @@ class Engine(MachineControl, JobTransitions):
             job.killed = True
         else:
             end = job.start + (runtime if runtime > 0 else 0)
-        self._seq += 1
-        heapq.heappush(self._ends, (end, self._seq, job))
+        self._seq = seq = self._seq + 1
+        _heappush(self._ends, (end, seq, job))
 
     def finish(self, job: Job, outcome: str, run: ResvRun | None, end: int) -> None:
         """A job ends now, recorded as ended at ``end`` (an external job's reported end)."""

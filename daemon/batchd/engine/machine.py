@@ -8,7 +8,7 @@ from collections.abc import Callable
 from batchd.model.job import Job
 from batchd.model.machine import Machine
 from batchd.model.reservation import Reservation
-from batchd.sched.policy import Policy
+from batchd.sched.core.policy import Policy
 
 
 class MachineState:

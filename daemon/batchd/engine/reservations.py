@@ -19,7 +19,7 @@ from batchd.model.job import Job
 from batchd.model.machine import NodePool
 from batchd.model.reservation import Reservation, ResvState
 from batchd.model.states import JobState, change_state
-from batchd.sched.reserved import ReservationQueue
+from batchd.sched.policies.reserved import ReservationQueue
 
 if TYPE_CHECKING:
     from batchd.engine.core import Engine

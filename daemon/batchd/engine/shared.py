@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from batchd.model.states import JobState
-from batchd.sched.policy import Placement
+from batchd.sched.core.policy import Placement
 
 if TYPE_CHECKING:
     from batchd.engine.core import Engine

@@ -1,6 +1,6 @@
 """The scheduling kernels compiled ahead: each unit's policies run on a small workload.
 
-The compiled loops (``sched.kernels`` and the modules built on it) are compiled by numba
+The compiled loops (``sched.kernels.profile`` and the modules built on it) are compiled by numba
 at their first call, for the argument types of that call, and kept in numba's on-disk
 cache (``NUMBA_CACHE_DIR``, else ``__pycache__`` beside the sources). A cold compile
 takes seconds, and loading a process's first kernel from the cache about half a second:
@@ -36,24 +36,27 @@ from batchd.sched.registry import make_policy, policy_names
 # ``profile`` also runs every policy no other unit names: all of them plan with it.
 UNITS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, dict[str, str]], ...]]] = {
     "profile": (
-        ("batchd.sched.kernels",),
+        ("batchd.sched.kernels.profile",),
         (
             ("fcfs-cons", {"replan": "rebuild"}),
             ("fcfs-cons", {"replan": "compress"}),
             ("fcfs-cons", {"replan": "guarded"}),
         ),
     ),
-    "moldable": (("batchd.sched.mold_kernels",), (("moldable-greedy", {}),)),
+    "moldable": (("batchd.sched.kernels.moldable",), (("moldable-greedy", {}),)),
     "fairshare": (
-        ("batchd.sched.fairshare_kernels",),
+        ("batchd.sched.kernels.fairshare",),
         (("moldable-fairshare", {}), ("moldable-efficiency", {})),
     ),
-    "iterative": (("batchd.sched.iterative_kernels",), (("moldable-iterative", {}),)),
+    "iterative": (("batchd.sched.kernels.iterative",), (("moldable-iterative", {}),)),
     "ga": (
-        ("batchd.sched.whatif_kernels", "batchd.sched.ga.kernels"),
+        ("batchd.sched.kernels.whatif", "batchd.sched.ga.kernels"),
         (("ga", {"generations": "2", "population": "4", "seed": "0"}),),
     ),
 }
+# Rules written once in plain Python that a kernel module compiles as its own (EASY's
+# shadow in ``kernels.whatif``): their dispatchers count as that module's.
+PLAIN_RULES = "batchd.sched.kernels.backfill"
 NODES = 8
 JOBS = 30
 
@@ -144,7 +147,7 @@ def _dispatchers(module: ModuleType) -> list[object]:
     return [
         obj
         for obj in vars(module).values()
-        if isinstance(obj, CPUDispatcher) and obj.__module__ == module.__name__
+        if isinstance(obj, CPUDispatcher) and obj.__module__ in (module.__name__, PLAIN_RULES)
     ]
 
 

@@ -31,7 +31,7 @@ from batchd.metrics.catalog import (
 from batchd.metrics.tally import JobTally
 from batchd.model.job import Job
 from batchd.model.times import NEVER
-from batchd.sched.decider import CASES
+from batchd.sched.policies.decider import CASES
 
 DAY = 86_400
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from batchd.model.calendar import Period
 from batchd.model.job import Job
-from batchd.sched.primetime import PrimeTime
+from batchd.sched.policies.primetime import PrimeTime
 
 CLASSES = ("prime", "nonprime")
 

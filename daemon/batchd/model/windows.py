@@ -15,7 +15,7 @@ Times are integer seconds since the epoch; local times are those of the calendar
 time zone. :func:`make_window` gives a :class:`TimeWindow` (``is_open(t)``,
 ``next_change(t)``); :func:`openings`, :func:`next_fit` and :func:`longest_opening`
 answer the questions of a job that must end before its window closes. The
-scheduler's window gate (``batchd.sched.gate``) holds jobs by these, for queue
+scheduler's window gate (``batchd.sched.policies.gate``) holds jobs by these, for queue
 windows and for prime time alike (docs/scheduling.md).
 """
 

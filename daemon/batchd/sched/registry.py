@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from batchd.sched.policy import BuildContext, Policy
+from batchd.sched.core.policy import KNOWN_POLICY, BuildContext, Policy
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -110,7 +110,7 @@ def parse_params(spec: PolicySpec, raw: Mapping[str, str]) -> Any:
     from pydantic import ValidationError
 
     try:
-        return model.model_validate(dict(raw))
+        return model.model_validate(dict(raw), context={KNOWN_POLICY: get_spec})
     except ValidationError as exc:
         err = exc.errors()[0]
         key = ".".join(str(p) for p in err["loc"]) or "?"
@@ -132,7 +132,7 @@ def make_policy(
 ) -> Policy:
     """A fresh policy instance by registered name, with validated parameters."""
     spec = get_spec(name)
-    ctx = context if context is not None else BuildContext()
+    ctx = (context if context is not None else BuildContext()).given(make_policy)
     policy = spec.build(parse_params(spec, params or {}), ctx)
     policy.machine = ctx.machine
     return policy
@@ -154,8 +154,8 @@ def parse_param_args(items: list[str]) -> dict[str, str]:
 
 def _in_order(order: str) -> Builder:
     def build(_params: Any, _ctx: BuildContext) -> Policy:
-        from batchd.sched.inorder import InOrderPolicy
-        from batchd.sched.order import ORDERS
+        from batchd.sched.core.order import ORDERS
+        from batchd.sched.policies.inorder import InOrderPolicy
 
         return InOrderPolicy(order, ORDERS[order])
 
@@ -164,8 +164,8 @@ def _in_order(order: str) -> Builder:
 
 def _easy(order: str) -> Builder:
     def build(_params: Any, _ctx: BuildContext) -> Policy:
-        from batchd.sched.easy import EasyPolicy
-        from batchd.sched.order import ORDERS
+        from batchd.sched.core.order import ORDERS
+        from batchd.sched.policies.easy import EasyPolicy
 
         return EasyPolicy(f"{order}-easy", ORDERS[order])
 
@@ -174,8 +174,8 @@ def _easy(order: str) -> Builder:
 
 def _conservative(order: str, default: Replan) -> Builder:
     def build(params: Any, _ctx: BuildContext) -> Policy:
-        from batchd.sched.conservative import ConservativePolicy
-        from batchd.sched.order import ORDERS
+        from batchd.sched.core.order import ORDERS
+        from batchd.sched.policies.conservative import ConservativePolicy
 
         return ConservativePolicy(f"{order}-cons", ORDERS[order], params.replan or default)
 
@@ -183,92 +183,92 @@ def _conservative(order: str, default: Replan) -> Builder:
 
 
 def _conservative_params() -> type[BaseModel]:
-    from batchd.sched.conservative import ConservativeParams
+    from batchd.sched.policies.conservative import ConservativeParams
 
     return ConservativeParams
 
 
 def _dynp_basic(params: Any, _ctx: BuildContext) -> Policy:
-    from batchd.sched.dynp import DynPBasic
+    from batchd.sched.policies.dynp import DynPBasic
 
     return DynPBasic(params)
 
 
 def _dynp_basic_params() -> type[BaseModel]:
-    from batchd.sched.dynp import DynPBasicParams
+    from batchd.sched.policies.dynp import DynPBasicParams
 
     return DynPBasicParams
 
 
 def _dynp(params: Any, _ctx: BuildContext) -> Policy:
-    from batchd.sched.dynp import DynP
+    from batchd.sched.policies.dynp import DynP
 
     return DynP(params)
 
 
 def _dynp_params() -> type[BaseModel]:
-    from batchd.sched.dynp import DynPParams
+    from batchd.sched.policies.dynp import DynPParams
 
     return DynPParams
 
 
 def _primetime(params: Any, ctx: BuildContext) -> Policy:
-    from batchd.sched.primetime import PrimeTime
+    from batchd.sched.policies.primetime import PrimeTime
 
     return PrimeTime(params, ctx)
 
 
 def _primetime_params() -> type[BaseModel]:
-    from batchd.sched.primetime import PrimeTimeParams
+    from batchd.sched.policies.primetime import PrimeTimeParams
 
     return PrimeTimeParams
 
 
 def _prio_fifo(_params: Any, _ctx: BuildContext) -> Policy:
-    from batchd.sched.easy import EasyPolicy
-    from batchd.sched.order import prio_key
+    from batchd.sched.core.order import prio_key
+    from batchd.sched.policies.easy import EasyPolicy
 
     return EasyPolicy("prio-fifo", prio_key)
 
 
 def _utility_easy(_params: Any, _ctx: BuildContext) -> Policy:
-    from batchd.sched.utility_easy import UtilityEasy
+    from batchd.sched.policies.utility_easy import UtilityEasy
 
     return UtilityEasy()
 
 
 def _moldable_greedy(_params: Any, _ctx: BuildContext) -> Policy:
-    from batchd.sched.moldable_greedy import MoldableGreedy
+    from batchd.sched.policies.moldable_greedy import MoldableGreedy
 
     return MoldableGreedy()
 
 
 def _moldable_fairshare(params: Any, ctx: BuildContext) -> Policy:
-    from batchd.sched.moldable_fairshare import MoldableFairshare
+    from batchd.sched.policies.moldable_fairshare import MoldableFairshare
 
     return MoldableFairshare("moldable-fairshare", params.obf, 0.0, ctx.nodes)
 
 
 def _moldable_efficiency(params: Any, ctx: BuildContext) -> Policy:
-    from batchd.sched.moldable_fairshare import MoldableFairshare
+    from batchd.sched.policies.moldable_fairshare import MoldableFairshare
 
     return MoldableFairshare("moldable-efficiency", params.obf, params.ef, ctx.nodes)
 
 
 def _fairshare_params() -> type[BaseModel]:
-    from batchd.sched.moldable_fairshare import FairshareParams
+    from batchd.sched.policies.moldable_fairshare import FairshareParams
 
     return FairshareParams
 
 
 def _efficiency_params() -> type[BaseModel]:
-    from batchd.sched.moldable_fairshare import EfficiencyParams
+    from batchd.sched.policies.moldable_fairshare import EfficiencyParams
 
     return EfficiencyParams
 
 
 def _moldable_iterative(_params: Any, _ctx: BuildContext) -> Policy:
-    from batchd.sched.moldable_iterative import MoldableIterative
+    from batchd.sched.policies.moldable_iterative import MoldableIterative
 
     return MoldableIterative()
 

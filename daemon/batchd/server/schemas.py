@@ -254,4 +254,3 @@ class JobAlter(Strict):
 
 class HoldRequest(Strict):
     types: str = Field("u", pattern=r"^[uos]+$", description="hold types: u, o and/or s")
-

@@ -42,7 +42,7 @@ from batchd.model.small_files import (
 from batchd.model.spans import WindowError, describe, parse_window
 from batchd.model.text import check_text
 from batchd.model.times import positive_duration
-from batchd.sched.queues import QueueSpec
+from batchd.sched.policies.queues import QueueSpec
 from batchd.site.messages import toml_message, validation_message
 from batchd.site.partitions import PartitionConfig
 from batchd.site.resources import ResourceConfig, convert

@@ -1,6 +1,6 @@
 """dynP's FCFS candidate in the live daemon: from the site file and through PATCH /scheduler.
 
-The schedule of tests/sched/test_dynp_candidate.py on the 8-node test site, every
+The schedule of tests/sched/policies/test_dynp_candidate.py on the 8-node test site, every
 width times four: A (4 nodes) runs [0, 1000); B (8 nodes, 5000 s) arrives at 10,
 C (8 nodes, 100 s) at 20, D (4 nodes, 500 s) at 30. Under the simple decider the
 as-queued candidate makes t=30 case 6b, and the plan adopted is FCFS's sorted one.

@@ -7,7 +7,7 @@ of them.
 
 ``fitness``
     the aggregate utility of each individual's EASY schedule from the current state
-    (``whatif_kernels.easy``: jobs run their estimates, nobody else arrives): the sum
+    (``sched.kernels.whatif.easy``: jobs run their estimates, nobody else arrives): the sum
     over the waiting jobs of their utility functions at end - submit.
 ``breed``
     the next population: the best individual kept (elitism), every other one a child
@@ -29,7 +29,7 @@ import numpy.typing as npt
 from numba import njit
 
 from batchd.model.times import NEVER
-from batchd.sched import whatif_kernels
+from batchd.sched.kernels import whatif as whatif_kernels
 
 Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]

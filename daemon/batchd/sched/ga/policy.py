@@ -21,11 +21,11 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from batchd.model.job import Job
+from batchd.sched.core.order import fcfs_key
+from batchd.sched.core.policy import BuildContext, MachineView, Placement
 from batchd.sched.ga.problem import Problem, worth_searching
 from batchd.sched.ga.search import SearchResult, search, warm_up
-from batchd.sched.order import fcfs_key
-from batchd.sched.policy import BuildContext, MachineView, Placement
-from batchd.sched.reordered import ReorderedEasy
+from batchd.sched.policies.reordered import ReorderedEasy
 
 DAEMON_BUDGET = 1.0  # wall seconds a step's search may take in the daemon by default
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from batchd.sched.core.policy import BuildContext
 from batchd.sched.grid.layer import GridLayer, GridPort, GridStats
 from batchd.sched.grid.params import (
     STRUCTURES,
@@ -18,7 +19,6 @@ from batchd.sched.grid.params import (
     parse_grid_param_args,
     parse_grid_params,
 )
-from batchd.sched.policy import BuildContext
 
 __all__ = [
     "STRUCTURES",

@@ -30,10 +30,10 @@ from collections.abc import Sequence
 
 from batchd.model.job import Job
 from batchd.model.times import NEVER
+from batchd.sched.core.policy import Placement
 from batchd.sched.grid.layer import GridLayer
 from batchd.sched.grid.params import GridParams
 from batchd.sched.grid.select import EARLIEST, choose
-from batchd.sched.policy import Placement
 
 
 class CentralGrid(GridLayer):
@@ -189,7 +189,7 @@ class CentralGrid(GridLayer):
         return out
 
     def _planned_conservative(self) -> list[tuple[Job, int, int]]:
-        from batchd.sched.plans import base_profile
+        from batchd.sched.core.plans import base_profile
 
         now = self.now
         profiles = [base_profile(v, len(self.queue)) for v in self.views]
@@ -205,7 +205,7 @@ class CentralGrid(GridLayer):
         return out
 
     def _conservative(self, out: list[list[Placement]]) -> set[int]:
-        from batchd.sched.plans import base_profile
+        from batchd.sched.core.plans import base_profile
 
         now = self.now
         free = [v.free for v in self.views]

@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from batchd.model.job import Job
+from batchd.sched.core.policy import MachineView, Placement, Policy
 from batchd.sched.grid.overhead import stretch
 from batchd.sched.grid.params import GridParams
-from batchd.sched.policy import MachineView, Placement, Policy
+from batchd.sched.kernels.backfill import shadow, with_ends
 
 
 @dataclass
@@ -182,24 +183,17 @@ class GridLayer(ABC):
     ) -> tuple[int, int] | None:
         """EASY's reservation for a job of ``width`` on ``machine``: (shadow time, extra nodes).
 
-        ``free`` nodes are idle now; the running jobs (and ``added``: (end, width) of
+        ``free`` (fewer than ``width``) nodes are idle now; the running jobs (and ``added``: (end, width) of
         jobs started in this pass) give their nodes back at their estimated ends.
         None: it never fits (nodes out of service).
         """
         view = self.views[machine]
+        ends, widths = view.running_ends(), view.running_widths()
         if added:
-            ends = sorted([*zip(view.running_ends(), view.running_widths(), strict=True), *added])
-        else:
-            ends = list(zip(view.running_ends(), view.running_widths(), strict=True))
-        for i, (end, w) in enumerate(ends):
-            free += w
-            if free >= width:
-                for later, more in ends[i + 1 :]:  # jobs ending at the same second all count
-                    if later != end:
-                        break
-                    free += more
-                return end, free - width
-        return None
+            ends, widths = with_ends(ends, widths, added)
+        if free + sum(widths) < width:
+            return None
+        return shadow(free, width, ends, widths, 0, len(ends), self.now)
 
     def home_of(self, job: Job) -> int:
         """Decentral and pool: the machine a job is submitted to.

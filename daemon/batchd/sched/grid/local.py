@@ -35,11 +35,11 @@ from collections.abc import Sequence
 
 from batchd.model.job import Job
 from batchd.model.states import JobState
+from batchd.sched.core.policy import Placement, Policy
 from batchd.sched.grid.layer import GridLayer
 from batchd.sched.grid.overhead import stretch
 from batchd.sched.grid.params import GridParams
 from batchd.sched.grid.select import choose
-from batchd.sched.policy import Placement, Policy
 
 
 class LocalGrid(GridLayer):

@@ -26,11 +26,11 @@ from collections.abc import Sequence
 
 from batchd.model.job import Job
 from batchd.model.states import JobState
+from batchd.sched.core.policy import Placement
 from batchd.sched.grid.layer import GridLayer
 from batchd.sched.grid.overhead import multisite_factor, stretch
 from batchd.sched.grid.params import GridParams
 from batchd.sched.grid.select import choose
-from batchd.sched.policy import Placement
 
 
 def split_widths(width: int, free: Sequence[int], min_part: int) -> list[tuple[int, int]] | None:

@@ -38,7 +38,7 @@ class Reservations:
         self, engine: Engine, machine: int, nodes_total: int, owner: str, body: ReservationCreate
     ) -> Reservation:
         """Hold ``body.nodes`` nodes of ``machine`` from the start asked for (or the first fit)."""
-        from batchd.sched.plans import base_profile
+        from batchd.sched.core.plans import base_profile
 
         m = engine.machines[machine]
         now = engine.now

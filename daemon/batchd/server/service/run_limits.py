@@ -6,7 +6,7 @@ unless a manager set them (qmgr ``set server``): those are saved in the state
 (meta ``server_limits``, ``scheduling``) and win over the file at every start.
 
 ``max_run`` and ``max_user_run`` hold jobs back from starting (the scheduler's limit
-gate, ``batchd.sched.limits``); ``max_queued`` and ``max_user_queued`` refuse a job
+gate, ``batchd.sched.policies.limits``); ``max_queued`` and ``max_user_queued`` refuse a job
 at submission, or a move, that would put the queue (or the server) over them,
 counting every unfinished job, in OpenPBS's words.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from batchd.sched.limits import RunCaps, RunLimits
+from batchd.sched.policies.limits import RunCaps, RunLimits
 from batchd.server.errors import ApiError
 from batchd.server.records import JobRecord
 from batchd.site.config import SiteConfig

@@ -26,11 +26,11 @@ from batchd.model.calendar import PrimeCalendar
 from batchd.model.job import Job
 from batchd.model.times import NEVER
 from batchd.model.windows import TimeWindow, make_window
-from batchd.sched.gate import WindowGate
+from batchd.sched.core.policy import BuildContext, Offload, Policy, PolicyObserver
 from batchd.sched.grid import GridError, GridLayer, make_grid
-from batchd.sched.limits import NO_LIMITS, SCHEDULING_OFF, LimitGate, RunBook, RunLimits
-from batchd.sched.policy import BuildContext, Offload, Policy, PolicyObserver
-from batchd.sched.queues import QueueSpec, queue_classes, queue_gate
+from batchd.sched.policies.gate import WindowGate
+from batchd.sched.policies.limits import NO_LIMITS, SCHEDULING_OFF, LimitGate, RunBook, RunLimits
+from batchd.sched.policies.queues import QueueSpec, queue_classes, queue_gate
 from batchd.sched.registry import PolicyError, get_spec, make_policy, parse_params, policy_names
 from batchd.server.errors import bad_request
 from batchd.site.config import SiteConfig

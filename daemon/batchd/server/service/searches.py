@@ -1,4 +1,4 @@
-"""The policies' long searches, off the event loop (``batchd.sched.policy.Offload``).
+"""The policies' long searches, off the event loop (``batchd.sched.core.policy.Offload``).
 
 A searching policy (``ga``) hands its search to one worker thread and starts no job
 until the search is done; the event loop goes on answering requests meanwhile (the

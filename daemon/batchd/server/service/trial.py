@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from batchd.model.times import NEVER
-from batchd.sched.plans import base_profile
+from batchd.sched.core.plans import base_profile
 from batchd.server.errors import bad_request
 from batchd.server.records import JobRecord
 from batchd.server.schemas import JobSubmit

@@ -1,0 +1,223 @@
+"""The availability profile: free nodes over future time.
+
+``Profile`` keeps the step function in numpy arrays and runs the compiled loops
+of ``kernels.profile``; ``ListProfile`` is the same interface on two Python lists with
+``bisect``, kept as the readable reference the compiled one is tested against.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+
+import numpy as np
+
+from batchd.model.times import NEVER
+from batchd.sched.kernels import profile as kernels
+
+__all__ = ["NEVER", "ListProfile", "Profile"]
+
+
+class Profile:
+    """Free nodes as a step function of time, from ``origin`` on."""
+
+    __slots__ = ("capacity", "t", "f", "n")
+
+    def __init__(self, capacity: int, origin: int = 0, *, room: int = 64) -> None:
+        self.capacity = capacity
+        self.t = np.empty(max(room, 4), dtype=np.int64)
+        self.f = np.empty(max(room, 4), dtype=np.int64)
+        self.t[0] = origin
+        self.f[0] = capacity
+        self.n = 1
+
+    @classmethod
+    def of_running(
+        cls,
+        capacity: int,
+        now: int,
+        ends: Sequence[int] | np.ndarray,
+        widths: Sequence[int] | np.ndarray,
+        *,
+        room: int = 0,
+    ) -> Profile:
+        """The profile of running jobs, ``widths[k]`` nodes until ``ends[k]`` (ascending)."""
+        e = np.asarray(ends, dtype=np.int64)
+        w = np.asarray(widths, dtype=np.int64)
+        prof = cls(capacity, now, room=len(e) + 2 * room + 8)
+        prof.n = kernels.build(prof.t, prof.f, now, capacity, e, w)
+        return prof
+
+    def copy(self) -> Profile:
+        other = Profile.__new__(Profile)
+        other.capacity = self.capacity
+        other.t = self.t.copy()
+        other.f = self.f.copy()
+        other.n = self.n
+        return other
+
+    def _room(self, extra: int) -> None:
+        need = self.n + extra
+        if need > len(self.t):
+            size = max(need, 2 * len(self.t))
+            t = np.empty(size, dtype=np.int64)
+            f = np.empty(size, dtype=np.int64)
+            t[: self.n] = self.t[: self.n]
+            f[: self.n] = self.f[: self.n]
+            self.t, self.f = t, f
+
+    @property
+    def origin(self) -> int:
+        return int(self.t[0])
+
+    def free_at(self, time: int) -> int:
+        return int(self.f[kernels.locate(self.t, self.n, time)])
+
+    def earliest_start(self, width: int, duration: int, not_before: int) -> int:
+        return int(kernels.earliest_start(self.t, self.f, self.n, width, duration, not_before))
+
+    def reserve(self, start: int, end: int, width: int) -> None:
+        self._room(2)
+        self.n = kernels.add(self.t, self.f, self.n, start, end, -width)
+
+    def release(self, start: int, end: int, width: int) -> None:
+        self._room(2)
+        self.n = kernels.add(self.t, self.f, self.n, start, end, width)
+
+    def advance(self, now: int) -> None:
+        self.n = kernels.advance(self.t, self.f, self.n, now)
+
+    def place(self, width: int, duration: int, not_before: int) -> int:
+        """Reserve the earliest slot that fits and return its start (NEVER if none)."""
+        self._room(2)
+        start, self.n = kernels.place(self.t, self.f, self.n, width, duration, not_before)
+        return int(start)
+
+    def plan(self, widths: np.ndarray, durations: np.ndarray, not_before: int) -> np.ndarray:
+        """Place jobs in the given order, each at its earliest start; returns the starts."""
+        self._room(2 * len(widths) + 2)
+        starts = np.empty(len(widths), dtype=np.int64)
+        self.n = kernels.plan_all(self.t, self.f, self.n, widths, durations, not_before, starts)
+        return starts
+
+    def reserve_all(self, widths: np.ndarray, durations: np.ndarray, starts: np.ndarray) -> None:
+        self._room(2 * len(widths) + 2)
+        self.n = kernels.reserve_all(self.t, self.f, self.n, widths, durations, starts)
+
+    def compress(
+        self, widths: np.ndarray, durations: np.ndarray, starts: np.ndarray, not_before: int
+    ) -> np.ndarray:
+        """Move reserved jobs (already in the profile) earlier, in order; returns new starts."""
+        self._room(2 * len(widths) + 2)
+        out = starts.copy()
+        self.n = kernels.compress(self.t, self.f, self.n, widths, durations, not_before, out)
+        return out
+
+    def steps(self) -> list[tuple[int, int]]:
+        return list(zip(self.t[: self.n].tolist(), self.f[: self.n].tolist(), strict=True))
+
+
+class ListProfile:
+    """The reference profile: two parallel lists searched with ``bisect``."""
+
+    __slots__ = ("capacity", "times", "free")
+
+    def __init__(self, capacity: int, origin: int = 0) -> None:
+        self.capacity = capacity
+        self.times = [origin]
+        self.free = [capacity]
+
+    @classmethod
+    def of_running(
+        cls, capacity: int, now: int, ends: Sequence[int], widths: Sequence[int]
+    ) -> ListProfile:
+        prof = cls(capacity, now)
+        prof.free[0] = capacity - sum(w for e, w in zip(ends, widths, strict=True) if e > now)
+        for e, w in sorted(zip(ends, widths, strict=True)):
+            if e > now:
+                prof._add(e, None, w)
+        prof._merge()
+        return prof
+
+    def copy(self) -> ListProfile:
+        other = ListProfile(self.capacity)
+        other.times = list(self.times)
+        other.free = list(self.free)
+        return other
+
+    def _index(self, time: int) -> int:
+        return max(bisect_right(self.times, time) - 1, 0)
+
+    def _split(self, time: int) -> int:
+        i = self._index(time)
+        if self.times[i] < time:
+            self.times.insert(i + 1, time)
+            self.free.insert(i + 1, self.free[i])
+            return i + 1
+        return i
+
+    def _add(self, start: int, end: int | None, delta: int) -> None:
+        i = self._split(start)
+        k = len(self.times) if end is None else self._split(end)
+        for m in range(i, k):
+            self.free[m] += delta
+
+    def _merge(self) -> None:
+        times, free = [self.times[0]], [self.free[0]]
+        for t, f in zip(self.times[1:], self.free[1:], strict=True):
+            if f != free[-1]:
+                times.append(t)
+                free.append(f)
+        self.times, self.free = times, free
+
+    @property
+    def origin(self) -> int:
+        return self.times[0]
+
+    def free_at(self, time: int) -> int:
+        return self.free[self._index(time)]
+
+    def earliest_start(self, width: int, duration: int, not_before: int) -> int:
+        i = self._index(not_before)
+        n = len(self.times)
+        while True:
+            while self.free[i] < width:
+                i += 1
+                if i == n:
+                    return NEVER
+            start = max(self.times[i], not_before)
+            j = i + 1
+            while j < n and self.times[j] < start + duration:
+                if self.free[j] < width:
+                    break
+                j += 1
+            else:
+                return start
+            i = j
+
+    def reserve(self, start: int, end: int, width: int) -> None:
+        if end > start:
+            self._add(start, end, -width)
+            self._merge()
+
+    def release(self, start: int, end: int, width: int) -> None:
+        if end > start:
+            self._add(start, end, width)
+            self._merge()
+
+    def advance(self, now: int) -> None:
+        i = self._index(now)
+        del self.times[:i], self.free[:i]
+        self.times[0] = max(self.times[0], now)
+
+    def place(self, width: int, duration: int, not_before: int) -> int:
+        start = self.earliest_start(width, duration, not_before)
+        if start != NEVER:
+            self.reserve(start, start + duration, width)
+        return start
+
+    def plan(self, widths: Sequence[int], durations: Sequence[int], not_before: int) -> list[int]:
+        return [self.place(w, d, not_before) for w, d in zip(widths, durations, strict=True)]
+
+    def steps(self) -> list[tuple[int, int]]:
+        return list(zip(self.times, self.free, strict=True))

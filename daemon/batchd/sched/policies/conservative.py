@@ -1,0 +1,187 @@
+"""Conservative backfilling on a planned full schedule (seed 000, sec. 3.1 and 5).
+
+Every waiting job holds a planned start. A new job is placed into the existing
+plan at its earliest start that delays no planned job, and that start is its
+promise. When a job ends, the plan of the waiting jobs is made again in policy
+order, in one of three ways (the ``replan`` parameter):
+
+``rebuild``
+    seed 000: the whole plan is rebuilt in policy order onto the profile of the
+    running jobs' estimated ends.
+``compress``
+    every job, in policy order, leaves its slot and takes its earliest start
+    among all other reservations; nobody ever moves later.
+``guarded``
+    a rebuild, unless it would put some job later than its current planned
+    start (list-scheduling anomalies make that possible even in FCFS order);
+    then a compression instead, so no job starts later than its promise.
+
+A re-plan is skipped when its result cannot differ from the plan in hand: the
+plan was rebuilt (or compressed to a fixed point), every job since was placed at
+the end of the order, and the job that ended did so at its estimated end.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from batchd.model.job import Job
+from batchd.model.times import NEVER
+from batchd.sched.core.order import OrderedQueue, OrderKey
+from batchd.sched.core.plans import base_profile, plan_queue
+from batchd.sched.core.policy import MachineView, Placement, Policy
+from batchd.sched.core.profile import Profile
+
+Replan = Literal["rebuild", "compress", "guarded"]
+
+
+class ConservativeParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    replan: Replan | None = None  # None: the policy's default
+
+
+class ReplanCounts:
+    __slots__ = ("rebuilds", "compressions", "skipped")
+
+    def __init__(self) -> None:
+        self.rebuilds = 0
+        self.compressions = 0
+        self.skipped = 0
+
+
+class ConservativePolicy(Policy):
+    """FCFS, SJF or LJF order with conservative backfilling."""
+
+    def __init__(self, name: str, key: OrderKey, replan: Replan = "rebuild") -> None:
+        self.name = name
+        self.replan_mode: Replan = replan
+        self.queue = OrderedQueue(key)
+        self.profile: Profile | None = None  # running jobs plus every reservation
+        self.stale = True  # the plan must be made again before it is used
+        self.settled = False  # making it again would give the same plan
+        self.counts = ReplanCounts()
+        self._due: list[Job] = []
+        self._due_check = False
+        self.guessed = False  # the plan was made while a job overran its estimate
+        self.reshaped = False  # nodes or reservations changed: promises may not hold
+
+    def must_replan(self, view: MachineView) -> bool:
+        """The plan cannot be used as it is: a job ended, a job overran, or it was a guess.
+
+        A plan made while a job ran past its estimate (no kill) assumed it would end
+        in a second; its starts may have passed unused, so such a plan is rebuilt at
+        the next event even when the overrun is over.
+        """
+        return self.profile is None or self.stale or self.guessed or view.overrun
+
+    # -- events -----------------------------------------------------------------
+    def job_submitted(self, view: MachineView, job: Job) -> None:
+        if self.must_replan(view):
+            # Ends at this second come first: re-plan the queue, then place the newcomer.
+            self.replan(view)
+        assert self.profile is not None
+        self.profile.advance(view.now)
+        width, duration = self.shape(job, self.profile, view.now)
+        start = self.profile.place(width, duration, view.now)
+        at = self.queue.insert(job, start, None if width == job.width else (width, duration))
+        if at != len(self.queue) - 1:
+            self.settled = False  # a re-plan would put it elsewhere in the order
+        if start == view.now:
+            self._due.append(job)
+        promise(job, start)
+
+    def shape(self, job: Job, profile: Profile, now: int) -> tuple[int, int]:
+        """The width and planned duration a new job takes in the plan (its own here)."""
+        return job.width, job.duration
+
+    def job_ended(self, view: MachineView, job: Job) -> None:
+        if not (self.settled and job.end == job.start + job.duration):
+            self.stale = True
+        elif not self.stale:
+            # The plan stands, but jobs planned to start at this second must still start.
+            self.counts.skipped += 1
+            self._due_check = True
+
+    def withdraw(self, view: MachineView, job: Job) -> None:
+        self.queue.remove(job)
+        self.stale = True
+
+    def invalidate(self) -> None:
+        self.stale = True
+        self.settled = False
+        self.reshaped = True
+
+    def schedule(self, view: MachineView) -> list[Placement]:
+        return self.place_all(self._starting(view))
+
+    def _starting(self, view: MachineView) -> list[Job]:
+        """The jobs whose planned start is now; they leave the queue."""
+        if self.must_replan(view):
+            self.replan(view)
+        elif self._due_check:
+            planned = self.queue.starts_array()
+            due_idx = np.flatnonzero(planned == view.now).tolist()
+            seen = {id(j) for j in self._due}
+            self._due += [j for i in due_idx if id(j := self.queue.jobs[i]) not in seen]
+        self._due_check = False
+        due = self._due
+        self._due = []
+        if due:
+            self.queue.remove_many(due)
+        return due
+
+    # -- planning ---------------------------------------------------------------
+    def replan(self, view: MachineView) -> None:
+        now = view.now
+        queue = self.queue
+        mode = self.replan_mode
+        if view.overrun or self.guessed or self.reshaped or self.profile is None:
+            # Promises cannot hold once a job ran past its estimate or the machine
+            # itself changed (nodes out of service, a new reservation).
+            mode = "rebuild"
+        self.guessed = view.overrun
+        self.reshaped = False
+        held = queue.starts_array()
+        promised = np.maximum(held, now)
+        # Jobs not planned yet, or wider than the nodes in service, hold no promise.
+        unplaced = held == NEVER if held.size and held.max() == NEVER else None
+        starts: np.ndarray | None = None
+        if mode != "compress":
+            profile, starts = plan_queue(queue, view)
+            self.settled = True
+            late = starts > promised
+            if unplaced is not None:
+                late &= ~unplaced
+            if mode == "guarded" and bool(late.any()):
+                starts = None
+        if starts is None:
+            widths, durations = queue.arrays()
+            profile = base_profile(view, len(queue))
+            profile.reserve_all(widths, durations, promised)
+            starts = profile.compress(widths, durations, promised, now)
+            self.settled = False
+            self.counts.compressions += 1
+        else:
+            self.counts.rebuilds += 1
+        self.profile = profile
+        queue.starts = starts.tolist()
+        self._due = [queue.jobs[i] for i in np.flatnonzero(starts == now).tolist()]
+        self.stale = False
+
+    def waiting(self) -> list[Job]:
+        return list(self.queue.jobs)
+
+    def planned_starts(self, view: MachineView) -> list[tuple[Job, int]]:
+        if self.must_replan(view):
+            return super().planned_starts(view)
+        return list(zip(self.queue.jobs, self.queue.starts, strict=True))
+
+
+def promise(job: Job, start: int) -> None:
+    """The start a planner promised a job when it was first placed (it keeps the first)."""
+    if job.submit_plan < 0 and start != NEVER:
+        job.submit_plan = start

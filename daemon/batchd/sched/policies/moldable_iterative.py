@@ -1,0 +1,228 @@
+"""Iterative moldable scheduling (seed 004, sec. 6, Fig. 6) on conservative backfilling.
+
+At every scheduling step the widths of all waiting jobs are chosen again, by
+Fig. 6 on the conservative plan of the queue in FCFS order (the running jobs
+until their estimated ends and the advance reservations underneath): every job
+at its minimum width, then one node at a time to the job whose estimate falls
+most, kept only if the plan's average turnaround improves
+(``sched.kernels.iterative.iterate``). The plan found is used: the jobs it starts
+now start at their widths, the others wait and are molded again at the next step.
+
+A step is a scheduling pass after anything changed: a job arrived, ended or left
+the queue, the machine changed (nodes, reservations), or a job runs past its
+estimate (its end is then a guess, as in conservative backfilling). A pass with
+nothing new starts the jobs the plan in hand starts now. A rigid job keeps its
+width; a job's width is fixed when it starts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from batchd.model.job import Job
+from batchd.sched.core.order import OrderedQueue, fcfs_key
+from batchd.sched.core.plans import base_profile
+from batchd.sched.core.policy import MachineView, Placement, Policy
+from batchd.sched.core.profile import Profile
+from batchd.sched.kernels.iterative import iterate
+
+# One row of a waiting job's shape: low, high, requested width, estimate on it, fixed.
+Shape = tuple[int, int, int, int, int]
+Model = tuple[float, float]  # Downey's A and sigma (unused when fixed)
+
+
+def job_shape(job: Job) -> tuple[Shape, Model]:
+    """What the search needs of a job: its range, and its estimate and how it scales."""
+    mold = job.mold
+    if mold is None:
+        return (job.width, job.width, job.width, job.estimate, 1), (1.0, 0.0)
+    speed = mold.speedup
+    fixed = 1 if speed.kind == "fixed" else 0
+    return (mold.low, mold.high, mold.width, mold.estimate, fixed), (speed.a, speed.sigma)
+
+
+@dataclass(frozen=True, slots=True)
+class StepInput:
+    """One step's arrays: the base profile and the queue's shapes, in queue order."""
+
+    now: int
+    t: np.ndarray
+    f: np.ndarray
+    n: int
+    shapes: np.ndarray  # (jobs, 5) int64: low, high, requested width, estimate, fixed
+    models: np.ndarray  # (jobs, 2) float64: A, sigma
+
+    @classmethod
+    def of(cls, profile: Profile, now: int, shapes: list[Shape], models: list[Model]) -> StepInput:
+        return cls(
+            now,
+            profile.t,
+            profile.f,
+            profile.n,
+            np.array(shapes, dtype=np.int64).reshape(len(shapes), 5),
+            np.array(models, dtype=np.float64).reshape(len(models), 2),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    widths: np.ndarray
+    starts: np.ndarray
+    trials: int
+    accepted: int
+
+
+def iterative_step(step: StepInput) -> StepResult:
+    """Fig. 6 on one step's arrays: the chosen widths and planned starts."""
+    q = len(step.shapes)
+    widths = np.empty(q, dtype=np.int64)
+    starts = np.empty(q, dtype=np.int64)
+    s, m = step.shapes, step.models
+    trials, accepted = iterate(
+        step.t,
+        step.f,
+        step.n,
+        step.now,
+        np.ascontiguousarray(s[:, 0]),
+        np.ascontiguousarray(s[:, 1]),
+        np.ascontiguousarray(s[:, 2]),
+        np.ascontiguousarray(s[:, 3]),
+        s[:, 4] != 0,
+        np.ascontiguousarray(m[:, 0]),
+        np.ascontiguousarray(m[:, 1]),
+        widths,
+        starts,
+    )
+    return StepResult(widths, starts, int(trials), int(accepted))
+
+
+class StepStats:
+    """What the replay summary reports about the steps."""
+
+    __slots__ = ("steps", "jobs", "trials", "accepted", "seconds", "slowest")
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self.jobs = 0
+        self.trials = 0
+        self.accepted = 0
+        self.seconds = 0.0
+        self.slowest = 0.0
+
+    def add(self, jobs: int, result: StepResult, seconds: float) -> None:
+        self.steps += 1
+        self.jobs += jobs
+        self.trials += result.trials
+        self.accepted += result.accepted
+        self.seconds += seconds
+        self.slowest = max(self.slowest, seconds)
+
+    def summary(self) -> dict[str, Any]:
+        n = self.steps
+        return {
+            "steps": n,
+            "avg_queue": round(self.jobs / n, 4) if n else 0.0,
+            "trials": self.trials,
+            "accepted": self.accepted,
+            "step_seconds_mean": self.seconds / n if n else 0.0,
+            "step_seconds_max": self.slowest,
+        }
+
+
+class MoldableIterative(Policy):
+    """FCFS conservative backfilling whose waiting jobs' widths Fig. 6 chooses at every step."""
+
+    name = "moldable-iterative"
+
+    def __init__(self) -> None:
+        self.queue = OrderedQueue(fcfs_key)
+        self.shapes: list[Shape] = []  # parallel to the queue
+        self.models: list[Model] = []
+        self.widths: list[int] = []  # the plan in hand, parallel to the queue
+        self.starts: list[int] = []
+        self.fresh = False  # the plan in hand is that of the queue and machine as they are
+        self.guessed = False  # it was made while a job ran past its estimate
+        self.stats = StepStats()
+        # Called with each step's input before it is searched (bench/moldable_step.py).
+        self.on_step: Callable[[StepInput], None] | None = None
+
+    # -- events -----------------------------------------------------------------
+    def job_submitted(self, view: MachineView, job: Job) -> None:
+        i = self.queue.insert(job)
+        shape, model = job_shape(job)
+        self.shapes.insert(i, shape)
+        self.models.insert(i, model)
+        self.fresh = False
+
+    def withdraw(self, view: MachineView, job: Job) -> None:
+        i = self.queue.index(job)
+        self.queue.remove(job)
+        del self.shapes[i], self.models[i]
+        self.fresh = False
+
+    def job_ended(self, view: MachineView, job: Job) -> None:
+        self.fresh = False
+
+    def invalidate(self) -> None:
+        self.fresh = False
+
+    # -- the step ---------------------------------------------------------------
+    def _plan(self, view: MachineView) -> None:
+        """Make the plan again unless the one in hand still holds."""
+        now = view.now
+        holds = self.fresh and not (self.guessed or view.overrun)
+        if holds and (not self.starts or min(self.starts) >= now):
+            return
+        queue = self.queue
+        step = StepInput.of(base_profile(view, 0), now, self.shapes, self.models)
+        if self.on_step is not None:
+            self.on_step(step)
+        began = time.perf_counter()
+        result = iterative_step(step)
+        self.stats.add(len(queue), result, time.perf_counter() - began)
+        self.widths = result.widths.tolist()
+        self.starts = result.starts.tolist()
+        self.fresh = True
+        self.guessed = view.overrun
+
+    def schedule(self, view: MachineView) -> list[Placement]:
+        if not self.queue.jobs:
+            return []
+        self._plan(view)
+        now = view.now
+        starts = self.starts
+        due = [i for i, s in enumerate(starts) if s == now]
+        if not due:
+            return []
+        jobs, widths, machine = self.queue.jobs, self.widths, self.machine
+        placements = [Placement(jobs[i], machine, widths[i]) for i in due]
+        self.queue.remove_many([p.job for p in placements])
+        gone = set(due)
+        keep = [i for i in range(len(starts)) if i not in gone]
+        self.shapes = [self.shapes[i] for i in keep]
+        self.models = [self.models[i] for i in keep]
+        self.widths = [widths[i] for i in keep]
+        self.starts = [starts[i] for i in keep]
+        return placements
+
+    def waiting(self) -> list[Job]:
+        return list(self.queue.jobs)
+
+    def planned_width(self, job: Job) -> int:
+        if self.fresh and job in self.queue:
+            return self.widths[self.queue.index(job)]
+        return job.width
+
+    def planned_starts(self, view: MachineView) -> list[tuple[Job, int]]:
+        if not self.queue.jobs:
+            return []
+        self._plan(view)
+        return list(zip(self.queue.jobs, self.starts, strict=True))
+
+    def report(self) -> dict[str, Any]:
+        return {"moldable_iterative": self.stats.summary()}
