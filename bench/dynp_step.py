@@ -1,7 +1,7 @@
 """Time one self-tuning dynP step against the backlog, and whole dynP replays.
 
 A step builds full conservative plans of the waiting jobs in FCFS, SJF and LJF
-order, measures each and lets the decider choose (seed 000 reports 0.05 s for an
+order, measures each and lets the decider choose (Streit's dynP paper reports 0.05 s for an
 average backlog of 185 jobs). Usage: python bench/dynp_step.py [--replays]
 """
 

@@ -1,6 +1,6 @@
-"""Replay SDSC-BLUE jobs 5,000 through 10,000 with the ga policy (seed 003, sec. 6-7).
+"""Replay SDSC-BLUE jobs 5,000 through 10,000 with the ga policy (Lee's utility paper, sec. 6-7).
 
-Seed 003 replays these 5,000 jobs of SDSC Blue Horizon (1,152 processors) with its GA
+Lee's utility paper replays these 5,000 jobs of SDSC Blue Horizon (1,152 processors) with its GA
 scheduler in 8,900 s; the target here is under 15 minutes. The trace gets its utility
 functions first, as ``batchd utility TRACE -o OUT --seed 1`` gives them (``--seed``),
 unless ``--utility-trace`` names a file made so already; then the jobs numbered 5,000

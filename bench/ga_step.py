@@ -1,6 +1,6 @@
 """Time one step of the ga policy's search: 20 orders x 100 generations on 200 jobs.
 
-Seed 003 reports 2 s per scheduling decision; the target here is at most 0.5 s on two
+Lee's utility paper reports 2 s per scheduling decision; the target here is at most 0.5 s on two
 cores for one search of the default size (population 20, 100 generations) over 200
 waiting jobs on SDSC Blue Horizon's 1,152 processors.
 

@@ -1,4 +1,4 @@
-"""Time moldable-iterative's step (seed 004, Fig. 6) on real queues, and whole replays.
+"""Time moldable-iterative's step (Sabin et al.'s moldable paper, Fig. 6) on real queues, and whole replays.
 
 The workload is CTC-SP2 made moldable as ``batchd moldable TRACE -o OUT --a A --seed 1
 --load 0.9`` makes it (every job 1..338 nodes, Downey's speedup; A the system size or

@@ -1,6 +1,6 @@
 """``batchd utility`` and ``batchd moldable``: commands that give a trace's jobs what
-the traces do not carry (utility functions, seed 003; width ranges and speedups,
-seed 004) and write the trace again."""
+the traces do not carry (utility functions, Lee's utility paper; width ranges and speedups,
+Sabin et al.'s moldable paper) and write the trace again."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def cmd_utility(args: argparse.Namespace) -> int:
     )
     pairs = ", ".join(f"{q}->{p}" for q, p in sorted(qmap.items()))
     comments = [
-        "Utility functions: batchd utility (seed 003, sec. 4), token utility=T:V,... "
+        "Utility functions: batchd utility (Lee's utility paper, sec. 4), token utility=T:V,... "
         "(seconds since submit: value) and utility_decay=TYPE after the 18 fields",
         f"  seed {params.seed}, globmax {params.globmax:g} per processor-minute, sigma "
         + ("half a priority bin" if params.sigma is None else f"{params.sigma:g}")
@@ -82,7 +82,7 @@ def _weights(text: str) -> tuple[float, float, float]:
 
 def utility_command(sub: Any) -> None:
     ut = sub.add_parser(
-        "utility", help="add synthetic utility functions to a trace (seed 003, sec. 4)"
+        "utility", help="add synthetic utility functions to a trace (Lee's utility paper, sec. 4)"
     )
     ut.add_argument("trace", help="SWF trace (plain or gzip)")
     ut.add_argument("-o", "--output", required=True, metavar="OUT.swf", help="SWF output")
@@ -164,7 +164,7 @@ def cmd_moldable(args: argparse.Namespace) -> int:
             fail(f"--range {args.range}: the maximum is wider than the system ({nodes} nodes)")
     params = MoldParams(nodes=nodes, a=args.a, low=low, high=high, load=args.load, seed=args.seed)
     comments = [
-        "Moldable jobs: batchd moldable (seed 004, sec. 3.1 and 5.2), tokens "
+        "Moldable jobs: batchd moldable (Sabin et al.'s moldable paper, sec. 3.1 and 5.2), tokens "
         "nodes=MIN-MAX and speedup=downey:A:SIGMA after the 18 fields",
         f"  seed {params.seed}, system {nodes} nodes, A "
         + ("= the system size" if params.a == "system" else "uniform in 1..2 x requested")
@@ -182,7 +182,8 @@ def cmd_moldable(args: argparse.Namespace) -> int:
 
 def moldable_command(sub: Any) -> None:
     mo = sub.add_parser(
-        "moldable", help="give a trace's jobs width ranges and Downey speedups (seed 004)"
+        "moldable",
+        help="give a trace's jobs width ranges and Downey speedups (Sabin et al.'s moldable paper)",
     )
     mo.add_argument("trace", help="SWF trace (plain or gzip)")
     mo.add_argument("-o", "--output", required=True, metavar="OUT.swf", help="SWF output")

@@ -261,7 +261,9 @@ def _replay_command(sub: Any) -> None:
 
 
 def _analyze_command(sub: Any) -> None:
-    an = sub.add_parser("analyze", help="fit a workload model to a trace (seed 000, sec. 4)")
+    an = sub.add_parser(
+        "analyze", help="fit a workload model to a trace (Streit's dynP paper, sec. 4)"
+    )
     an.add_argument("trace", help="SWF file (plain or .gz)")
     an.add_argument("-o", "--output", required=True, metavar="MODEL.json", help="model file")
     an.add_argument("--nodes", type=node_count, help="machine width (default: trace header)")

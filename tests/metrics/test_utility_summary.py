@@ -1,4 +1,4 @@
-"""The summary's utility object (seed 003, sec. 3), computed by hand for three jobs."""
+"""The summary's utility object (Lee's utility paper, sec. 3), computed by hand for three jobs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The utility function of a job (seed 003, sec. 3.4): validation, interpolation, text form."""
+"""The utility function of a job (Lee's utility paper, sec. 3.4): validation, interpolation, text form."""
 
 import pytest
 

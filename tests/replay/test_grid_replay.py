@@ -17,7 +17,7 @@ from batchd.sched.grid import GridError, parse_grid_params
 from batchd.site.config import ConfigError, load_site
 from paths import ROOT
 
-# Seed 002, Table 1, in the table's order.
+# Hamscher et al.'s grid paper, Table 1, in the table's order.
 TABLE1 = {
     "grid-nrw.toml": [10, 12, 16, 32, 48, 192, 512, 512],
     "grid-equal.toml": [256] * 8,

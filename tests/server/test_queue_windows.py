@@ -534,7 +534,7 @@ def test_config_errors_name_file_and_key(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# the shipped configs: Tables 1 and 2 of seed 001
+# the shipped configs: Tables 1 and 2 of Lo and Mache's prime-time paper
 
 
 def _limits(site: SiteConfig) -> dict[str, tuple[int | None, int | None, str]]:

@@ -1,4 +1,4 @@
-"""Doubling a workload and sizing a generated set to a system (seed 002, sec. 5.1)."""
+"""Doubling a workload and sizing a generated set to a system (Hamscher et al.'s grid paper, sec. 5.1)."""
 
 from __future__ import annotations
 

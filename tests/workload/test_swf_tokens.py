@@ -1,4 +1,4 @@
-"""key=value tokens after the 18 SWF fields (seed 003's extension): read, kept, written back."""
+"""key=value tokens after the 18 SWF fields (Lee's utility paper's extension): read, kept, written back."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Synthetic utility functions for a trace (seed 003, sec. 4): start values by priority bin,
+"""Synthetic utility functions for a trace (Lee's utility paper, sec. 4): start values by priority bin,
 the deadline rule, the three decay shapes, the queue map, and determinism."""
 
 from __future__ import annotations

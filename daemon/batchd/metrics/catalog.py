@@ -36,7 +36,7 @@ SEARCH_BUCKETS = (
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 )  # fmt: skip
 SEARCH_STOPS = ("generations", "budget")
-# Moldable jobs (seed 004): chosen widths in nodes, and chosen / requested width.
+# Moldable jobs (Sabin et al.'s moldable paper): chosen widths in nodes, and chosen / requested width.
 WIDTH_BUCKETS = tuple(float(2**k) for k in range(17))  # 1 .. 65,536 nodes
 WIDTH_RATIO_BUCKETS = tuple(2.0**k for k in range(-3, 11))  # 1/8 .. 1024
 SLOWDOWN_BOUND = 60  # seconds: short jobs do not blow up the slowdown (as SLDwW60)
@@ -130,7 +130,7 @@ METRICS: tuple[MetricDef, ...] = (
         "batchd_utility_earned_total",
         "counter",
         ("queue",),
-        "Utility earned by jobs with a utility function (seed 003) as they ended: the "
+        "Utility earned by jobs with a utility function (Lee's utility paper) as they ended: the "
         "function's value at their response time",
     ),
     MetricDef(
@@ -225,7 +225,7 @@ METRICS: tuple[MetricDef, ...] = (
         "batchd_dynp_decider_calls_total",
         "counter",
         ("pool", "case"),
-        "Self-tuning dynP decider calls by the case of Table 1 (seed 000)",
+        "Self-tuning dynP decider calls by the case of Table 1 (Streit's dynP paper)",
     ),
     MetricDef(
         "batchd_dynp_tuning_seconds",

@@ -1,4 +1,4 @@
-"""What a schedule of moldable jobs achieved (seed 004, sec. 3.1 and 5.2).
+"""What a schedule of moldable jobs achieved (Sabin et al.'s moldable paper, sec. 3.1 and 5.2).
 
 Over the finished jobs, moldable or not: the average turnaround (end - submit)
 overall and by job size, the utilization and the effective utilization, and the

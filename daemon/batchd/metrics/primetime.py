@@ -1,4 +1,4 @@
-"""The replay summary's ``primetime`` object (seed 001, sec. 4 "Performance metrics").
+"""The replay summary's ``primetime`` object (Lo and Mache's prime-time paper, sec. 4 "Performance metrics").
 
 Jobs are prime jobs (small: within the prime limits, they may run at any time)
 or non-prime jobs (large). For each class and for all jobs: average response

@@ -1,4 +1,4 @@
-"""Offline metrics of a finished schedule (seed 000, sec. 5.1, and common extras)."""
+"""Offline metrics of a finished schedule (Streit's dynP paper, sec. 5.1, and common extras)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the jobs' utility functions earned in a schedule (seed 003, sec. 3 and 5).
+"""What the jobs' utility functions earned in a schedule (Lee's utility paper, sec. 3 and 5).
 
 Over the finished jobs that carry a function: the aggregate utility (the sum of what
 each earned, ending ``end - submit`` seconds after submission) beside the sum of start

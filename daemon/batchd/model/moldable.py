@@ -1,4 +1,4 @@
-"""Moldable jobs (seed 004): a width range and how runtime depends on width.
+"""Moldable jobs (Sabin et al.'s moldable paper): a width range and how runtime depends on width.
 
 A trace gives a job's runtime ``T`` (and estimate ``E``) on its requested width ``r``.
 Its work is ``L = T x S(r)``; on ``n`` nodes it runs ``ceil(L / S(n))`` seconds, and

@@ -1,4 +1,4 @@
-"""The utility function of a job (seed 003, sec. 3.4): what its result is worth, by when.
+"""The utility function of a job (Lee's utility paper, sec. 3.4): what its result is worth, by when.
 
 A function is a list of ``(time since submit, value)`` points. The first time is 0
 (the submission), times strictly increase, values never increase and are never

@@ -334,7 +334,7 @@ def _builtin() -> None:
     register(
         PolicySpec(
             "primetime",
-            "prime/non-prime time (seed 001): jobs over the prime limits wait for non-prime "
+            "prime/non-prime time (Lo and Mache's prime-time paper): jobs over the prime limits wait for non-prime "
             "time (prime_nodes=N|P%, prime_runtime=HH:MM:SS|P%, discipline=fcfs|easy|POLICY, "
             "overflow=kill|requeue, calendar=default|HOLIDAYS_FILE, timezone=ZONE, must_fit=true)",
             _primetime,
@@ -345,7 +345,7 @@ def _builtin() -> None:
         PolicySpec(
             "prio-fifo",
             "strict priority classes (the trace's priority_class, 0 first; after qsub -p), "
-            "FCFS within each, EASY backfilling (seed 003)",
+            "FCFS within each, EASY backfilling (Lee's utility paper)",
             _prio_fifo,
         )
     )
@@ -353,7 +353,7 @@ def _builtin() -> None:
         PolicySpec(
             "utility-easy",
             "EASY backfilling on the order by current utility per node-hour: what a job "
-            "earns if it starts now and runs its estimate (seed 003)",
+            "earns if it starts now and runs its estimate (Lee's utility paper)",
             _utility_easy,
         )
     )
@@ -361,7 +361,7 @@ def _builtin() -> None:
         PolicySpec(
             "ga",
             "EASY backfilling on the queue order a genetic search finds for aggregate "
-            "utility at every step (seed 003; population=20, generations=100, "
+            "utility at every step (Lee's utility paper; population=20, generations=100, "
             "mutation=0.1, searched=200, budget=SECONDS, seed=S)",
             _ga,
             _ga_params,
@@ -370,7 +370,7 @@ def _builtin() -> None:
     register(
         PolicySpec(
             "moldable-greedy",
-            "moldable jobs (seed 004): each takes, when it arrives, the width of its range "
+            "moldable jobs (Sabin et al.'s moldable paper): each takes, when it arrives, the width of its range "
             "that ends it soonest on the conservative plan (Cirne), then FCFS conservative "
             "backfilling",
             _moldable_greedy,
@@ -379,7 +379,7 @@ def _builtin() -> None:
     register(
         PolicySpec(
             "moldable-fairshare",
-            "moldable jobs (seed 004): FCFS with EASY backfilling; a job's width, decided "
+            "moldable jobs (Sabin et al.'s moldable paper): FCFS with EASY backfilling; a job's width, decided "
             "when it starts or is reserved, is the one that ends it soonest up to its "
             "fair-share limit: obf x its square-root weight fraction x the system (obf=1)",
             _moldable_fairshare,
@@ -389,7 +389,7 @@ def _builtin() -> None:
     register(
         PolicySpec(
             "moldable-efficiency",
-            "moldable-fairshare with seed 004's efficiency factor: limits move from jobs "
+            "moldable-fairshare with Sabin et al.'s moldable paper's efficiency factor: limits move from jobs "
             "with a flat speedup to jobs with a steep one, by up to ef x the fair share "
             "(obf=1, ef=0.5)",
             _moldable_efficiency,
@@ -399,7 +399,7 @@ def _builtin() -> None:
     register(
         PolicySpec(
             "moldable-iterative",
-            "moldable jobs (seed 004, Fig. 6): at every step each waiting job from its "
+            "moldable jobs (Sabin et al.'s moldable paper, Fig. 6): at every step each waiting job from its "
             "minimum width, one node at a time to the job gaining most while the FCFS "
             "conservative plan's average turnaround improves",
             _moldable_iterative,

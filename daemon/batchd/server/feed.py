@@ -39,7 +39,7 @@ class TraceColumns:
         self.owners = list(owners)
         names = [j.name for j in jobs]
         self.names = names if any(names) else None
-        # Utility functions and priority classes (seed 003), for the few traces that carry
+        # Utility functions and priority classes (Lee's utility paper), for the few traces that carry
         # them: by job index.
         self.utilities = {i: j.utility for i, j in enumerate(jobs) if j.utility is not None}
         self.classes = {i: j.priority_class for i, j in enumerate(jobs) if j.priority_class}

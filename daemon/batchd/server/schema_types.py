@@ -85,7 +85,7 @@ Duration = Annotated[
 ]
 
 
-# A utility function (seed 003): [seconds since submission, value] points. The document
+# A utility function (Lee's utility paper): [seconds since submission, value] points. The document
 # says the shape; the rules between points (first time 0, times strictly increasing,
 # values never increasing) are a 400 naming the rule and the point.
 UTILITY_MAX_POINTS = 1000
@@ -137,7 +137,7 @@ UtilityPoints = Annotated[
 ]
 
 
-# A moldable job's speedup model (seed 004): the model's own rules first (a 400 naming
+# A moldable job's speedup model (Sabin et al.'s moldable paper): the model's own rules first (a 400 naming
 # the rule: A below 1), then the pattern, which says them too (A has no leading zero).
 _DECIMAL = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
 SPEEDUP_PATTERN = rf"^(?:fixed|downey:[1-9][0-9]*(?:\.[0-9]*)?:{_DECIMAL})$"

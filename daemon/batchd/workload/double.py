@@ -1,4 +1,4 @@
-"""Doubling a workload (seed 002, sec. 5.1): two copies of every job, interleaved.
+"""Doubling a workload (Hamscher et al.'s grid paper, sec. 5.1): two copies of every job, interleaved.
 
 "Some data traces do not produce enough backlog for the simulated scenarios
 [...]. This is avoided by simply doubling workload." batchd doubles exactly so:

@@ -13,14 +13,14 @@ Each job gets
   probability matrix is chosen by its probability, then one of the exact
   (width, estimate, runtime) triples stored in that cell.
 
-``scale_to_nodes`` sizes a job set for a system of that many nodes (seed 002,
+``scale_to_nodes`` sizes a job set for a system of that many nodes (Hamscher et al.'s grid paper,
 sec. 5.1: job sets "adapted" to each grid): the job shapes stay those of the
 model and every inter-arrival time is multiplied by ``model nodes / target
 nodes`` (on top of ``shrink``), so the arrival rate grows with the system and the
 offered load per node stays that of the source trace. Jobs keep their widths, so
 a job set for a grid keeps the widest job of the source machine.
 
-``double`` applies seed 002's doubling (:mod:`batchd.workload.double`): every
+``double`` applies Hamscher et al.'s grid paper's doubling (:mod:`batchd.workload.double`): every
 drawn job twice, the copy at the same second, ids 1..2N in submit order.
 
 ``max_width`` applies sec. 4 item 3 ("large jobs are split up in width, so that
@@ -119,7 +119,7 @@ def node_scale(model: TraceModel, scale_to_nodes: int | None) -> float:
 
 
 def double_generated(jobs: Sequence[GeneratedJob]) -> list[GeneratedJob]:
-    """Seed 002's doubling of a generated set: each job twice in a row, ids 1..2N."""
+    """Hamscher et al.'s grid paper's doubling of a generated set: each job twice in a row, ids 1..2N."""
     doubled = double_order(jobs, [job.submit for job in jobs])
     return [replace(job, id=new_id) for new_id, job in enumerate(doubled, start=1)]
 

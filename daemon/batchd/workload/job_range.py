@@ -1,4 +1,4 @@
-"""A range of a trace's jobs by their numbers: SDSC-BLUE jobs 5,000 to 10,000 (seed 003, sec. 7).
+"""A range of a trace's jobs by their numbers: SDSC-BLUE jobs 5,000 to 10,000 (Lee's utility paper, sec. 7).
 
 ``slice_jobs`` writes every comment line of a trace (the header, and any comment
 between jobs) and the job lines whose job number (SWF field 1) lies in

@@ -1,4 +1,4 @@
-"""Moldable workloads from a rigid trace (seed 004, sec. 3.1 and 5.2).
+"""Moldable workloads from a rigid trace (Sabin et al.'s moldable paper, sec. 3.1 and 5.2).
 
 Each job line gets ``nodes=MIN-MAX`` and ``speedup=downey:A:SIGMA`` after its 18
 fields; the rest of the line is written as read, but for the runtime and estimate

@@ -3,7 +3,7 @@
 An SWF file is a block of ``;`` comment lines (the header) followed by one line per job with
 18 whitespace-separated numeric fields. The reader streams: it never holds the whole file.
 
-After the 18 fields a job line may carry ``key=value`` tokens (seed 003's extension);
+After the 18 fields a job line may carry ``key=value`` tokens (Lee's utility paper's extension);
 ``utility=t0:v0,t1:v1,...`` is a job's utility function, times in seconds. Tools that
 read only the 18 fields still read such a file; batchd keeps every token and writes it
 back.
@@ -98,7 +98,7 @@ UTILITY_KEY = "utility"
 # The job's priority class, 0 the highest (batchd utility writes it; prio-fifo ranks by it).
 PRIORITY_CLASS_KEY = "priority_class"
 _CLASS_RE = re.compile(r"^\d{1,9}$")
-# A moldable job (seed 004): its width range and its speedup model.
+# A moldable job (Sabin et al.'s moldable paper): its width range and its speedup model.
 NODES_KEY = "nodes"
 SPEEDUP_KEY = "speedup"
 

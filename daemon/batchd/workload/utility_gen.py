@@ -1,4 +1,4 @@
-"""Synthetic utility functions for a real trace (seed 003, sec. 4).
+"""Synthetic utility functions for a real trace (Lee's utility paper, sec. 4).
 
 Each job line of the trace gets a ``utility=`` token (and ``utility_decay=``, the decay
 type drawn, and ``priority_class=``, the job's normalised priority, by which ``prio-fifo``

@@ -1,4 +1,4 @@
-"""The ga policy (seed 003, sec. 6): its fitness by hand, its seed orders, the search
+"""The ga policy (Lee's utility paper, sec. 6): its fitness by hand, its seed orders, the search
 (deterministic for a seed, never below its best seed order, stopped by its budget), its
 parameters, and whole replays."""
 

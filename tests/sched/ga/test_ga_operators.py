@@ -1,4 +1,4 @@
-"""The genetic operators of seed 003's scheduler, on short orders worked out by hand:
+"""The genetic operators of Lee's utility paper's scheduler, on short orders worked out by hand:
 zipper crossover, swap mutation, selection in proportion to fitness, and the utility
 function's value in the compiled fitness."""
 

@@ -1,4 +1,4 @@
-"""Central single-site grid scheduling (seed 002, sec. 3.1, 4.1, 4.2), schedules by hand.
+"""Central single-site grid scheduling (Hamscher et al.'s grid paper, sec. 3.1, 4.1, 4.2), schedules by hand.
 
 Machines are m0, m1, ... in config order; jobs are (id, submit, width, runtime)
 with estimate = runtime unless said. Every expected table is (machine, start, end)

@@ -1,4 +1,4 @@
-"""Hierarchical, decentral and job-pool grids (seed 002, sec. 3.2, 3.3), schedules by hand.
+"""Hierarchical, decentral and job-pool grids (Hamscher et al.'s grid paper, sec. 3.2, 3.3), schedules by hand.
 
 Jobs are (id, submit, width, runtime), estimate = runtime; ``home`` is the SWF
 partition field (1-based machine). Expected tables are (machine, start, end).

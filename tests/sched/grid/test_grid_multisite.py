@@ -1,4 +1,4 @@
-"""Multi-site grid scheduling and the overhead models of seed 002, sec. 5.2, by hand."""
+"""Multi-site grid scheduling and the overhead models of Hamscher et al.'s grid paper, sec. 5.2, by hand."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""dynP: Table 1 of seed 000 for both deciders, and traces that make dynP switch."""
+"""dynP: Table 1 of Streit's dynP paper for both deciders, and traces that make dynP switch."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""moldable-fairshare and moldable-efficiency (seed 004, sec. 4.1 and Fig. 1): schedules
+"""moldable-fairshare and moldable-efficiency (Sabin et al.'s moldable paper, sec. 4.1 and Fig. 1): schedules
 computed by hand, the efficiency transfer on its own, the registry's refusals, and
 invariants on random moldable traces (widths in range, runtimes from the model, no node
 used twice, the reservation never delayed)."""

@@ -1,4 +1,4 @@
-"""moldable-iterative (seed 004, Fig. 6): by hand, the compiled search against a
+"""moldable-iterative (Sabin et al.'s moldable paper, Fig. 6): by hand, the compiled search against a
 pure-Python Fig. 6, and invariants on random moldable traces."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The prime/non-prime time policy (seed 001) on hand-made traces that cross windows.
+"""The prime/non-prime time policy (Lo and Mache's prime-time paper) on hand-made traces that cross windows.
 
 The clock's time 0 is the epoch, Thursday 1970-01-01 00:00 UTC, with the default
 calendar: prime time 06:00-19:00 on weekdays, non-prime the rest and all weekend.

@@ -1,4 +1,4 @@
-"""prio-fifo and utility-easy (seed 003): schedules of tiny job sets worked out by hand.
+"""prio-fifo and utility-easy (Lee's utility paper): schedules of tiny job sets worked out by hand.
 
 Jobs are (id, submit, width, estimate, runtime) with a priority class or a utility
 function beside; [a,b) is a job's interval, "free" the idle nodes, "shadow" the EASY

@@ -1,4 +1,4 @@
-"""Moldable jobs over the API (seed 004): a width range and a speedup model at qsub and
+"""Moldable jobs over the API (Sabin et al.'s moldable paper): a width range and a speedup model at qsub and
 qalter, the width moldable-greedy chooses and the runtime the model gives, the fields a
 job shows, refusals that change nothing, a restart, and the live metrics."""
 

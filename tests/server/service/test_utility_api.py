@@ -1,5 +1,5 @@
 """A job's utility function over the API: submitted, shown with what it earns now,
-altered, refused when it breaks a rule, kept across a restart (seed 003, sec. 3.4)."""
+altered, refused when it breaks a rule, kept across a restart (Lee's utility paper, sec. 3.4)."""
 
 from __future__ import annotations
 

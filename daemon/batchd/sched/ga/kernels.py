@@ -1,4 +1,4 @@
-"""Compiled loops of the genetic search over queue orders (seed 003, sec. 6).
+"""Compiled loops of the genetic search over queue orders (Lee's utility paper, sec. 6).
 
 An individual is a queue order: a permutation of the waiting jobs' indices 0..n-1 (in
 the step's arrival order) whose first ``k`` positions hold jobs 0..k-1 in some order

@@ -1,4 +1,4 @@
-"""The genetic search of one scheduling step (seed 003, sec. 6).
+"""The genetic search of one scheduling step (Lee's utility paper, sec. 6).
 
 Generation 0 is the seed's: the four special orders (``problem.SEEDS``) and random
 permutations of the searched jobs. Each later generation keeps the best individual and

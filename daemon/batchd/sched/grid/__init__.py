@@ -1,4 +1,4 @@
-"""Grid meta-scheduling (seed 002): structures over the machines of one engine.
+"""Grid meta-scheduling (Hamscher et al.'s grid paper): structures over the machines of one engine.
 
 ``make_grid`` builds the ``GridLayer`` of a structure for a grid's machines; its
 ``ports`` are the engine's policies, one per machine (``Engine(grid, layer.ports)``,

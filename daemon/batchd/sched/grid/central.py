@@ -1,4 +1,4 @@
-"""Central single-site scheduling (seed 002, sec. 3.1): one queue for the whole grid.
+"""Central single-site scheduling (Hamscher et al.'s grid paper, sec. 3.1): one queue for the whole grid.
 
 The central scheduler orders the queue and decides at every pass which jobs start
 and where; each job runs on one machine, chosen by a selection strategy:

@@ -1,4 +1,4 @@
-"""Central multi-site scheduling (seed 002, sec. 3.1 and 5.2): a job may span machines.
+"""Central multi-site scheduling (Hamscher et al.'s grid paper, sec. 3.1 and 5.2): a job may span machines.
 
 One queue for the grid in submission order (FCFS: when the first waiting job
 cannot start, nothing behind it starts). A job that one machine can start now

@@ -1,6 +1,6 @@
-"""How much longer a job runs when it is split over machines or moved: seed 002.
+"""How much longer a job runs when it is split over machines or moved: Hamscher et al.'s grid paper.
 
-Sec. 5.2 of seed 002 gives four models of the factor by which a multi-site job's
+Sec. 5.2 of Hamscher et al.'s grid paper gives four models of the factor by which a multi-site job's
 execution length grows, with ``f`` the number of job parts (segments), ``r_i`` the
 nodes requested by part ``i`` and ``p`` a unit value of the partitioning overhead:
 

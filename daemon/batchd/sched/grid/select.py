@@ -1,4 +1,4 @@
-"""Machine selection strategies of seed 002, sec. 4.1, on plain lists of ints.
+"""Machine selection strategies of Hamscher et al.'s grid paper, sec. 4.1, on plain lists of ints.
 
 A strategy picks one machine for a job from candidates: M_free (the machines that
 can start it now) or M_max (every machine wide enough for it). ``free[i]`` is what

@@ -1,4 +1,4 @@
-"""Compiled loops of the fair-share moldable policies (seed 004, sec. 4.1 and Fig. 1).
+"""Compiled loops of the fair-share moldable policies (Sabin et al.'s moldable paper, sec. 4.1 and Fig. 1).
 
 Every waiting job is a row of two tables (its range, requested width and estimate,
 speedup, square-root weight, and the width decided at its reservation);

@@ -1,4 +1,4 @@
-"""The compiled search of moldable-iterative: seed 004, Fig. 6, on int64 arrays.
+"""The compiled search of moldable-iterative: Sabin et al.'s moldable paper, Fig. 6, on int64 arrays.
 
 Every waiting job starts at its minimum width; the conservative plan of the queue
 in its order is made on the base profile (running jobs and reservations). Then,

@@ -1,4 +1,4 @@
-"""Conservative backfilling on a planned full schedule (seed 000, sec. 3.1 and 5).
+"""Conservative backfilling on a planned full schedule (Streit's dynP paper, sec. 3.1 and 5).
 
 Every waiting job holds a planned start. A new job is placed into the existing
 plan at its earliest start that delays no planned job, and that start is its
@@ -6,7 +6,7 @@ promise. When a job ends, the plan of the waiting jobs is made again in policy
 order, in one of three ways (the ``replan`` parameter):
 
 ``rebuild``
-    seed 000: the whole plan is rebuilt in policy order onto the profile of the
+    Streit's dynP paper: the whole plan is rebuilt in policy order onto the profile of the
     running jobs' estimated ends.
 ``compress``
     every job, in policy order, leaves its slot and takes its earliest start

@@ -1,4 +1,4 @@
-"""What a waiting job would earn if it started now (seed 003, sec. 6): its current utility.
+"""What a waiting job would earn if it started now (Lee's utility paper, sec. 6): its current utility.
 
 A job that starts at ``now`` and runs its estimate ends ``now + duration - submit``
 seconds after its submission; its utility function's value there is its *current

@@ -1,4 +1,4 @@
-"""The deciders of self-tuning dynP (seed 000, sec. 3.2 and Table 1).
+"""The deciders of self-tuning dynP (Streit's dynP paper, sec. 3.2 and Table 1).
 
 Qualities are numbers where lower is better; ``=`` in Table 1 is exact equality,
 so callers pass exact values (ints or Fractions) wherever the metric allows.

@@ -1,4 +1,4 @@
-"""The dynP scheduler family (seed 000): conservative backfilling whose order switches live.
+"""The dynP scheduler family (Streit's dynP paper): conservative backfilling whose order switches live.
 
 ``dynp-basic`` (sec. 3.1) decides at every submission, when enough jobs wait,
 from the average estimated runtime of the waiting queue and two bounds.

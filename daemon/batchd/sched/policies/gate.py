@@ -2,13 +2,13 @@
 
 ``WindowGate`` wraps a policy (the short-term discipline). Each job has a class:
 ``None`` (it may run at any time) or a ``WindowClass``, whose window says when
-its jobs may run: prime or non-prime time (seed 001), a queue's weekly window,
+its jobs may run: prime or non-prime time (Lo and Mache's prime-time paper), a queue's weekly window,
 a stopped queue (never). A job of a class is offered to the inner policy only
 while its window is open and, with ``must_fit``, only while its estimate ends
 before the window closes; otherwise the gate holds it back. When a window
 closes, jobs of its class still running are overflow jobs: the engine kills
 them (outcome ``overflow``) or puts them back in the queue, as ``overflow``
-says (seed 001, sec. 4). A job longer than every opening of its window in the
+says (Lo and Mache's prime-time paper, sec. 4). A job longer than every opening of its window in the
 next two weeks runs without the fit rule, and overflows.
 
 The gate does no I/O: it asks the engine to wake it at the next window change

@@ -1,4 +1,4 @@
-"""Schedule-time fair-share moldable scheduling (seed 004, sec. 4.1 and 5.1, Fig. 1).
+"""Schedule-time fair-share moldable scheduling (Sabin et al.'s moldable paper, sec. 4.1 and 5.1, Fig. 1).
 
 Aggressive (EASY) backfilling in FCFS order, one reservation. A moldable job's width
 is decided when it starts or gets the reservation: the width of its range, up to its

@@ -1,4 +1,4 @@
-"""Submit-time greedy moldable scheduling (Cirne's scheme; seed 004's baseline).
+"""Submit-time greedy moldable scheduling (Cirne's scheme; Sabin et al.'s moldable paper's baseline).
 
 Each moldable job, when it arrives, takes the width that ends it soonest on the
 current plan, and keeps it: the plan is that of conservative backfilling (the

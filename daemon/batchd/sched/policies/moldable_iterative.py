@@ -1,4 +1,4 @@
-"""Iterative moldable scheduling (seed 004, sec. 6, Fig. 6) on conservative backfilling.
+"""Iterative moldable scheduling (Sabin et al.'s moldable paper, sec. 6, Fig. 6) on conservative backfilling.
 
 At every scheduling step the widths of all waiting jobs are chosen again, by
 Fig. 6 on the conservative plan of the queue in FCFS order (the running jobs

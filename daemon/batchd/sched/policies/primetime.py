@@ -1,4 +1,4 @@
-"""The prime/non-prime time scheme of seed 001 as a policy: ``primetime``.
+"""The prime/non-prime time scheme of Lo and Mache's prime-time paper as a policy: ``primetime``.
 
 Jobs within the prime-time limits (``prime_nodes`` and ``prime_runtime``, by
 their request) are small and may run at any time; the others are large and run

@@ -1,4 +1,4 @@
-"""Quality of a plan for self-tuning (seed 000, sec. 3.2): lower is better.
+"""Quality of a plan for self-tuning (Streit's dynP paper, sec. 3.2): lower is better.
 
 Values are exact (ints and Fractions) where the metric allows, so that equal
 plans compare equal whatever order their jobs were summed in; SLDwW uses an

@@ -1,6 +1,6 @@
 """The waiting queue as it stands: dynP's FCFS candidate under ``fcfs_candidate=as-queued``.
 
-Seed 000 plans "FCFS" from the job queue as it is (``JobQueue.generateSchedule``).
+Streit's dynP paper plans "FCFS" from the job queue as it is (``JobQueue.generateSchedule``).
 If the scheduler it describes kept one list, sorted it only when a policy planned
 it and appended every new job at its end, that list is in the order of the last
 plan in force plus the jobs submitted since. While SJF is in force it is SJF's

@@ -1,6 +1,6 @@
 """``utility-easy``: EASY backfilling on the order by current utility per node-hour.
 
-The cheap utility-aware baseline of seed 003: at every pass the waiting jobs are sorted
+The cheap utility-aware baseline of Lee's utility paper: at every pass the waiting jobs are sorted
 by what each would earn per node-hour if it started now and ran its estimate
 (``batchd.sched.policies.current_utility``), highest first, and EASY serves them in that order.
 """

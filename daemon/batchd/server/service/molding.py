@@ -1,4 +1,4 @@
-"""Moldable jobs at qsub and qalter (seed 004): the width range and speedup of a request.
+"""Moldable jobs at qsub and qalter (Sabin et al.'s moldable paper): the width range and speedup of a request.
 
 A moldable job asks for ``nodes`` to ``nodes_max`` nodes. Its requested width is the
 minimum: the walltime and the emulated runtime (``BATCHD_RUNTIME``) it is submitted
