@@ -56,7 +56,7 @@ def add_report_command(sub: Any) -> None:
         help="grid structures x schedulers x strategies (Table 2) on the Table 1 grids",
         description=(
             "Draw job sets from traces' models sized to each grid, replay every grid "
-            "structure, scheduler and selection strategy of Table 2 of seed 002 on them, in "
+            "structure, scheduler and selection strategy of Table 2 of Hamscher et al.'s grid paper on them, in "
             "parallel worker processes; write OUT/results.json and OUT/report.md with a table "
             "per structure, figures and a check of every claim of sec. 5.2."
         ),
@@ -64,7 +64,7 @@ def add_report_command(sub: Any) -> None:
     add_grid_arguments(grid)
     utility = kinds.add_parser(
         "utility",
-        help="Cons, EASY, Priority-FIFO and GA by aggregate utility (seed 003, Tables 1-2)",
+        help="Cons, EASY, Priority-FIFO and GA by aggregate utility (Lee's utility paper, Tables 1-2)",
         description=(
             "Cut jobs 5,000-10,000 out of a trace, give them synthetic utility functions "
             "(two augmentations), replay Conservative, EASY, Priority-FIFO, utility-easy and "
@@ -78,7 +78,7 @@ def add_report_command(sub: Any) -> None:
     moldable = kinds.add_parser(
         "moldable",
         help="fair share (ObF x EF), iterative, greedy and rigid schedulers on moldable jobs "
-        "(seed 004, Figs. 2-5 and 7-10)",
+        "(Sabin et al.'s moldable paper, Figs. 2-5 and 7-10)",
         description=(
             "Make a trace moldable (Downey speedups, A the system size and A random) at "
             "several offered loads, replay the fair-share scheme over overbooking and "

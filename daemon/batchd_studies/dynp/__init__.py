@@ -1,4 +1,4 @@
-"""``batchd report dynp``: the evaluation of seed 000 (sec. 5) on batchd.
+"""``batchd report dynp``: the evaluation of Streit's dynP paper (sec. 5) on batchd.
 
 For each ``--trace`` (an SWF file used as is, or ``synthetic-from:PATH``: a job
 set generated from the model of the trace PATH, sec. 4) and each shrinking

@@ -1,4 +1,4 @@
-"""PNG figures of the dynP study (seed 000, Figs. 2-5 and 8): a metric over the shrink factor.
+"""PNG figures of the dynP study (Streit's dynP paper, Figs. 2-5 and 8): a metric over the shrink factor.
 
 One subplot per trace, one line per configuration, every point one replay. The
 x-axis runs from the largest shrink factor on the left to the smallest on the

@@ -1,4 +1,4 @@
-"""Markdown tables of the dynP study (seed 000, sec. 5: Tables 4, 5, 6 and the shrink series).
+"""Markdown tables of the dynP study (Streit's dynP paper, sec. 5: Tables 4, 5, 6 and the shrink series).
 
 Every function here is pure: it takes the study's results list (one dict per
 replay: ``trace``, ``shrink``, ``config``, ``params``, ``summary`` and a few

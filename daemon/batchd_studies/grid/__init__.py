@@ -1,4 +1,4 @@
-"""``batchd report grid``: the evaluation of seed 002 (sec. 5, Table 2) on batchd.
+"""``batchd report grid``: the evaluation of Hamscher et al.'s grid paper (sec. 5, Table 2) on batchd.
 
 For each ``--trace`` a workload model is fitted (``batchd analyze``) and, for each
 grid configuration (Table 1: ``conf/grid-nrw.toml``, ``grid-equal.toml``,

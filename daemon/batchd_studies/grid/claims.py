@@ -1,4 +1,4 @@
-"""The claims of seed 002, sec. 5.2, checked against the study's numbers.
+"""The claims of Hamscher et al.'s grid paper, sec. 5.2, checked against the study's numbers.
 
 Each claim is a test on ART (the paper's main criterion) for one job set on one
 grid configuration, with the words of the paper turned into numbers here, once:

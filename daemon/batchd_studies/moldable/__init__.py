@@ -1,4 +1,4 @@
-"""``batchd report moldable``: the evaluation of seed 004 (sec. 5.2 and 6.2, Figs. 2-5 and
+"""``batchd report moldable``: the evaluation of Sabin et al.'s moldable paper (sec. 5.2 and 6.2, Figs. 2-5 and
 7-10) on batchd.
 
 A trace (CTC-SP2 in the seed) is made moldable twice per offered load, as ``batchd

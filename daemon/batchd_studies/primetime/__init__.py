@@ -1,4 +1,4 @@
-"""``batchd report primetime``: the prime/non-prime time study of seed 001 on batchd.
+"""``batchd report primetime``: the prime/non-prime time study of Lo and Mache's prime-time paper on batchd.
 
 Lo and Mache, *Job Scheduling for Prime Time vs. Non-prime Time* (sec. 4-5): the
 ``primetime`` policy is replayed on a trace for every pair of prime-time limits

@@ -1,4 +1,4 @@
-"""PNG figures of the prime-time study (seed 001, Figs. 1-6) and an overview heatmap.
+"""PNG figures of the prime-time study (Lo and Mache's prime-time paper, Figs. 1-6) and an overview heatmap.
 
 A metric over the prime-time runtime limit (x) with one line per jobsize limit, or
 a heatmap runtime x jobsize limit. A panel is (title, {(runtime limit %, jobsize

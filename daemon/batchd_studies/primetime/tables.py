@@ -1,4 +1,4 @@
-"""Markdown tables of the prime-time study (seed 001, Table 3 and the sweeps behind it).
+"""Markdown tables of the prime-time study (Lo and Mache's prime-time paper, Table 3 and the sweeps behind it).
 
 A grid maps (runtime limit %, jobsize limit %) to a replay summary holding the
 ``primetime`` object (batchd.metrics.primetime). Classes: "prime" = small jobs

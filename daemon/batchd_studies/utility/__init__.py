@@ -1,4 +1,4 @@
-"""``batchd report utility``: the evaluation of seed 003 (sec. 7-8, Tables 1 and 2) on batchd.
+"""``batchd report utility``: the evaluation of Lee's utility paper (sec. 7-8, Tables 1 and 2) on batchd.
 
 The jobs numbered 5,000 to 10,000 of a trace (SDSC-BLUE in the seed) are cut out,
 given synthetic utility functions twice (two seeds; and for Fig. 8 at other deadline

@@ -1,7 +1,7 @@
 """The seed's columns that the replay summary does not give as the seed does.
 
 - **% of start value earned.** The summary's ``earned_percent`` percentiles ascend
-  (its p25 is what the worst-off quarter of jobs earned at most). Seed 003's tables
+  (its p25 is what the worst-off quarter of jobs earned at most). Lee's utility paper's tables
   rank the other way: "25 %ile 78.9 %" means 25 % of the jobs earned at least
   78.9 %, so its 100 %ile is the least any job earned (0 % in every row). The seed's
   q-th percentile is therefore the ascending (100 - q)-th: ``earned_like_seed``

@@ -1,4 +1,4 @@
-"""Seed 003's numbers (Tables 1 and 2), as printed, from paper.json.
+"""Lee's utility paper's numbers (Tables 1 and 2), as printed, from paper.json.
 
 Percentiles of wait time and expansion factor ascend; those of % of start value
 earned descend (q % of the jobs earned at least that); see ``measures``. Its

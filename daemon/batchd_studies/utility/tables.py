@@ -1,4 +1,4 @@
-"""Tables 1 and 2 of seed 003 beside batchd's: every column, the seed's numbers first.
+"""Tables 1 and 2 of Lee's utility paper beside batchd's: every column, the seed's numbers first.
 
 Each seed table becomes four Markdown tables: wait time and expansion factor
 percentiles; % of start value earned (the seed's direction); slowdown, utilization
