@@ -12,6 +12,20 @@ UNSET = -1
 
 
 @dataclass(slots=True, eq=False)
+class JobResult:
+    """What became of a job: written by the engine (and the planners' promise at
+    submission) as it starts, stops and ends; a fresh job's is all unset."""
+
+    killed: bool = False  # it reached its estimate and was ended there
+    outcome: str = ""  # how it ended: ok, walltime, cancelled, node_fail, ...
+    submit_plan: int = UNSET  # start the planner promised at submission, if it plans
+    started_by: str = ""  # policy in force when the job started (dynP statistics)
+    # While a job that really runs is being stopped (state EXITING): what follows its
+    # end, "end" (it finishes with ``outcome``) or "requeue".
+    stopping: str = ""
+
+
+@dataclass(slots=True, eq=False)
 class Job:
     """One job. Times are integer seconds on the emulated clock.
 
@@ -37,10 +51,6 @@ class Job:
     start: int = UNSET
     end: int = UNSET
     nodes: list[int] = field(default_factory=list)
-    killed: bool = False
-    outcome: str = ""  # how it ended: ok, walltime, cancelled, node_fail, ...
-    submit_plan: int = UNSET  # start the planner promised at submission, if it plans
-    started_by: str = ""  # policy in force when the job started (dynP statistics)
     record: tuple[float | int, ...] | None = None  # the SWF fields it came from
     utility: Utility | None = None  # what its result is worth by turnaround (seed 003)
     swf_tokens: tuple[str, ...] = ()  # the key=value tokens after its SWF fields, as read
@@ -58,10 +68,11 @@ class Job:
     spread: bool = True
     # A job that really runs (a script on an executing machine): its end is reported
     # (``Engine.exited``), the engine pushes no end of its own; ``runtime`` is unknown
-    # until then. While it is being stopped (state EXITING) ``stopping`` says what
-    # follows its end: "end" (it finishes with ``outcome``) or "requeue".
+    # until then.
     external: bool = False
-    stopping: str = ""
+    # What became of it (``killed``, ``outcome``, ...): the rest is what was asked for
+    # and where it runs.
+    result: JobResult = field(default_factory=JobResult)
 
     @property
     def duration(self) -> int:
