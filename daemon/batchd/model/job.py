@@ -11,10 +11,10 @@ from batchd.model.utility import Utility
 UNSET = -1
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True)
 class JobResult:
-    """What became of a job: written by the engine (and the planners' promise at
-    submission) as it starts, stops and ends; a fresh job's is all unset."""
+    """What became of a job, written as it is planned, starts, stops and ends (by the
+    engine; a planner's promise and dynP's policy by the policies); all unset at first."""
 
     killed: bool = False  # it reached its estimate and was ended there
     outcome: str = ""  # how it ended: ok, walltime, cancelled, node_fail, ...
@@ -35,6 +35,8 @@ class Job:
     alone: from a trace; for a daemon's emulated job the BATCHD_RUNTIME it was submitted
     with, else its walltime, set at submission; a job that really runs (``external``)
     carries its walltime there (plans use it), and what it ran is ``run`` once it ended.
+    What became of the job (how it ended, the policy that started it, ...) is
+    ``result``; the other fields are what was asked for and where and when it runs.
     """
 
     id: int
@@ -70,8 +72,6 @@ class Job:
     # (``Engine.exited``), the engine pushes no end of its own; ``runtime`` is unknown
     # until then.
     external: bool = False
-    # What became of it (``killed``, ``outcome``, ...): the rest is what was asked for
-    # and where it runs.
     result: JobResult = field(default_factory=JobResult)
 
     @property
