@@ -91,10 +91,10 @@ def test_requeue_and_terminate() -> None:
     eng.advance_to(30)
     eng.terminate(a, "cancelled")
     eng.instant(eng.now)
-    assert (a.state, a.outcome, a.end) == (JobState.FINISHED, "cancelled", 30)
+    assert (a.state, a.result.outcome, a.end) == (JobState.FINISHED, "cancelled", 30)
     assert b.state is JobState.RUNNING and b.start == 30
     eng.run()
-    assert b.end == 130 and b.outcome == "ok"
+    assert b.end == 130 and b.result.outcome == "ok"
 
 
 @pytest.mark.parametrize("new", ["fcfs", "sjf-easy", "ljf-cons", "dynp"])

@@ -35,7 +35,7 @@ def test_a_real_job_runs_until_its_end_is_reported() -> None:
     eng.advance_to(500)  # far past its walltime: nothing of the engine's ends it
     assert job.state is JobState.RUNNING and eng.next_event_time() is None
     eng.exited(job, "failed", end=480)
-    assert (job.state, job.outcome, job.end) == (JobState.FINISHED, "failed", 480)
+    assert (job.state, job.result.outcome, job.end) == (JobState.FINISHED, "failed", 480)
     assert eng.machines[0].free == NODES
 
 
@@ -70,7 +70,7 @@ def test_a_stopped_job_keeps_its_nodes_until_its_processes_end(policy: str) -> N
     assert second.state is JobState.QUEUED  # the nodes are still the stopping job's
     eng.exited(first, "ok", end=9)
     eng.instant(eng.now)
-    assert (first.state, first.outcome) == (JobState.FINISHED, "cancelled")
+    assert (first.state, first.result.outcome) == (JobState.FINISHED, "cancelled")
     assert second.state is JobState.RUNNING and second.start == 6
 
 
@@ -81,9 +81,9 @@ def test_a_requeued_real_job_waits_for_its_processes_then_runs_again() -> None:
     eng.instant(0)
     eng.advance_to(30)
     eng.requeue(job)
-    assert job.state is JobState.EXITING and job.stopping == "requeue" and stops == [job]
+    assert job.state is JobState.EXITING and job.result.stopping == "requeue" and stops == [job]
     eng.exited(job, "ok", end=31)
-    assert job.state is JobState.QUEUED and job.start == -1 and job.stopping == ""
+    assert job.state is JobState.QUEUED and job.start == -1 and job.result.stopping == ""
     eng.instant(eng.now)
     assert job.state is JobState.RUNNING and job.start == 30
 
@@ -124,16 +124,16 @@ def test_a_reservation_closing_stops_its_real_jobs() -> None:
     eng.advance_to(50)
     assert job.state is JobState.EXITING and stops == [job]
     eng.exited(job, "ok", end=51)
-    assert (job.state, job.outcome) == (JobState.FINISHED, "resv_end")
+    assert (job.state, job.result.outcome) == (JobState.FINISHED, "resv_end")
 
 
 def test_a_restored_exiting_job_is_back_on_its_nodes() -> None:
     eng, _ = engine()
     job = real(1, width=2)
-    job.state, job.start, job.nodes, job.stopping = JobState.EXITING, 0, [0, 1], "end"
-    job.outcome = "cancelled"
+    job.state, job.start, job.nodes, job.result.stopping = JobState.EXITING, 0, [0, 1], "end"
+    job.result.outcome = "cancelled"
     eng.restore_running(job)
     assert eng.machines[0].free == NODES - 2 and eng.next_event_time() is None
     eng.exited(job, "ok", end=0)
-    assert (job.state, job.outcome) == (JobState.FINISHED, "cancelled")
+    assert (job.state, job.result.outcome) == (JobState.FINISHED, "cancelled")
     assert eng.machines[0].free == NODES

@@ -65,8 +65,8 @@ def test_kth_sp2_whole_trace(kth: Path, policy: str) -> None:
         assert j.state is JobState.FINISHED
         assert j.submit <= j.start <= j.end, j.id
         assert j.end - j.start == min(j.runtime, j.estimate), j.id
-        assert j.killed == (j.runtime > j.estimate), j.id
-        killed += j.killed
+        assert j.result.killed == (j.runtime > j.estimate), j.id
+        killed += j.result.killed
     assert summary["killed"] == killed
     check_no_node_overlap(jobs, 100)
     assert 0.5 < summary["utilization"] < 1
@@ -74,11 +74,13 @@ def test_kth_sp2_whole_trace(kth: Path, policy: str) -> None:
         order = sorted(jobs, key=lambda j: (j.submit, j.id))
         assert all(a.start <= b.start for a, b in zip(order, order[1:], strict=False))
     if policy == "fcfs-cons":
-        assert all(j.start <= j.submit_plan for j in jobs)
+        assert all(j.start <= j.result.submit_plan for j in jobs)
     if policy.startswith("dynp"):
         started = summary["dynp"]["jobs_started"]
         assert sum(started.values()) == 28475
-        assert started == {p: sum(j.started_by == p for j in jobs) for p in ("FCFS", "SJF", "LJF")}
+        assert started == {
+            p: sum(j.result.started_by == p for j in jobs) for p in ("FCFS", "SJF", "LJF")
+        }
         if policy == "dynp":
             assert sum(summary["dynp"]["cases"].values()) == summary["dynp"]["decider_calls"]
 

@@ -108,7 +108,7 @@ def check_invariants(run: Run, nodes: int, kill: bool) -> None:
         assert j.submit <= j.start <= j.end, j
         assert len(j.nodes) == j.width == len(set(j.nodes)), j
         assert all(0 <= n < nodes for n in j.nodes), j
-        assert j.killed == (kill and j.runtime > j.estimate), j
+        assert j.result.killed == (kill and j.runtime > j.estimate), j
         assert j.end - j.start == (min(j.runtime, j.estimate) if kill else j.runtime), j
     # No node is used by two jobs at once: [start, end) intervals (a zero-length job holds
     # its nodes for no time; the live check in simulate covers it within the second).
@@ -121,7 +121,15 @@ def check_invariants(run: Run, nodes: int, kill: bool) -> None:
 
 def fingerprint(jobs: Sequence[Job]) -> list[tuple[object, ...]]:
     return [
-        (j.id, j.start, j.end, tuple(j.nodes), j.killed, j.submit_plan, j.started_by)
+        (
+            j.id,
+            j.start,
+            j.end,
+            tuple(j.nodes),
+            j.result.killed,
+            j.result.submit_plan,
+            j.result.started_by,
+        )
         for j in sorted(jobs, key=lambda j: j.id)
     ]
 
@@ -137,7 +145,7 @@ def check_policy(policy: str, nodes: int, spec: list[Spec], kill: bool) -> None:
             assert earlier.start <= later.start, (earlier, later)
     if policy == "fcfs-cons" and kill:
         for j in first.jobs:
-            assert 0 <= j.start <= j.submit_plan, j
+            assert 0 <= j.start <= j.result.submit_plan, j
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -176,10 +184,10 @@ def test_conservative_replan_modes(order: str, replan: str, trace: tuple[int, li
     run = simulate(nodes, spec, f"{order}-cons", params={"replan": replan})
     check_invariants(run, nodes, kill=True)
     for j in run.jobs:
-        assert j.submit_plan >= j.submit
+        assert j.result.submit_plan >= j.submit
         if replan != "rebuild":
             # compress never moves a job later; guarded rebuilds only when nobody moves later.
-            assert j.start <= j.submit_plan, j
+            assert j.start <= j.result.submit_plan, j
 
 
 # --------------------------------------------------------------------------------------------
@@ -328,7 +336,7 @@ def test_matches_reference_simulator(
     expected, promises = reference(nodes, spec, policy, replan)
     assert {j.id: (j.start, j.end) for j in run.jobs} == expected
     if policy.endswith("-cons"):
-        assert {j.id: j.submit_plan for j in run.jobs} == promises
+        assert {j.id: j.result.submit_plan for j in run.jobs} == promises
 
 
 def test_reference_simulator_on_a_hand_case() -> None:

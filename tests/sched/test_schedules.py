@@ -111,19 +111,19 @@ def test_a_conservative_protects_every_job(policy: str, params: dict[str, str]) 
     jobs = replay("sched_easy_vs_cons.swf", policy, 4, params=params)
     assert schedule(jobs) == CONS_A
     assert nodes_of(jobs) == CONS_A_NODES
-    assert {i: j.submit_plan for i, j in jobs.items()} == CONS_A_PROMISES
+    assert {i: j.result.submit_plan for i, j in jobs.items()} == CONS_A_PROMISES
 
 
 def test_a_ljf_cons_rebuild_reorders() -> None:
     jobs = replay("sched_easy_vs_cons.swf", "ljf-cons", 4)
     assert schedule(jobs) == LJF_CONS_A
-    assert {i: j.submit_plan for i, j in jobs.items()} == CONS_A_PROMISES
+    assert {i: j.result.submit_plan for i, j in jobs.items()} == CONS_A_PROMISES
 
 
 def test_a_policies_without_planning_leave_submit_plan_unset() -> None:
     jobs = replay("sched_easy_vs_cons.swf", "fcfs-easy", 4)
-    assert {j.submit_plan for j in jobs.values()} == {-1}
-    assert {j.started_by for j in jobs.values()} == {"fcfs-easy"}
+    assert {j.result.submit_plan for j in jobs.values()} == {-1}
+    assert {j.result.started_by for j in jobs.values()} == {"fcfs-easy"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -169,7 +169,7 @@ def test_b_sjf_order(policy: str) -> None:
     jobs = replay("sched_sjf_ljf.swf", policy, 2)
     assert schedule(jobs) == SJF_B
     if policy == "sjf-cons":
-        assert {i: j.submit_plan for i, j in jobs.items()} == SJF_CONS_B_PROMISES
+        assert {i: j.result.submit_plan for i, j in jobs.items()} == SJF_CONS_B_PROMISES
 
 
 @pytest.mark.parametrize("policy", ["ljf-easy", "ljf-cons"])
@@ -189,7 +189,7 @@ def test_b_fcfs_order(policy: str, params: dict[str, str]) -> None:
 def test_b_fcfs_cons_keeps_arrival_order_promises(replan: str) -> None:
     jobs = replay("sched_sjf_ljf.swf", "fcfs-cons", 2, params={"replan": replan})
     assert schedule(jobs) == FCFS_CONS_GUARDED_B
-    assert {i: j.submit_plan for i, j in jobs.items()} == FCFS_CONS_B_PROMISES
+    assert {i: j.result.submit_plan for i, j in jobs.items()} == FCFS_CONS_B_PROMISES
 
 
 # --------------------------------------------------------------------------------------------
@@ -224,13 +224,13 @@ NOKILL_FCFS: Table = {1: (0, 10), 2: (10, 13), 3: (13, 15)}
 def test_c_kill_at_estimate(policy: str, kill: bool, expected: Table) -> None:
     jobs = replay("sched_kill.swf", policy, 2, kill=kill)
     assert schedule(jobs) == expected
-    assert {i: j.killed for i, j in jobs.items()} == {1: kill, 2: False, 3: False}
+    assert {i: j.result.killed for i, j in jobs.items()} == {1: kill, 2: False, 3: False}
 
 
 def test_c_no_kill_breaks_a_conservative_promise() -> None:
     # Job 2 was promised 5 (job 1's estimated end); without killing it starts at 10.
     jobs = replay("sched_kill.swf", "fcfs-cons", 2, kill=False)
-    assert (jobs[2].submit_plan, jobs[2].start) == (5, 10)
+    assert (jobs[2].result.submit_plan, jobs[2].start) == (5, 10)
 
 
 # --------------------------------------------------------------------------------------------
@@ -259,7 +259,7 @@ def test_d_same_second(policy: str) -> None:
     assert nodes_of(jobs) == SAME_SECOND_NODES
     if policy.endswith("-cons"):
         # Jobs 2 and 3 are placed after job 1's end at the same second.
-        assert {i: j.submit_plan for i, j in jobs.items()} == {1: 0, 2: 5, 3: 5, 4: 9, 5: 11}
+        assert {i: j.result.submit_plan for i, j in jobs.items()} == {1: 0, 2: 5, 3: 5, 4: 9, 5: 11}
 
 
 def test_d_same_second_sjf_easy() -> None:
@@ -344,26 +344,26 @@ def test_f_rebuild_breaks_a_promise() -> None:
     jobs = replay("sched_replan.swf", "fcfs-cons", 2, params={"replan": "rebuild"})
     assert schedule(jobs) == REBUILD_F
     assert nodes_of(jobs) == REBUILD_F_NODES
-    assert {i: j.submit_plan for i, j in jobs.items()} == PROMISES_F
-    assert jobs[4].start > jobs[4].submit_plan
+    assert {i: j.result.submit_plan for i, j in jobs.items()} == PROMISES_F
+    assert jobs[4].start > jobs[4].result.submit_plan
 
 
 @pytest.mark.parametrize("params", [{}, {"replan": "guarded"}, {"replan": "compress"}])
 def test_f_guarded_and_compress_keep_promises(params: dict[str, str]) -> None:
     jobs = replay("sched_replan.swf", "fcfs-cons", 2, params=params)
     assert schedule(jobs) == GUARDED_F
-    assert {i: j.submit_plan for i, j in jobs.items()} == PROMISES_F
-    assert all(j.start <= j.submit_plan for j in jobs.values())
+    assert {i: j.result.submit_plan for i, j in jobs.items()} == PROMISES_F
+    assert all(j.start <= j.result.submit_plan for j in jobs.values())
 
 
 # The 12-job instance from the spec (5 nodes), kept as a regression: under rebuild job 7
 # was promised 18 and started 26; guarded and compress keep every promise.
 def test_f_known_instance() -> None:
     rebuild = replay("sched_replan_known.swf", "fcfs-cons", 5, params={"replan": "rebuild"})
-    assert (rebuild[7].submit_plan, rebuild[7].start) == (18, 26)
+    assert (rebuild[7].result.submit_plan, rebuild[7].start) == (18, 26)
     for replan in ("guarded", "compress"):
         jobs = replay("sched_replan_known.swf", "fcfs-cons", 5, params={"replan": replan})
-        assert all(j.start <= j.submit_plan for j in jobs.values()), replan
+        assert all(j.start <= j.result.submit_plan for j in jobs.values()), replan
 
 
 # --------------------------------------------------------------------------------------------

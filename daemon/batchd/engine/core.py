@@ -94,7 +94,7 @@ class Engine(MachineControl, JobTransitions):
         self.on_start: list[JobHook] = []
         self.on_end: list[JobHook] = []
         self.on_requeue: list[JobHook] = []  # requeued by a policy at a wake-up
-        # An external job must stop (engine/external.py): its ``stopping`` says what next.
+        # An external job must stop (engine/external.py): its ``result.stopping`` says what next.
         self.on_stop: list[JobHook] = []
         self.stop_runs: dict[int, ResvRun] = {}  # stopping jobs of a reservation: its run
         self._wakeups: list[Timer | None] = [None] * len(self.machines)
@@ -323,8 +323,8 @@ class Engine(MachineControl, JobTransitions):
         now = self.now
         self._progress_at = now
         job.start = now
-        if not job.started_by:
-            job.started_by = m.policy.name
+        if not job.result.started_by:
+            job.result.started_by = m.policy.name
         estimate = job.estimate
         m.add_running(now + (estimate if estimate > 0 else 1), job)  # Job.duration
         self.push_end(job)
@@ -339,7 +339,7 @@ class Engine(MachineControl, JobTransitions):
         runtime, estimate = job.runtime, job.estimate
         if self.kill and runtime > estimate:
             end = job.start + estimate
-            job.killed = True
+            job.result.killed = True
         else:
             end = job.start + (runtime if runtime > 0 else 0)
         self._seq = seq = self._seq + 1
@@ -353,7 +353,7 @@ class Engine(MachineControl, JobTransitions):
     def _finish(self, job: Job, outcome: str = "", run: ResvRun | None = None) -> None:
         m = self.machines[job.machine]
         job.end = self._progress_at = self.now
-        job.outcome = outcome or ("walltime" if job.killed else "ok")
+        job.result.outcome = outcome or ("walltime" if job.result.killed else "ok")
         if job.state is not _RUNNING:  # change_state(job, FINISHED), once per job
             change_state(job, _FINISHED)
         job.state = _FINISHED
@@ -458,8 +458,8 @@ class Engine(MachineControl, JobTransitions):
             reshape(job, job.mold.width)  # it waits again as submitted
         job.start = job.end = UNSET
         job.nodes = []
-        job.killed = False
-        job.started_by = ""
+        job.result.killed = False
+        job.result.started_by = ""
 
     def restore_running(self, job: Job) -> None:
         """A job that was running before a restart: same nodes, same start."""

@@ -34,9 +34,9 @@ def stop(engine: Engine, job: Job, how: str, outcome: str, run: ResvRun | None) 
     if job.state is not JobState.RUNNING:
         raise ValueError(f"job {job.id} is not running")
     change_state(job, JobState.EXITING)
-    job.stopping = how
+    job.result.stopping = how
     if how == END:
-        job.outcome = outcome
+        job.result.outcome = outcome
     if run is not None:
         engine.stop_runs[id(job)] = run
     for hook in engine.on_stop:
@@ -52,12 +52,12 @@ def exited(engine: Engine, job: Job, outcome: str, end: int | None) -> None:
     if job.state not in (JobState.RUNNING, JobState.EXITING):
         raise ValueError(f"job {job.id} is not running")
     run = engine.stop_runs.pop(id(job), None)
-    if job.stopping == REQUEUE:
-        job.stopping = ""
+    if job.result.stopping == REQUEUE:
+        job.result.stopping = ""
         engine.requeue_now(job)
         return
-    if job.stopping == END:
-        outcome = job.outcome or outcome
-    job.stopping = ""
+    if job.result.stopping == END:
+        outcome = job.result.outcome or outcome
+    job.result.stopping = ""
     when = engine.now if end is None else max(min(end, engine.now), job.start)
     engine.finish(job, outcome, run, when)

@@ -164,7 +164,7 @@ class ReservationRunner:
         change_state(job, JobState.RUNNING)
         job.start = engine.now
         job.nodes = nodes
-        job.started_by = job.started_by or "reservation"
+        job.result.started_by = job.result.started_by or "reservation"
         run.take(job)
         engine.push_end(job)
         for hook in engine.on_start:

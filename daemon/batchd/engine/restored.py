@@ -37,8 +37,8 @@ def finished(engine: Engine, job: Job, end: int, outcome: str) -> None:
     """It ended at ``end`` while nobody watched."""
     job.end = end
     if outcome == "walltime":
-        job.killed = True
-    job.outcome = outcome
+        job.result.killed = True
+    job.result.outcome = outcome
     change_state(job, JobState.FINISHED)
     engine.ended += 1
     if engine.keep_finished:

@@ -59,7 +59,7 @@ class JobTransitions:
         if job.state is JobState.QUEUED:
             self.withdraw(job)
         change_state(job, JobState.FINISHED)
-        job.outcome = outcome
+        job.result.outcome = outcome
         job.end = self.now
 
 
@@ -89,7 +89,7 @@ def array_finished(job: Job, end: int, outcome: str) -> None:
     """Every subjob of a job array has expired: its own record finishes at ``end``."""
     change_state(job, JobState.FINISHED)
     job.end = end
-    job.outcome = outcome
+    job.result.outcome = outcome
 
 
 def shown_expired(job: Job, end: int) -> None:
@@ -102,4 +102,4 @@ def parts_ended(parts: Iterable[Job], end: int, outcome: str) -> None:
     """Every part of a multi-site job that was running before a restart ended at ``end``
     while nobody watched (a part that had ended before is counted with them)."""
     for part in parts:
-        part.end, part.outcome, part.state = end, outcome, JobState.FINISHED
+        part.end, part.result.outcome, part.state = end, outcome, JobState.FINISHED

@@ -186,7 +186,7 @@ class LiveMetrics:
         self.busy[machine].update(now, nodes)
 
     def job_started(self, job: Job, now: int) -> None:
-        self.started(job.queue, job.started_by).inc()
+        self.started(job.queue, job.result.started_by).inc()
         if self.grid_started is not None:
             self.grid_started(self.pools[job.machine], self.structure).inc()
         self.wait(job.queue).observe(max(0, job.start - job.submit))
@@ -200,7 +200,7 @@ class LiveMetrics:
 
     def job_ended(self, job: Job, now: int, *, busy: bool = True) -> None:
         """``busy=False``: a multi-site job, whose parts gave their nodes back each."""
-        self.completed(job.queue, job.outcome).inc()
+        self.completed(job.queue, job.result.outcome).inc()
         if job.start >= 0:
             response = max(0, job.end - job.submit)
             run = max(0, job.end - job.start)

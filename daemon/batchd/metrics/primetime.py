@@ -118,17 +118,17 @@ def primetime_summary(jobs: Sequence[Job], nodes: int, gate: PrimeTime) -> dict[
             target = _target_end(gate, job, cls)
             window = "nonprime" if cls == "nonprime" else gate.period(job.submit)[0]
             success[window][1] += 1
-            if job.outcome == "ok" and (target is None or job.end <= target):
+            if job.result.outcome == "ok" and (target is None or job.end <= target):
                 success[window][0] += 1
     done = sum(s[0] for s in success.values())
     out["success_rate"] = {
         **{w: (s[0] / s[1] if s[1] else 0.0) for w, s in success.items()},
         "all": done / len(ran),
     }
-    killed = sum(1 for j in ran if j.outcome == "overflow")
+    killed = sum(1 for j in ran if j.result.outcome == "overflow")
     requeued = len(gate.requeues)
     overflowed = killed + sum(
-        1 for j in by_class["nonprime"] if j.id in gate.requeues and j.outcome != "overflow"
+        1 for j in by_class["nonprime"] if j.id in gate.requeues and j.result.outcome != "overflow"
     )
     large = len(by_class["nonprime"])
     out["overflow_rate"] = overflowed / large if large else 0.0

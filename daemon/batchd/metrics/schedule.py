@@ -81,7 +81,7 @@ def schedule_metrics(jobs: Sequence[Job], nodes: int) -> dict[str, float | int]:
     ]
     return {
         "jobs": n,
-        "killed": sum(map(attrgetter("killed"), jobs)),
+        "killed": sum(map(attrgetter("result.killed"), jobs)),
         "utilization": util,
         "makespan": span,
         "awt": sum(wait) / n,

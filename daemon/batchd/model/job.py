@@ -11,6 +11,20 @@ from batchd.model.utility import Utility
 UNSET = -1
 
 
+@dataclass(slots=True)
+class JobResult:
+    """What became of a job, written as it is planned, starts, stops and ends (by the
+    engine; a planner's promise and dynP's policy by the policies); all unset at first."""
+
+    killed: bool = False  # it reached its estimate and was ended there
+    outcome: str = ""  # how it ended: ok, walltime, cancelled, node_fail, ...
+    submit_plan: int = UNSET  # start the planner promised at submission, if it plans
+    started_by: str = ""  # policy in force when the job started (dynP statistics)
+    # While a job that really runs is being stopped (state EXITING): what follows its
+    # end, "end" (it finishes with ``outcome``) or "requeue".
+    stopping: str = ""
+
+
 @dataclass(slots=True, eq=False)
 class Job:
     """One job. Times are integer seconds on the emulated clock.
@@ -21,6 +35,8 @@ class Job:
     alone: from a trace; for a daemon's emulated job the BATCHD_RUNTIME it was submitted
     with, else its walltime, set at submission; a job that really runs (``external``)
     carries its walltime there (plans use it), and what it ran is ``run`` once it ended.
+    What became of the job (how it ended, the policy that started it, ...) is
+    ``result``; the other fields are what was asked for and where and when it runs.
     """
 
     id: int
@@ -37,10 +53,6 @@ class Job:
     start: int = UNSET
     end: int = UNSET
     nodes: list[int] = field(default_factory=list)
-    killed: bool = False
-    outcome: str = ""  # how it ended: ok, walltime, cancelled, node_fail, ...
-    submit_plan: int = UNSET  # start the planner promised at submission, if it plans
-    started_by: str = ""  # policy in force when the job started (dynP statistics)
     record: tuple[float | int, ...] | None = None  # the SWF fields it came from
     utility: Utility | None = None  # what its result is worth by turnaround (seed 003)
     swf_tokens: tuple[str, ...] = ()  # the key=value tokens after its SWF fields, as read
@@ -58,10 +70,9 @@ class Job:
     spread: bool = True
     # A job that really runs (a script on an executing machine): its end is reported
     # (``Engine.exited``), the engine pushes no end of its own; ``runtime`` is unknown
-    # until then. While it is being stopped (state EXITING) ``stopping`` says what
-    # follows its end: "end" (it finishes with ``outcome``) or "requeue".
+    # until then.
     external: bool = False
-    stopping: str = ""
+    result: JobResult = field(default_factory=JobResult)
 
     @property
     def duration(self) -> int:

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from batchd.model.job import UNSET, Job
+from batchd.model.job import UNSET, Job, JobResult
 from batchd.model.moldable import Moldable, Speedup
 from batchd.model.reservation import Reservation, ResvState
 from batchd.model.states import JobState
@@ -164,10 +164,10 @@ class JobRecord:
             "start": j.start,
             "end": j.end,
             "node_ids": j.nodes,
-            "killed": j.killed,
-            "outcome": j.outcome,
-            "submit_plan": j.submit_plan,
-            "started_by": j.started_by,
+            "killed": j.result.killed,
+            "outcome": j.result.outcome,
+            "submit_plan": j.result.submit_plan,
+            "started_by": j.result.started_by,
             "ctime": self.ctime,
             "qtime": self.qtime,
             "etime": self.etime,
@@ -209,7 +209,7 @@ class JobRecord:
         j = self.job
         return {
             "external": True,
-            "stopping": j.stopping,
+            "stopping": j.result.stopping,
             "output_path": self.output_path,
             "error_path": self.error_path,
             "join": self.join,
@@ -247,15 +247,17 @@ class JobRecord:
             start=row.get("start", UNSET),
             end=row.get("end", UNSET),
             nodes=list(row["node_ids"]),
-            killed=row["killed"],
-            outcome=row["outcome"],
-            submit_plan=row["submit_plan"],
-            started_by=row["started_by"],
+            result=JobResult(
+                killed=row["killed"],
+                outcome=row["outcome"],
+                submit_plan=row["submit_plan"],
+                started_by=row["started_by"],
+                stopping=str(row.get("stopping", "")),
+            ),
             utility=Utility((t, v) for t, v in row["utility"]) if row.get("utility") else None,
             priority_class=row.get("priority_class", 0),
             mold=mold_from_row(row["mold"]) if row.get("mold") else None,
             external=bool(row.get("external", False)),
-            stopping=str(row.get("stopping", "")),
         )
         parts = [
             Job(
@@ -273,9 +275,11 @@ class JobRecord:
                 start=job.start,
                 end=p.get("end", UNSET),
                 nodes=list(p["node_ids"]),
-                killed=job.killed,
-                outcome=job.outcome,
-                started_by=job.started_by,
+                result=JobResult(
+                    killed=job.result.killed,
+                    outcome=job.result.outcome,
+                    started_by=job.result.started_by,
+                ),
             )
             for p in row.get("parts", ())
         ]

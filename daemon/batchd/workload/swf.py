@@ -421,7 +421,7 @@ def _job_record(job: Job, partition: bool = False) -> list[int | float]:
     rec[F_WAIT] = job.start - job.submit if job.start != UNSET else -1
     rec[F_RUN] = job.end - job.start if job.start != UNSET and job.end != UNSET else -1
     rec[F_ALLOC] = job.width
-    if job.killed:
+    if job.result.killed:
         rec[F_STATUS] = 0
     if partition:
         rec[F_PARTITION] = job.machine + 1
@@ -516,7 +516,7 @@ def write_jobs_csv(
                     job.submit,
                     job.width,
                     job.estimate,
-                    0 if job.killed else 1,
+                    0 if job.result.killed else 1,
                     job.start,
                     execution,
                     job.end,

@@ -508,7 +508,7 @@ def check_conservative(order: str, nodes: int, spec: list[Spec], T: int, resv: l
             assert j.start == got[j.id], j
     for j in later:
         if promised[j.id]:
-            assert j.submit_plan == got[j.id], j
+            assert j.result.submit_plan == got[j.id], j
     # Where no re-plan can change anything, every start.
     keys = [key(j) for j in candidate]
     in_key_order = keys == sorted(keys)

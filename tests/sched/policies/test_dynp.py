@@ -116,7 +116,7 @@ def test_dynp_switches_to_sjf_when_its_plan_is_better():
         assert sum(report["cases"].values()) == report["decider_calls"]
         assert sum(report["jobs_started"].values()) == 3
         assert jobs[2].start == 1000 and jobs[1].start == 1100  # job 3 overtakes job 2
-        assert jobs[2].started_by == SJF
+        assert jobs[2].result.started_by == SJF
 
 
 def test_dynp_with_makespan_quality_picks_ljf():
@@ -129,7 +129,7 @@ def test_dynp_with_makespan_quality_picks_ljf():
     _run(policy, jobs, 2)
     report = policy.report()["dynp"]
     assert report["switches"][LJF] == 1
-    assert jobs[2].start == 2 and jobs[2].started_by == LJF
+    assert jobs[2].start == 2 and jobs[2].result.started_by == LJF
 
 
 def test_slackness_keeps_the_current_policy_when_the_gain_is_small():

@@ -59,7 +59,11 @@ def test_sorted_candidate_sees_case_7_and_keeps_sjf(decider: str):
     jobs = _b_c_d()
     _engine(policy, jobs, 2).run()
     assert _used(policy.cases) == {"7": 4}  # at 20, 30, D's end (530), A's end (1000)
-    assert [(j.start, j.started_by) for j in jobs[1:]] == [(1100, SJF), (1000, SJF), (30, SJF)]
+    assert [(j.start, j.result.started_by) for j in jobs[1:]] == [
+        (1100, SJF),
+        (1000, SJF),
+        (30, SJF),
+    ]
 
 
 def test_as_queued_candidate_equals_the_sjf_plan_and_advanced_keeps_sjf():
@@ -72,7 +76,11 @@ def test_as_queued_candidate_equals_the_sjf_plan_and_advanced_keeps_sjf():
     # At 530 and 1000 the list is SJF's, so FCFS = SJF again: 6b, SJF kept.
     engine.run()
     assert _used(policy.cases) == {"7": 1, "6b": 3}
-    assert [(j.start, j.started_by) for j in jobs[1:]] == [(1100, SJF), (1000, SJF), (30, SJF)]
+    assert [(j.start, j.result.started_by) for j in jobs[1:]] == [
+        (1100, SJF),
+        (1000, SJF),
+        (30, SJF),
+    ]
 
 
 def test_as_queued_simple_decider_adopts_a_fcfs_plan_it_did_not_measure():
@@ -86,12 +94,12 @@ def test_as_queued_simple_decider_adopts_a_fcfs_plan_it_did_not_measure():
     assert policy.current == FCFS
     assert [j.id for j in policy.queue.jobs] == [2, 3]
     assert policy.queue.starts == [1000, 6000]
-    assert (jobs[3].start, jobs[3].started_by) == (30, FCFS)
+    assert (jobs[3].start, jobs[3].result.started_by) == (30, FCFS)
     # 530 (D ends): FCFS in force, the list sorted: FCFS = LJF > SJF, case 7, SJF.
     # 1000 (A ends): the list is SJF's again: 6b, FCFS, and B starts first after all.
     engine.run()
     assert _used(policy.cases) == {"7": 2, "6b": 2}
-    assert [(j.start, j.started_by) for j in jobs[1:3]] == [(1000, FCFS), (6000, FCFS)]
+    assert [(j.start, j.result.started_by) for j in jobs[1:3]] == [(1000, FCFS), (6000, FCFS)]
 
 
 # Two nodes. A (2 nodes) runs [0, 1500). B (1 node, 1000 s) arrives at 3, alone: placed
@@ -121,7 +129,7 @@ def test_after_ljf_the_list_stands_in_ljf_or_sjf_order(
     _engine(policy, jobs, 2).run()
     assert _used(policy.cases) == cases
     starter = next(j for j in jobs if j.start == 1500)
-    assert (starter.id, starter.started_by) == first
+    assert (starter.id, starter.result.started_by) == first
 
 
 def _queues(jobs: list[Job]) -> dict[str, OrderedQueue]:

@@ -81,7 +81,7 @@ def test_large_jobs_wait_for_non_prime_and_small_ones_run_at_once() -> None:
     assert jobs[4].start == 10 * HOUR  # beside J2: 8 + 2 nodes
     assert jobs[1].start == jobs[3].start == THU_1900
     assert [policy.is_large(jobs[i]) for i in (1, 2, 3, 4)] == [True, False, True, False]
-    assert all(j.outcome == "ok" for j in jobs.values())
+    assert all(j.result.outcome == "ok" for j in jobs.values())
 
 
 def test_a_job_starts_only_if_it_ends_before_non_prime_does() -> None:
@@ -100,7 +100,7 @@ def test_a_job_starts_only_if_it_ends_before_non_prime_does() -> None:
 def test_overflow_kill_at_the_end_of_non_prime() -> None:
     _, policy, jobs = run([job(1, 20 * HOUR, 4, 20 * HOUR)], must_fit="false")
     j = jobs[1]
-    assert (j.start, j.end, j.outcome) == (20 * HOUR, FRI_0600, "overflow")
+    assert (j.start, j.end, j.result.outcome) == (20 * HOUR, FRI_0600, "overflow")
     assert policy.overflow_killed == 1
 
 
@@ -109,7 +109,7 @@ def test_overflow_requeue_runs_again_next_non_prime() -> None:
         [job(1, 20 * HOUR, 4, 20 * HOUR)], must_fit="false", overflow="requeue"
     )
     j = jobs[1]
-    assert (j.start, j.end, j.outcome) == (FRI_1900, FRI_1900 + 20 * HOUR, "ok")
+    assert (j.start, j.end, j.result.outcome) == (FRI_1900, FRI_1900 + 20 * HOUR, "ok")
     assert policy.requeues == {1: 1} and policy.overflow_killed == 0
     assert len(engine.finished) == 1
 
@@ -117,14 +117,14 @@ def test_overflow_requeue_runs_again_next_non_prime() -> None:
 def test_overflow_with_estimates_exceeded_and_no_kill() -> None:
     # It fits by its estimate (8 h from 20:00) but runs 12 h: killed at 06:00 as overflow.
     _, _, jobs = run([job(1, 20 * HOUR, 4, 8 * HOUR, 12 * HOUR)], kill=False)
-    assert (jobs[1].end, jobs[1].outcome) == (FRI_0600, "overflow")
+    assert (jobs[1].end, jobs[1].result.outcome) == (FRI_0600, "overflow")
 
 
 def test_a_job_no_window_can_hold_runs_and_overflows() -> None:
     # 70 h is longer than any non-prime window (the weekend is 59 h): it would wait for
     # ever, so it starts at the next non-prime time and overflows at its end.
     _, _, jobs = run([job(1, 10 * HOUR, 4, 70 * HOUR)])
-    assert (jobs[1].start, jobs[1].end, jobs[1].outcome) == (THU_1900, FRI_0600, "overflow")
+    assert (jobs[1].start, jobs[1].end, jobs[1].result.outcome) == (THU_1900, FRI_0600, "overflow")
 
 
 def test_a_holiday_is_non_prime_all_day(tmp_path: Path) -> None:

@@ -90,7 +90,7 @@ def test_the_grid_daemon_schedules_a_trace_as_the_grid_replay_does(
         j.id: (
             j.start,
             j.end,
-            j.outcome,
+            j.result.outcome,
             names[runs[j.id][0].machine],
             [
                 f"{names[r.machine]}/{names[r.machine]}{n + 1:03d}"

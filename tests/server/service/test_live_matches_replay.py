@@ -84,7 +84,9 @@ def test_the_daemon_schedules_a_trace_as_the_replay_does(
     trace = tmp_path / "trace.swf"
     write_trace(trace, jobs, seed=len(policy))
     replay = run_replay(ReplayOptions(trace=str(trace), machine=str(site)))
-    expected = {j.id: (j.start if j.start >= 0 else None, j.end, j.outcome) for j in replay.jobs}
+    expected = {
+        j.id: (j.start if j.start >= 0 else None, j.end, j.result.outcome) for j in replay.jobs
+    }
     assert len(expected) == jobs
     assert {o for _, _, o in expected.values()} >= {"ok"}
     # The windows matter: some job waited for its queue to open, or overflowed at its close.
@@ -125,7 +127,9 @@ def test_the_daemon_serves_priority_classes_as_the_replay_does(tmp_path: Path) -
         + "\n"
     )
     replay = run_replay(ReplayOptions(trace=str(trace), machine=str(site)))
-    expected = {j.id: (j.start if j.start >= 0 else None, j.end, j.outcome) for j in replay.jobs}
+    expected = {
+        j.id: (j.start if j.start >= 0 else None, j.end, j.result.outcome) for j in replay.jobs
+    }
     fcfs = run_replay(ReplayOptions(trace=str(trace), machine=str(site), policy="fcfs-easy"))
     # The classes matter: fcfs-easy, which ignores them, starts some job at another time.
     assert {j.id: j.start for j in fcfs.jobs} != {j.id: j.start for j in replay.jobs}
@@ -142,5 +146,7 @@ def test_a_machine_of_shared_nodes_runs_a_trace_as_the_replay_does(tmp_path: Pat
     write_trace(trace, jobs, seed=5)
     replay = run_replay(ReplayOptions(trace=str(trace), machine=str(site)))
     assert replay.summary["nodes"] == NODES  # 16 cores
-    expected = {j.id: (j.start if j.start >= 0 else None, j.end, j.outcome) for j in replay.jobs}
+    expected = {
+        j.id: (j.start if j.start >= 0 else None, j.end, j.result.outcome) for j in replay.jobs
+    }
     assert live_schedule(tmp_path, site, trace, jobs) == expected

@@ -218,7 +218,7 @@ async def test_the_daemon_chooses_the_widths_and_times_the_replay_chooses(
     write_trace(trace, jobs)
     replay = run_replay(ReplayOptions(trace=str(trace), policy=policy, params=params, nodes=NODES))
     expected = {
-        j.id: (j.start, j.end, j.width, j.outcome or "ok")
+        j.id: (j.start, j.end, j.width, j.result.outcome or "ok")
         for j in sorted(replay.jobs, key=lambda j: j.id)
     }
     async with serve(tmp_path, site_config(policy=policy, policy_params=params)) as api:

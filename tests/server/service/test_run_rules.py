@@ -11,7 +11,7 @@ from batchd.server.service.run_rules import ended_outcome
 
 def record(stopping: str = "", rerunable: bool = True) -> JobRecord:
     job = Job(id=1, submit=0, width=1, estimate=60, runtime=60, external=True)
-    job.stopping = stopping
+    job.result.stopping = stopping
     return JobRecord(job=job, owner="alice", ctime=0, qtime=0, rerunable=rerunable)
 
 
@@ -56,7 +56,7 @@ def test_a_lost_supervisor_follows_node_fail() -> None:
 
 def test_a_job_being_deleted_ends_even_when_its_supervisor_was_lost() -> None:
     rec = record(stopping="end")
-    rec.job.outcome = "cancelled"
+    rec.job.result.outcome = "cancelled"
     outcome, back, comment = ended_outcome(rec, None, "gone", "requeue")
     assert back is None and rec.exit_status == JOB_EXEC_FAIL2
     assert comment == "Job killed: its supervisor was lost (gone)"

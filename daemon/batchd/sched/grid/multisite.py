@@ -157,7 +157,7 @@ class MultisiteGrid(GridLayer):
                 out.append(job)
         for jid, group in parts.items():
             parent = self.parents[jid]
-            killed = any(p.killed for p in group)
+            killed = any(p.result.killed for p in group)
             out.append(
                 dataclasses.replace(
                     parent,
@@ -166,9 +166,12 @@ class MultisiteGrid(GridLayer):
                     start=group[0].start,
                     end=max(p.end for p in group),
                     nodes=[],
-                    killed=killed,
-                    outcome="walltime" if killed else group[0].outcome,
-                    started_by=group[0].started_by,
+                    result=dataclasses.replace(
+                        parent.result,
+                        killed=killed,
+                        outcome="walltime" if killed else group[0].result.outcome,
+                        started_by=group[0].result.started_by,
+                    ),
                 )
             )
         out.sort(key=lambda j: j.id)

@@ -183,5 +183,5 @@ class ConservativePolicy(Policy):
 
 def promise(job: Job, start: int) -> None:
     """The start a planner promised a job when it was first placed (it keeps the first)."""
-    if job.submit_plan < 0 and start != NEVER:
-        job.submit_plan = start
+    if job.result.submit_plan < 0 and start != NEVER:
+        job.result.submit_plan = start

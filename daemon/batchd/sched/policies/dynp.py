@@ -127,7 +127,7 @@ class SwitchingPolicy(ConservativePolicy):
                 if q is not self.queue:
                     q.remove_many(due)
             for job in due:
-                job.started_by = self.current
+                job.result.started_by = self.current
             self.jobs_started[self.current] += len(due)
         return due
 

@@ -176,7 +176,7 @@ class ArrayJobs:
                 spec.failed = True
             elif status is not None and status < 0:
                 spec.killed = True
-            elif status is None and job.outcome != "ok":
+            elif status is None and job.result.outcome != "ok":
                 spec.killed = True  # an emulated subjob (no exit status) that did not end ok
         else:
             spec.set(pos, QUEUED)

@@ -49,7 +49,7 @@ class Dependencies:
         """(known, outcome): outcome None while job ``seq`` has not finished."""
         rec = self.records.get(seq)
         if rec is not None:
-            return True, rec.job.outcome if rec.state is JobState.FINISHED else None
+            return True, rec.job.result.outcome if rec.state is JobState.FINISHED else None
         outcome = self.finished(seq)
         return outcome is not None, outcome
 
@@ -141,7 +141,7 @@ class Dependencies:
         it, end it unrun, or wait on for the other jobs it depends on (its dependency on
         ``ended`` is dropped: the caller saves it)."""
         out: list[tuple[JobRecord, Verdict]] = []
-        outcome = ended.job.outcome
+        outcome = ended.job.result.outcome
         for child in self.dependents.pop(ended.seq, []):
             rec = self.records.get(child)
             if rec is None or rec.state is not JobState.HELD or "s" not in rec.hold_types:

@@ -63,7 +63,7 @@ class JobEvents:
         process: it has no Exit_status, and its lines say so instead of showing one."""
         job = rec.job
         used = hms(max(job.end - job.start, 0)) if job.start >= 0 else hms(0)
-        if job.outcome == "walltime":
+        if job.result.outcome == "walltime":
             self.add(rec, "M", f"walltime {used} exceeded limit {hms(job.estimate)}")
         if rec.exit_status is not None:
             status = f"Exit_status={rec.exit_status}"

@@ -212,7 +212,7 @@ class Lifecycle(Submission, JobRequests):
         signal = self.signalled.pop(job.id, None)
         if not job.external:
             rec.exit_status = None  # no process ran: no exit status to tell (EMULATED)
-        if job.outcome == "overflow":
+        if job.result.outcome == "overflow":
             self.journal.log(
                 "job_overflow", job=self.job_id(job.id), queue=job.queue, action="kill"
             )
@@ -225,7 +225,7 @@ class Lifecycle(Submission, JobRequests):
         elif job.id in self._end_comments:
             rec.comment = self._end_comments.pop(job.id)
         else:
-            rec.comment = ENDINGS.get(job.outcome, f"Job ended: {job.outcome}")
+            rec.comment = ENDINGS.get(job.result.outcome, f"Job ended: {job.result.outcome}")
         if not job.external and job.start >= 0:
             rec.comment = f"{rec.comment} ({EMULATED})"
         self.events.ended(rec)
@@ -241,7 +241,7 @@ class Lifecycle(Submission, JobRequests):
         outcome, back, comment = ended_outcome(rec, report, why, self.site.server.node_fail)
         end = int(report.end) if report is not None else None
         if back is not None:
-            job.stopping = "requeue"  # what the engine does at its end
+            job.result.stopping = "requeue"  # what the engine does at its end
             self.engine.exited(job, outcome, end)
             self.requeued(job, *back)
             return
@@ -264,7 +264,7 @@ class Lifecycle(Submission, JobRequests):
         rec = self.records.get(job.id)
         if job.state is JobState.EXITING:
             # Told once, with the first reason; a job already stopping to end just ends.
-            if rec is not None and job.stopping == "requeue" and rec.requeue_why is None:
+            if rec is not None and job.result.stopping == "requeue" and rec.requeue_why is None:
                 rec.requeue_why = (reason, why)
                 rec.comment = f"Stopping to requeue: {why}"
                 self.journal.touch(rec)

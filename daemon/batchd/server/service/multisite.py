@@ -39,7 +39,7 @@ class Parts:
             change_state(job, JobState.RUNNING)
             job.start = part.start
             job.machine = part.machine
-            job.started_by = part.started_by
+            job.result.started_by = part.result.started_by
             self.metrics.job_started(part, now)
         else:
             rec.parts.append(part)
@@ -58,9 +58,9 @@ class Parts:
             self.journal.touch(rec)
             return False
         job = rec.job
-        bad = [p.outcome for p in rec.parts if p.outcome != "ok"]
-        job.outcome = bad[0] if bad else "ok"
-        job.killed = any(p.killed for p in rec.parts)
+        bad = [p.result.outcome for p in rec.parts if p.result.outcome != "ok"]
+        job.result.outcome = bad[0] if bad else "ok"
+        job.result.killed = any(p.result.killed for p in rec.parts)
         job.end = max(p.end for p in rec.parts)
         change_state(job, JobState.FINISHED)
         self.metrics.job_ended(job, self.engine.now, busy=False)
@@ -87,7 +87,7 @@ class Parts:
         rec.parts, rec.original = [], None
         change_state(job, JobState.QUEUED)
         job.start = job.end = UNSET
-        job.nodes, job.killed, job.started_by = [], False, ""
+        job.nodes, job.result.killed, job.result.started_by = [], False, ""
         job.machine = 0
         self.engine.enqueue(job)
         self.metrics.job_requeued(job, "node_fail", now, busy=False)

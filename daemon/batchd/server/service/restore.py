@@ -137,20 +137,20 @@ def _restore_real(svc: BatchService, rec: JobRecord) -> tuple[int, str] | Requeu
         engine.restore_running(job)
         return None
     if found == NEVER:
-        job.stopping, rec.requeue_why = "", None
+        job.result.stopping, rec.requeue_why = "", None
         engine.restore_requeued(job)
         rec.etime = engine.now
         return Requeue("restart", "its process had not started when the daemon stopped")
     assert isinstance(found, Ended)
     outcome, back, comment = ended_outcome(rec, found.report, found.why, svc.site.server.node_fail)
     if back is not None:
-        job.stopping = ""
+        job.result.stopping = ""
         engine.restore_requeued(job)
         rec.etime = engine.now
         return Requeue(*back)
-    if job.stopping == "end":
-        outcome = job.outcome or outcome
-    job.stopping = ""
+    if job.result.stopping == "end":
+        outcome = job.result.outcome or outcome
+    job.result.stopping = ""
     if comment is not None:
         svc.lifecycle.remember_comment(job.id, comment)
     end = int(found.report.end) if found.report is not None else engine.now

@@ -140,7 +140,7 @@ def ended_outcome(rec: JobRecord, report: EndReport | None, why: str, node_fail:
     stopped to end (deleted, say): that stands too."""
     lost = f"its supervisor was lost ({why})"
     outcome, comment = _finished(rec, report, lost)
-    stopping = rec.job.stopping
+    stopping = rec.job.result.stopping
     back: tuple[str, str] | None = None
     if stopping == "requeue":
         back = rec.requeue_why or ("rerun", "requeued")
@@ -175,7 +175,7 @@ def _finished(rec: JobRecord, report: EndReport | None, lost: str) -> tuple[str,
     if report.reason == MEM:
         return "mem", f"Job killed: {_printable(report.message)}"
     if report.reason == STOPPED:
-        return job.outcome or "cancelled", None
+        return job.result.outcome or "cancelled", None
     assert report.reason == EXITED
     if report.status == 0:
         return "ok", None
