@@ -54,12 +54,12 @@ class Job:
     end: int = UNSET
     nodes: list[int] = field(default_factory=list)
     record: tuple[float | int, ...] | None = None  # the SWF fields it came from
-    utility: Utility | None = None  # what its result is worth by turnaround (seed 003)
+    utility: Utility | None = None  # what its result is worth by turnaround (Lee's utility paper)
     swf_tokens: tuple[str, ...] = ()  # the key=value tokens after its SWF fields, as read
-    # The trace's priority class, 0 the highest (seed 003's normalised priority, the
+    # The trace's priority class, 0 the highest (Lee's utility paper's normalised priority, the
     # priority_class= token): prio-fifo ranks by it after the PBS priority.
     priority_class: int = 0
-    # A moldable job's range and speedup (seed 004), with the width, runtime and estimate
+    # A moldable job's range and speedup (Sabin et al.'s moldable paper), with the width, runtime and estimate
     # it was submitted with; ``width``, ``runtime`` and ``estimate`` above are those of the
     # width it runs on once started (the engine reshapes it), else the requested ones.
     mold: Moldable | None = None
