@@ -133,11 +133,6 @@ def exec_hosts(rec: JobRecord, hosts: list[str], prefix: str = "") -> list[str]:
     return [prefix + hosts[n] for n in units]
 
 
-def exec_vnode_of(rec: JobRecord, hosts: list[str]) -> str:
-    """``exec_vnode`` as the job's view shows it: its chunks on its hosts."""
-    return (rec.resources or whole_nodes(rec.job.width)).exec_vnode(exec_hosts(rec, hosts))
-
-
 def _run_view(rec: JobRecord) -> dict[str, Any]:
     """Where a job that runs for real writes, as whom, and what it used."""
     real = rec.job.external

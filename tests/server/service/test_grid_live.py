@@ -219,3 +219,15 @@ async def test_planned_starts_of_a_central_easy_queue_by_hand(tmp_path: Path) ->
         assert await est_starts(api) == {4: 100, 5: 200}
         await api.call("boss", "PATCH", "/scheduler", {"grid": {"params": {"scheduler": "random"}}})
         assert await est_starts(api) == {4: None, 5: None}
+
+
+async def test_the_run_event_names_the_hosts_as_the_job_shows_them(tmp_path: Path) -> None:
+    """tracejob's exec_vnode on a grid carries the machine before each host, as qstat -f's."""
+    site = grid_site("central", scheduler="easy", select="bestfit-free")
+    async with serve(tmp_path, site) as api:
+        await api.submit(nodes=2, walltime=100)
+        shown = (await api.job(1))["exec_vnode"]
+        assert shown == "(a/a001:ncpus=1)+(a/a002:ncpus=1)"
+        events = await api.call("alice", "GET", "/jobs/1/events")
+        runs = [e["message"] for e in events["events"] if "Job Run" in e["message"]]
+        assert runs == [f"Job Run at request of Scheduler@g on exec_vnode {shown}"]

@@ -273,6 +273,26 @@ class Policy(ABC):
         return []
 
 
+class WrappingPolicy(Policy):
+    """A policy in front of another (``inner``): it keeps some jobs back by a rule of its
+    own and leaves the rest to the inner policy, whose order and widths are its own."""
+
+    inner: Policy
+
+    def order(self) -> str:
+        return self.inner.order()
+
+    def planned_width(self, job: Job) -> int:
+        return self.inner.planned_width(job)
+
+    def observe(self, observer: PolicyObserver) -> None:
+        self.observer = observer
+        self.inner.observe(observer)
+
+    def find(self, kind: type[P]) -> P | None:
+        return self if isinstance(self, kind) else self.inner.find(kind)
+
+
 class OrderedPolicy(Policy):
     """A policy whose waiting jobs are one queue sorted by an order key (no plan)."""
 

@@ -28,7 +28,13 @@ from typing import Any
 from batchd.model.job import Job
 from batchd.model.times import NEVER
 from batchd.model.windows import HORIZON, TimeWindow, longest_opening, next_fit, next_opening
-from batchd.sched.core.policy import MachineView, Overflow, P, Placement, Policy, PolicyObserver
+from batchd.sched.core.policy import (
+    MachineView,
+    Overflow,
+    Placement,
+    Policy,
+    WrappingPolicy,
+)
 
 
 class WindowClass:
@@ -72,7 +78,7 @@ def shifted(window: TimeWindow, origin: int) -> TimeWindow:
     return window if origin == 0 else Shifted(window, origin)
 
 
-class WindowGate(Policy):
+class WindowGate(WrappingPolicy):
     wakes = True
 
     def __init__(
@@ -326,19 +332,6 @@ class WindowGate(Policy):
         if self.must_fit and job.duration <= self.longest(cls, t):
             return next_fit(cls.window, t, job.duration)
         return next_opening(cls.window, t)
-
-    def order(self) -> str:
-        return self.inner.order()
-
-    def planned_width(self, job: Job) -> int:
-        return self.inner.planned_width(job)
-
-    def observe(self, observer: PolicyObserver) -> None:
-        self.observer = observer
-        self.inner.observe(observer)
-
-    def find(self, kind: type[P]) -> P | None:
-        return self if isinstance(self, kind) else self.inner.find(kind)
 
     # -- time -------------------------------------------------------------------------
     def next_wakeup(self, now: int) -> int | None:

@@ -25,7 +25,13 @@ from typing import Any
 
 from batchd.model.job import Job
 from batchd.model.times import NEVER
-from batchd.sched.core.policy import MachineView, Overflow, P, Placement, Policy, PolicyObserver
+from batchd.sched.core.policy import (
+    MachineView,
+    Overflow,
+    Placement,
+    Policy,
+    WrappingPolicy,
+)
 
 
 @dataclass(frozen=True)
@@ -148,7 +154,7 @@ def narrowest(job: Job) -> int:
     return job.mold.low if job.mold is not None else job.width
 
 
-class LimitGate(Policy):
+class LimitGate(WrappingPolicy):
     """``inner`` offered only the jobs the run limits let start (see the module doc)."""
 
     def __init__(
@@ -258,19 +264,6 @@ class LimitGate(Policy):
 
     def deadline(self, job: Job) -> tuple[int, Overflow] | None:
         return self.inner.deadline(job)
-
-    def order(self) -> str:
-        return self.inner.order()
-
-    def planned_width(self, job: Job) -> int:
-        return self.inner.planned_width(job)
-
-    def observe(self, observer: PolicyObserver) -> None:
-        self.observer = observer
-        self.inner.observe(observer)
-
-    def find(self, kind: type[P]) -> P | None:
-        return self if isinstance(self, kind) else self.inner.find(kind)
 
     def report(self) -> dict[str, Any]:
         return self.inner.report()

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from batchd.model.times import hms
-from batchd.server.jobview import exec_vnode_of
 from batchd.server.records import JobRecord
 from batchd.server.service.journal import Journal
 
@@ -23,12 +22,12 @@ class JobEvents:
         self,
         journal: Journal,
         server: str,
-        node_names: list[list[str]],
+        exec_vnode: Callable[[JobRecord], str],
         now: Callable[[], int],
     ) -> None:
         self.journal = journal
         self.server = server
-        self.node_names = node_names
+        self.exec_vnode = exec_vnode
         self.now = now
 
     def add(self, rec: JobRecord, source: str, message: str) -> None:
@@ -51,9 +50,8 @@ class JobEvents:
         self.add(rec, "A", f"queue={job.queue}")
 
     def run(self, rec: JobRecord) -> None:
-        """The job's start: its exec_vnode as qstat -f shows it (no grid machine prefix)."""
-        job = rec.job
-        vnodes = exec_vnode_of(rec, self.node_names[job.machine])
+        """The job's start: its exec_vnode as qstat -f shows it."""
+        vnodes = self.exec_vnode(rec)
         self.add(rec, "L", "Job run")
         self.add(rec, "S", f"Job Run at request of Scheduler@{self.server} on exec_vnode {vnodes}")
         self.add(rec, "M", "Started")

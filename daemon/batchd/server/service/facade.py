@@ -23,7 +23,8 @@ from batchd.model.job import Job
 from batchd.model.states import JobState
 from batchd.sched.grid import widest_job
 from batchd.server.errors import bad_request
-from batchd.server.jobview import finished_views
+from batchd.server.jobresources import whole_nodes
+from batchd.server.jobview import exec_hosts, finished_views
 from batchd.server.records import JobRecord
 from batchd.server.service.access import Access, Caller
 from batchd.server.service.admission import Admission
@@ -142,7 +143,7 @@ class BatchService(Changes, Figures):
         self.admission.reserved = lambda q: self.reservations.queue_config(q, machine_names)
         self.admission.resv_owner = self.reservations.owner_of
         self.nodes = Nodes(site, self.journal)
-        self.events = JobEvents(self.journal, self.server, self.nodes.unit_names, lambda: self.now)
+        self.events = JobEvents(self.journal, self.server, self.exec_vnode, lambda: self.now)
         self.lifecycle = Lifecycle(
             site,
             self.engine,
@@ -218,6 +219,15 @@ class BatchService(Changes, Figures):
             m = self.scheduler.assigned(job)
             return (names[m] if m is not None else None), ""
         return None, ""
+
+    def exec_vnode(self, rec: JobRecord) -> str:
+        """A started job's exec_vnode as its view shows it (a grid's ``MACHINE/`` before
+        each host, every part of a multi-site job)."""
+        _, prefix = self.job_machine(rec)
+        hosts = self.part_hosts(rec) or exec_hosts(
+            rec, self.nodes.unit_names[rec.job.machine], prefix
+        )
+        return (rec.resources or whole_nodes(rec.job.width)).exec_vnode(hosts)
 
     def widest_job(self) -> int:
         """The most nodes a job may ask for: the widest machine's, or under multisite the
