@@ -11,6 +11,8 @@ host's ``/usr/bin/python3`` with the client on PYTHONPATH when needed.
 from __future__ import annotations
 
 import atexit
+import fcntl
+import json
 import os
 import pwd
 import shutil
@@ -18,8 +20,10 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,9 +65,11 @@ def make_users(base: Path) -> list[User]:
         home = base / name
         try:
             pwd.getpwnam(name)
-            subprocess.run(["userdel", "-r", name], capture_output=True, check=False)
         except KeyError:
             pass
+        else:  # left by a run that was killed: its jobs' processes too, which userdel refuses
+            subprocess.run(["pkill", "-KILL", "-U", name], capture_output=True, check=False)
+            subprocess.run(["userdel", "-r", name], capture_output=True, check=False)
         subprocess.run(
             ["useradd", "--create-home", "--home-dir", str(home), "--shell", "/bin/bash",
              "--comment", "batchd test user", name],
@@ -78,16 +84,68 @@ def remove_users() -> None:
         subprocess.run(["userdel", "-r", name], capture_output=True, check=False)
 
 
+# Test processes that run at once (pytest-xdist's workers) share the accounts: the first
+# makes them, the last removes them, under a lock; a process that died counts no more.
+SHARE_LOCK = Path("/tmp/batchd-test-accounts.lock")
+SHARE_FILE = Path("/tmp/batchd-test-accounts.json")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _exists(name: str) -> bool:
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
+
+
+@contextmanager
+def _shared() -> Iterator[dict[str, Any]]:
+    """The processes that use the accounts and their homes' folder, under the lock."""
+    with open(SHARE_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            state: dict[str, Any] = {"pids": [], "base": ""}
+            if SHARE_FILE.exists():
+                state = json.loads(SHARE_FILE.read_text() or "{}") or state
+            state["pids"] = [p for p in state.get("pids", []) if _alive(p)]
+            yield state
+            if state["pids"]:
+                SHARE_FILE.write_text(json.dumps(state))
+            else:
+                SHARE_FILE.unlink(missing_ok=True)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session")
 def test_users() -> Iterator[list[User]]:
     need_root()
-    base = Path(tempfile.mkdtemp(prefix="batchd-homes-", dir="/tmp"))
-    base.chmod(0o755)
+    with _shared() as state:
+        if not state["pids"] or not all(_exists(name) for name in NAMES):
+            base = Path(tempfile.mkdtemp(prefix="batchd-homes-", dir="/tmp"))
+            base.chmod(0o755)
+            make_users(base)
+            state["base"] = str(base)
+        state["pids"].append(os.getpid())
     try:
-        yield make_users(base)
+        yield [user(name) for name in NAMES]
     finally:
-        remove_users()
-        shutil.rmtree(base, ignore_errors=True)
+        with _shared() as state:
+            if os.getpid() in state["pids"]:
+                state["pids"].remove(os.getpid())
+            if not state["pids"]:
+                remove_users()
+                shutil.rmtree(state.get("base") or "/nonexistent", ignore_errors=True)
 
 
 def open_dir(prefix: str) -> Path:
