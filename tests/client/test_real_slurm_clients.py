@@ -158,7 +158,7 @@ def test_snakemake_submits_polls_and_cancels(daemon: Daemon, tmp_path: Path) -> 
         [str(BIN / "snakemake"), "--executor", "slurm", "--jobs", "1",
          "--default-resources", "slurm_partition=workq", "runtime=600", "mem_mb=100",
          "--slurm-init-seconds-before-status-checks", "1"],
-        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=(tmp_path / "snakemake.log").open("w"),
         start_new_session=True,
     )  # fmt: skip
     try:
@@ -173,9 +173,13 @@ def test_snakemake_submits_polls_and_cancels(daemon: Daemon, tmp_path: Path) -> 
             time.sleep(0.5)
             jobs = running()
         assert len(jobs) == 1, slurm("squeue").stdout
+        # Snakemake counts a job as its own once sbatch has answered and it has written
+        # the job down; on a busy host that comes a moment after the job runs.
+        time.sleep(3)
         flow.send_signal(signal.SIGINT)  # as a user's Ctrl-C
         flow.wait(timeout=60)
     finally:
         if flow.poll() is None:
             flow.kill()
-    assert wait_for(lambda: sacct_state(jobs[0]), "CANCELLED") == "CANCELLED"
+    log = (tmp_path / "snakemake.log").read_text()
+    assert wait_for(lambda: sacct_state(jobs[0]), "CANCELLED") == "CANCELLED", log[-2000:]
