@@ -22,7 +22,8 @@ from batchd.server.connlimit import (
 )
 from batchd.server.fdlimit import connection_budget
 from batchd.server.listener import BACKOFF_MAX, GuardedSite, Listeners
-from batchd.site.config import ConfigError, ConnectionsConfig, load_site
+from batchd.site.config import ConfigError, load_site
+from batchd.site.tables import ConnectionsConfig
 
 LIMITS = ConnectionLimits(
     header_timeout=1.0, idle_timeout=5.0, max_open=4, max_per_peer=2, managers_room=2

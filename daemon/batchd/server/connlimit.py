@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 from batchd.metrics.catalog import BY_NAME
 from batchd.server.auth import user_name
 from batchd.server.fdlimit import connection_budget
-from batchd.site.config import ConnectionsConfig
+from batchd.site.tables import ConnectionsConfig
 
 DEFAULT_MAX_OPEN = 1024
 # Why a connection was refused or dropped (batchd_connections_refused_total's reasons).

@@ -34,7 +34,8 @@ from batchd.server.outputs import file_name, local_path, pick_shell, this_host
 from batchd.server.records import JobRecord
 from batchd.server.slurm_env import pattern_fields, slurm_variables
 from batchd.server.slurm_paths import expand
-from batchd.site.config import MachineConfig, SiteConfig
+from batchd.site.config import SiteConfig
+from batchd.site.tables import MachineConfig
 
 # Shells that take -c and are started as login shells; anything else is an interpreter.
 SHELLS = frozenset(

@@ -16,7 +16,7 @@ from typing import Any
 from batchd.model.hostlist import compress
 from batchd.server.arrays import ArraySpec
 from batchd.server.records import JobRecord
-from batchd.site.config import MachineConfig
+from batchd.site.tables import MachineConfig
 
 
 def slurm_id(rec: JobRecord) -> str:

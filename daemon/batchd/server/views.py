@@ -21,8 +21,8 @@ from batchd.server.pending import pending_reason
 from batchd.server.records import JobRecord
 from batchd.server.service import BatchService
 from batchd.server.service.run_limits import SERVER_LIMITS, scheduling, server_limit
-from batchd.site.config import QueueConfig
 from batchd.site.resources import show
+from batchd.site.tables import QueueConfig
 
 
 def job_out(

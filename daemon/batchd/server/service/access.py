@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from batchd.server.errors import ApiError, forbidden
-from batchd.site.config import AuthConfig
+from batchd.site.tables import AuthConfig
 
 Role = Literal["user", "operator", "manager"]
 RANK: dict[Role, int] = {"user": 0, "operator": 1, "manager": 2}

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from batchd.model.times import hms
 from batchd.model.windows import DAY, HORIZON, TimeWindow, longest_opening, next_fit
 from batchd.server.errors import bad_request, forbidden
-from batchd.site.config import QueueConfig, SiteConfig
+from batchd.site.config import SiteConfig
+from batchd.site.tables import QueueConfig
 
 
 class Admission:

@@ -20,7 +20,8 @@ import structlog
 from pydantic import ValidationError
 
 from batchd.server.errors import ApiError
-from batchd.site.config import QueueConfig, SiteConfig
+from batchd.site.config import SiteConfig
+from batchd.site.tables import QueueConfig
 
 log = structlog.get_logger("batchd")
 Changes = dict[str, dict[str, Any] | None]

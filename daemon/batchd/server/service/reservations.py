@@ -18,7 +18,7 @@ from batchd.server.admin_schemas import ReservationCreate
 from batchd.server.errors import bad_request, conflict, not_found
 from batchd.server.records import SEQ_DIGITS, resv_from_row, resv_to_row
 from batchd.server.service.journal import Journal
-from batchd.site.config import QueueConfig
+from batchd.site.tables import QueueConfig
 
 
 class Reservations:
