@@ -6,9 +6,10 @@ not compiled yet. Each switch waits for its kernels (compiled in a child process
 on a worker thread) and then takes effect, and the answers keep within 100 ms.
 
 The host's two cores are shared: an idle daemon there answers one request in a few
-hundred late by up to 0.7 s (the client or the daemon not scheduled), so up to 1 % of
-answers may be late, none by a second. A compile on the loop holds every answer for
-seconds (3 s for the profile kernels, 8 to 45 s for ga's).
+hundred late by up to 0.7 s, and by 1.1 s once when another test process was busy (the
+client or the daemon not scheduled), so up to 1 % of answers may be late, none by 2.5 s.
+A compile on the loop holds every answer for longer than that: 3 to 10 s for the profile
+kernels, 8 to 53 s for ga's, 8 to 37 s for the moldable ones.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from daemon_proc import Daemon
 
 LIMIT = 0.1  # seconds a /healthz answer may take
 LATE_SHARE = 0.01  # of answers a busy host may delay past LIMIT ...
-LATEST = 1.0  # ... but never past this
+LATEST = 2.5  # ... but never past this (a compile on the loop takes 3 s or more)
 SWITCH_TIMEOUT = 240.0  # a cold compile of the ga kernels on a loaded host
 
 
