@@ -72,7 +72,7 @@ def scenario(trace: Path, waiting: int, seed: int) -> tuple[list[int], list[int]
     for job in queue:
         prio = SDSC_BLUE_MAP.get(int(job.queue or -1), n_prio - 1)
         job.priority_class = prio
-        wait = job.record[2] if job.record is not None else 0
+        wait = job.trace.fields[2] if job.trace is not None else 0
         job.utility, _, _ = make_utility(rng, params, prio, n_prio, job.width, job.estimate, wait)
         job.submit = NOW - rng.randint(0, 4 * 3600)
     queue.sort(key=lambda j: (j.submit, j.id))

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from batchd.metrics.utility import utility_summary
-from batchd.model.job import Job
+from batchd.model.job import Job, TraceLine
 from batchd.model.utility import Utility
 
 
 def ran(jid: int, start: int, end: int, utility: Utility | None, decay: str = "") -> Job:
     job = Job(id=jid, submit=0, width=1, estimate=end - start, runtime=end - start)
     job.start, job.end, job.utility = start, end, utility
-    job.swf_tokens = (f"utility_decay={decay}",) if decay else ()
+    job.trace = TraceLine((), (f"utility_decay={decay}",) if decay else ())
     return job
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from batchd.cli import main
-from batchd.model.job import Job
+from batchd.model.job import Job, TraceLine
 from batchd.workload.double import double_jobs
 from batchd.workload.generate import double_generated, generate_jobs, write_generated_swf
 from batchd.workload.model_fit import analyze_trace
@@ -18,7 +18,7 @@ from batchd.workload.source import load_trace
 def test_double_jobs_by_hand() -> None:
     rec = tuple([7, 30, -1, 5, 2, -1, -1, 2, 9, -1, 1, 3, -1, -1, 1, 2, -1, -1])
     jobs = [
-        Job(7, 30, 2, 9, 5, "3", "1", record=rec),
+        Job(7, 30, 2, 9, 5, "3", "1", trace=TraceLine(rec, ("site=north",))),
         Job(4, 10, 1, 60, 50),
         Job(5, 10, 3, 20, 20),  # same second as job 4, after it in the given order
     ]
@@ -32,8 +32,9 @@ def test_double_jobs_by_hand() -> None:
         (6, 30, 2, 9, 5),
     ]
     assert out[4].user == out[5].user == "3" and out[4].queue == "1"
-    assert out[4].record == (5, *rec[1:]) and out[5].record == (6, *rec[1:])
-    assert out[0] is not out[1] and out[0].record is None
+    assert out[4].trace == ((5, *rec[1:]), ("site=north",))
+    assert out[5].trace == ((6, *rec[1:]), ("site=north",))
+    assert out[0] is not out[1] and out[0].trace is None
     assert [j.id for j in jobs] == [7, 4, 5]  # the input is left alone
 
 
@@ -48,7 +49,7 @@ def test_load_trace_doubles_after_first_and_shrink(tmp_path: Path) -> None:
     wl = load_trace(str(swf), 2, shrink=0.5, first=3, double=True)
     assert [(j.id, j.submit) for j in wl.jobs] == [(1, 0), (2, 0), (3, 5), (4, 5)]
     assert wl.skipped["wider_than_machine"] == 2  # job 3, twice
-    assert [j.record[0] for j in wl.jobs if j.record] == [1, 2, 3, 4]
+    assert [j.trace.fields[0] for j in wl.jobs if j.trace] == [1, 2, 3, 4]
 
 
 def test_replay_double_schedule_by_hand(tmp_path: Path) -> None:

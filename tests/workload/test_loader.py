@@ -45,7 +45,8 @@ def test_load_fallbacks_order_and_skips() -> None:
     assert wl.header is not None and wl.header.max_nodes == 8
     assert wl.source == str(SWF_OK)
     job = wl.jobs[0]
-    assert job.record == (1, 0, 5, 100, 4, 90.5, -1, 4, 200, -1, 1, 3, 1, -1, 2, -1, -1, -1)
+    assert job.trace is not None
+    assert job.trace.fields == (1, 0, 5, 100, 4, 90.5, -1, 4, 200, -1, 1, 3, 1, -1, 2, -1, -1, -1)
     assert job.state is JobState.QUEUED
     assert (job.start, job.end, job.nodes, job.result.killed) == (-1, -1, [], False)
     assert all(type(v) is int for j in wl.jobs for v in _shape(j)[:5])
@@ -220,7 +221,7 @@ def test_a_trace_read_without_records_gives_the_same_jobs() -> None:
     path = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
     kept = load_swf(path, nodes=64, first=3000)
     bare = load_swf(path, nodes=64, first=3000, records=False)
-    assert all(j.record is not None and len(j.record) == 18 for j in kept.jobs)
-    assert all(j.record is None for j in bare.jobs)
+    assert all(j.trace is not None and len(j.trace.fields) == 18 for j in kept.jobs)
+    assert all(j.trace is None for j in bare.jobs)
     assert [_shape(j) for j in bare.jobs] == [_shape(j) for j in kept.jobs]
     assert bare.skipped == kept.skipped and bare.skipped["wider_than_machine"] > 0

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from batchd.model.job import Job
+from batchd.model.job import Job, TraceLine
 from batchd.workload import (
     SWF_FIELDS,
     SWFError,
@@ -243,9 +243,9 @@ def test_write_swf_round_trip(tmp_path: Path, name: str) -> None:
 
 def test_write_swf_status_and_unstarted_jobs(tmp_path: Path) -> None:
     rec = (4, 100, 7, 50, 2, -1, -1, 2, 60, -1, 1, 8, 1, -1, 3, -1, -1, -1)
-    killed = Job(id=4, submit=100, width=2, estimate=60, runtime=90, record=rec)
+    killed = Job(id=4, submit=100, width=2, estimate=60, runtime=90, trace=TraceLine(rec))
     _run(killed, 110, 170, [0, 1], killed=True)
-    never = Job(id=5, submit=120, width=1, estimate=60, runtime=10, record=None)
+    never = Job(id=5, submit=120, width=1, estimate=60, runtime=10, trace=None)
     out = tmp_path / "status.swf"
     write_swf(out, None, [never, killed])
     got = [r for _, r in iter_swf(out)]
@@ -256,7 +256,7 @@ def test_write_swf_status_and_unstarted_jobs(tmp_path: Path) -> None:
 
 def test_write_swf_float_format(tmp_path: Path) -> None:
     rec = (1, 0, 0, 10, 1, 3.14159, 0.004, 1, 60, 2.5, 1, 1, 1, -1, -1, -1, -1, 1234.0)
-    job = Job(id=1, submit=0, width=1, estimate=60, runtime=10, record=rec)
+    job = Job(id=1, submit=0, width=1, estimate=60, runtime=10, trace=TraceLine(rec))
     _run(job, 0, 10, [0])
     out = tmp_path / "fmt.swf"
     write_swf(out, SWFHeader(["; MaxNodes: 1"]), [job])

@@ -49,7 +49,7 @@ def trace(rows: list[tuple[Any, ...]] = ROWS, header: str = HEADER) -> str:
 
 
 def job_key(job: Job) -> tuple[Any, ...]:
-    rec = None if job.record is None else tuple((v, type(v)) for v in job.record)
+    rec = None if job.trace is None else tuple((v, type(v)) for v in job.trace.fields)
     fields = (job.id, job.submit, job.width, job.estimate, job.runtime, job.user, job.queue)
     return (*fields, tuple(type(v) for v in fields), rec)
 

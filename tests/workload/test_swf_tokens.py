@@ -57,14 +57,17 @@ def test_load_gives_jobs_their_utility_and_tokens(tmp_path: Path, name: str) -> 
     wl = load_swf(_tokens_trace(tmp_path, name), nodes=8)
     by_id = {j.id: j for j in wl.jobs}
     assert by_id[1].utility == Utility([(0, 1000), (3600, 800), (7200.5, 0)])
-    assert by_id[1].swf_tokens == (UTIL_A, "site=north")
-    assert by_id[2].utility is None and by_id[2].swf_tokens == ()
+    assert by_id[1].trace_tokens == (UTIL_A, "site=north")
+    assert by_id[2].utility is None and by_id[2].trace_tokens == ()
     assert by_id[3].utility is not None and by_id[3].utility.value_at(5) == pytest.approx(2.625)
     # The same jobs as without tokens otherwise.
     plain = _trace(tmp_path, f"; MaxNodes: 8\n{LINE_A}\n{LINE_B}\n{LINE_C}\n", "plain.swf")
     other = load_swf(plain, nodes=8)
-    key = [(j.id, j.submit, j.width, j.estimate, j.runtime, j.record) for j in other.jobs]
-    assert [(j.id, j.submit, j.width, j.estimate, j.runtime, j.record) for j in wl.jobs] == key
+    key = [(j.id, j.submit, j.width, j.estimate, j.runtime) for j in other.jobs]
+    assert [(j.id, j.submit, j.width, j.estimate, j.runtime) for j in wl.jobs] == key
+    assert [j.trace.fields for j in wl.jobs if j.trace] == [
+        j.trace.fields for j in other.jobs if j.trace
+    ]
 
 
 def test_writer_round_trips_tokens_in_their_order(tmp_path: Path) -> None:
@@ -82,7 +85,7 @@ def test_writer_round_trips_tokens_in_their_order(tmp_path: Path) -> None:
     assert all(len(line[:width].split()) == 18 and line[width] == " " for line in lines[::2])
     again = load_swf(out, nodes=8)
     assert [j.utility for j in again.jobs] == [j.utility for j in wl.jobs]
-    assert [j.swf_tokens for j in again.jobs] == [j.swf_tokens for j in wl.jobs]
+    assert [j.trace_tokens for j in again.jobs] == [j.trace_tokens for j in wl.jobs]
 
 
 def test_writer_writes_a_changed_or_new_utility_in_seconds(tmp_path: Path) -> None:
@@ -104,7 +107,7 @@ def test_writer_writes_a_changed_or_new_utility_in_seconds(tmp_path: Path) -> No
 def test_doubling_copies_utility_and_tokens(tmp_path: Path) -> None:
     wl = load_swf(_tokens_trace(tmp_path), nodes=8)
     twice = double_jobs(wl.jobs)
-    assert [j.swf_tokens for j in twice][:2] == [wl.jobs[0].swf_tokens] * 2
+    assert [j.trace_tokens for j in twice][:2] == [wl.jobs[0].trace_tokens] * 2
     assert twice[1].utility == wl.jobs[0].utility
 
 

@@ -23,7 +23,7 @@ DECAY_TOKEN = "utility_decay="
 
 
 def decay_type(job: Job) -> str | None:
-    for token in job.swf_tokens:
+    for token in job.trace_tokens:
         if token.startswith(DECAY_TOKEN):
             return token[len(DECAY_TOKEN) :]
     return None

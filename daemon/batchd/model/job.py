@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from batchd.model.moldable import Moldable
 from batchd.model.states import JobState
 from batchd.model.utility import Utility
 
 UNSET = -1
+
+
+class TraceLine(NamedTuple):
+    """Where a job read from a trace came from: the SWF fields of its line and the
+    ``key=value`` tokens after them, as read (a job written back starts from them)."""
+
+    fields: tuple[float | int, ...]
+    tokens: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -36,7 +45,8 @@ class Job:
     with, else its walltime, set at submission; a job that really runs (``external``)
     carries its walltime there (plans use it), and what it ran is ``run`` once it ended.
     What became of the job (how it ended, the policy that started it, ...) is
-    ``result``; the other fields are what was asked for and where and when it runs.
+    ``result``, where a trace's job came from ``trace``; the other fields are what was
+    asked for and where and when it runs.
     """
 
     id: int
@@ -53,9 +63,8 @@ class Job:
     start: int = UNSET
     end: int = UNSET
     nodes: list[int] = field(default_factory=list)
-    record: tuple[float | int, ...] | None = None  # the SWF fields it came from
+    trace: TraceLine | None = None  # the trace line it was read from, if any
     utility: Utility | None = None  # what its result is worth by turnaround (Lee's utility paper)
-    swf_tokens: tuple[str, ...] = ()  # the key=value tokens after its SWF fields, as read
     # The trace's priority class, 0 the highest (Lee's utility paper's normalised priority, the
     # priority_class= token): prio-fifo ranks by it after the PBS priority.
     priority_class: int = 0
@@ -78,6 +87,11 @@ class Job:
     def duration(self) -> int:
         """Planned length: the estimate, at least one second so it holds its nodes."""
         return self.estimate if self.estimate > 0 else 1
+
+    @property
+    def trace_tokens(self) -> tuple[str, ...]:
+        """The ``key=value`` tokens of the trace line it was read from (none if none)."""
+        return () if self.trace is None else self.trace.tokens
 
     @property
     def wait(self) -> int:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-from batchd.model.job import Job
+from batchd.model.job import Job, TraceLine
 
 __all__ = ["double_jobs", "double_order"]
 
@@ -40,9 +40,9 @@ def double_jobs(jobs: Sequence[Job]) -> list[Job]:
     doubled = double_order(jobs, [j.submit for j in jobs])
     out: list[Job] = []
     for new_id, job in enumerate(doubled, start=1):
-        record = job.record
-        if record is not None:
-            record = (new_id, *record[1:])
+        trace = job.trace
+        if trace is not None:
+            trace = TraceLine((new_id, *trace.fields[1:]), trace.tokens)
         out.append(
             Job(
                 new_id,
@@ -55,9 +55,8 @@ def double_jobs(jobs: Sequence[Job]) -> list[Job]:
                 job.name,
                 job.machine,
                 job.priority,
-                record=record,
+                trace=trace,
                 utility=job.utility,
-                swf_tokens=job.swf_tokens,
                 priority_class=job.priority_class,
             )
         )

@@ -13,7 +13,7 @@ from itertools import compress, islice, repeat
 from operator import attrgetter, ge, gt, le, lt
 from typing import TypeVar
 
-from batchd.model.job import Job
+from batchd.model.job import Job, TraceLine
 from batchd.model.moldable import MoldError
 from batchd.model.times import CLOCK_MAX, CLOCK_RANGE, NEVER, TIME_MIN
 from batchd.workload.swf import (
@@ -69,8 +69,8 @@ def load_swf(
     order of checks. ``first`` keeps only the first N job lines of the file (counted before
     skipping). Jobs come sorted by submit time, ties in file order, and ``shrink`` then
     scales the submit gaps (see :func:`shrink_submits`). Each job carries its SWF fields
-    as ``record`` (what ``write_swf`` writes back), unless ``records`` is False and the
-    file takes the table path: a replay that writes no SWF makes no record tuples.
+    and tokens as ``trace`` (what ``write_swf`` writes back), unless ``records`` is False
+    and the file takes the table path: a replay that writes no SWF makes no trace lines.
 
     The trace is read whole into columns (:mod:`batchd.workload.swf_table`); a file that
     reader does not take is read line by line (:func:`~batchd.workload.swf.iter_swf`),
@@ -200,7 +200,7 @@ def _jobs_from_records(
                 runtime,
                 user,
                 str(queue) if queue >= 0 else "",
-                record=rec,
+                trace=TraceLine(rec, tokens),
             )
         )
         if tokens:
@@ -220,9 +220,8 @@ def _off_clock(submit: float, origin: int) -> str:
 
 
 def _take_tokens(job: Job, tokens: tuple[str, ...], nodes: int) -> None:
-    """Give a job the tokens of its SWF line, and the utility function, the priority
-    class and the moldable shape among them."""
-    job.swf_tokens = tokens
+    """Give a job the utility function, the priority class and the moldable shape
+    among the tokens of its SWF line."""
     if any(t.startswith(UTILITY_KEY + "=") for t in tokens):
         job.utility = check_tokens("", 0, tokens)  # checked already when read
     job.priority_class = priority_class_of(tokens)
@@ -270,7 +269,7 @@ def _jobs_from_table(
     )
     if records:
         for job, rec in zip(jobs, _records(table), strict=True):
-            job.record = rec
+            job.trace = TraceLine(rec)
 
     # Skips, each record counted under the first check it fails.
     w_min, w_max = _extremes(widths)
@@ -312,7 +311,7 @@ def _collector_paused() -> Iterator[None]:
     """The cyclic garbage collector off for the duration, and what was made meanwhile moved
     to its oldest generation.
 
-    A trace makes three tracked objects per job (the job, its node list, its record), all
+    A trace makes tracked objects per job (the job, its node list, its trace line), all
     long-lived and none in a cycle. With the collector on, the young generations scan them
     again and again while they are made; paused, it scans all of them at once as soon as it
     is back on. Either way that costs about as much as making them. ``gc.freeze()`` followed

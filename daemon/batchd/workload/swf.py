@@ -409,8 +409,8 @@ def _format_number(value: int | float) -> str:
 
 def _job_record(job: Job, partition: bool = False) -> list[int | float]:
     """The 18 SWF fields for a job: its carried record with what the run changed replaced."""
-    if job.record is not None and len(job.record) == N_FIELDS:
-        rec: list[int | float] = list(job.record)
+    if job.trace is not None and len(job.trace.fields) == N_FIELDS:
+        rec: list[int | float] = list(job.trace.fields)
     else:
         rec = [-1] * N_FIELDS
         rec[0] = job.id
@@ -433,7 +433,7 @@ def _job_tokens(job: Job) -> list[str]:
     with ``utility`` the job's function now (its text as read while it is unchanged)."""
     out: list[str] = []
     seen = False
-    for token in job.swf_tokens:
+    for token in job.trace_tokens:
         key, _, value = token.partition("=")
         if key != UTILITY_KEY:
             out.append(token)
@@ -447,7 +447,7 @@ def _job_tokens(job: Job) -> list[str]:
             out.append(token if same else f"{UTILITY_KEY}={job.utility.format()}")
     if not seen and job.utility is not None:
         out.append(f"{UTILITY_KEY}={job.utility.format()}")
-    if job.mold is not None and not job.swf_tokens:
+    if job.mold is not None and not job.trace_tokens:
         out.append(f"{NODES_KEY}={job.mold.range_text()}")
         out.append(f"{SPEEDUP_KEY}={job.mold.speedup.format()}")
     return out
@@ -473,7 +473,7 @@ def write_swf(
     ``partition``: field 16 is the machine the job ran on (1-based, config order), as a
     grid replay writes it; each part of a multi-site job is a line of its own.
 
-    Each job starts from its carried ``record`` (or one built from id, submit, width and
+    Each job starts from the fields of its ``trace`` line (or one built from id, submit, width and
     estimate) with submit, wait, run time, allocated processors and, for killed jobs, the
     status (0) replaced by what happened in the run. Its ``key=value`` tokens (the
     utility function among them) follow the 18 fields. Gzip when the path ends in ``.gz``.
@@ -490,7 +490,7 @@ def write_swf(
                 fh.write(f"; {text}\n")
         for job, row in zip(ordered, rows, strict=True):
             line = " ".join(t.rjust(w) for t, w in zip(row, widths, strict=True))
-            if job.swf_tokens or job.utility is not None or job.mold is not None:
+            if job.trace_tokens or job.utility is not None or job.mold is not None:
                 line = " ".join([line, *_job_tokens(job)])
             fh.write(line + "\n")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from batchd.engine.core import Engine
-from batchd.model.job import Job
+from batchd.model.job import Job, TraceLine
 from batchd.model.machine import Grid, Machine
 from batchd.sched.grid import GridLayer, make_grid
 
@@ -20,7 +20,14 @@ def job(
         rec[15] = home
         record = tuple(rec)
     est = runtime if estimate is None else estimate
-    return Job(id=jid, submit=submit, width=width, estimate=est, runtime=runtime, record=record)
+    return Job(
+        id=jid,
+        submit=submit,
+        width=width,
+        estimate=est,
+        runtime=runtime,
+        trace=None if record is None else TraceLine(record),
+    )
 
 
 def run_grid(

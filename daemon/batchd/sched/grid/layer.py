@@ -206,8 +206,8 @@ class GridLayer(ABC):
         """
         cands = self.wide_enough(job.width)
         mode = self.params.home
-        if mode == "partition" and job.record is not None and len(job.record) > 15:
-            part = int(job.record[15])
+        if mode == "partition" and job.trace is not None and len(job.trace.fields) > 15:
+            part = int(job.trace.fields[15])
             if 1 <= part <= self.n and self.nodes[part - 1] >= job.width:
                 return part - 1
         if mode == "weighted":

@@ -120,9 +120,8 @@ class MultisiteGrid(GridLayer):
                 name=job.name,
                 machine=m,
                 priority=job.priority,
-                record=job.record,
+                trace=job.trace,
                 utility=job.utility,
-                swf_tokens=job.swf_tokens,
             )
             out[m].append(Placement(part, m, r))
             free[m] -= r
