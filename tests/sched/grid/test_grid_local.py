@@ -9,6 +9,11 @@ from __future__ import annotations
 import pytest
 from gridutil import job, run_grid, table
 
+from batchd.engine.core import Engine
+from batchd.model.machine import Grid, Machine
+from batchd.sched.grid import make_grid
+from batchd.sched.grid.local import PoolGrid
+
 
 # hierarchical, machines m0 (4) and m1 (8), local fcfs-easy, all at t=0, 100 s:
 # J1 w2, J2 w2, J3 w4. Strategies count a machine's idle nodes less those asked for
@@ -230,3 +235,21 @@ def test_pool_overflow_without_backlog_is_push_blocked(discipline: str) -> None:
             "pool", [4, 4], jobs(), discipline=discipline, push="overflow", backlog="0"
         )
         assert table(overflow[2]) == blocked
+
+
+# After a daemon restart the waiting jobs come back with their homes (resume): with
+# push=overflow a job goes back to its home's queue if the backlog rule keeps it there
+# (J1 w4: 0 + 4 <= 4), else to the pool (J2 w2: 4 + 2 > 4); push=blocked puts both
+# into the pool, as before.
+@pytest.mark.parametrize(
+    ("push", "home_queue", "pool"), [("overflow", [1], [2]), ("blocked", [], [1, 2])]
+)
+def test_pool_resume_after_restart(push: str, home_queue: list[int], pool: list[int]) -> None:
+    layer = make_grid("pool", {"push": push}, [("m0", 4), ("m1", 4)], seed=0)
+    assert isinstance(layer, PoolGrid)
+    engine = Engine(Grid([Machine("m0", 4), Machine("m1", 4)]), layer.ports)
+    layer.attach(engine.machines)
+    for j in (job(1, 0, 4, 100), job(2, 0, 2, 100)):
+        layer.resume(j, 0)
+    assert [j.id for j in layer.waiting_on(0)] == home_queue + pool
+    assert [j.id for j in layer.local[0].waiting()] == home_queue
