@@ -180,7 +180,15 @@ def test_site_grid_table_and_override(tmp_path: Path, site: Path) -> None:
         ("decentral", {"migration": "0.5"}, "migration='0.5': expected a decimal number >= 1"),
         ("decentral", {"local": "nope"}, "local='nope': unknown policy"),
         ("decentral", {"local.huge": "fcfs"}, "'huge' is not a machine (machines: small, big)"),
-        ("pool", {"push": "some"}, "push='some': expected one of blocked, all"),
+        ("pool", {"push": "some"}, "push='some': expected one of blocked, all, overflow"),
+        ("pool", {"backlog": "-1", "push": "overflow"}, "backlog='-1': expected a decimal"),
+        ("pool", {"backlog": "2"}, "backlog='2' applies only with push=overflow (push is"),
+        ("multisite", {"part_unit": "cm"}, "part_unit='cm': expected one of nodes, mean-part"),
+        (
+            "multisite",
+            {"part_unit": "mean-part", "overhead": "3"},
+            "part_unit='mean-part' applies only to overhead models 2 and 4 (overhead is 3)",
+        ),
         ("pool", {"local": "fcfs"}, "unknown parameter 'local' (allowed: discipline, push"),
     ],
 )

@@ -137,13 +137,13 @@ def test_grid_report_is_byte_identical(
     # The committed command itself replays nothing and leaves results.json as it is.
     results = (out / "results.json").read_bytes()
     assert main(argv) == 0
-    assert "456 runs (0 new, 456 reused, 0 failed), 3 figures" in capsys.readouterr().out
+    assert "672 runs (0 new, 672 reused, 0 failed), 4 figures" in capsys.readouterr().out
     assert (out / "results.json").read_bytes() == results and not (out / "runs").exists()
     argv.append("--report-only")
     assert main(argv) == 0
-    assert "456 runs (0 new, 456 reused, 0 failed), 3 figures" in capsys.readouterr().out
+    assert "672 runs (0 new, 672 reused, 0 failed), 4 figures" in capsys.readouterr().out
     assert (out / "report.md").read_text() == committed
-    for name in ("fig_art.png", "fig_makespan.png", "fig_utilization.png"):
+    for name in ("fig_art.png", "fig_makespan.png", "fig_utilization.png", "fig_overhead.png"):
         assert (out / name).read_bytes() == (ROOT / "docs" / "grid-study" / name).read_bytes()
 
 

@@ -4,6 +4,8 @@ One figure per metric, one subplot per job set; along the x-axis the structures
 and strategies (a representative selection of Table 2's runs), one bar per grid
 configuration. ART and makespan are drawn on a log scale (overhead models 2 and 4
 stretch multi-site jobs by orders of magnitude; the figures show model 1 and 3).
+A fourth figure draws ART against p for every overhead model, the normalized
+readings of models 2 and 4 included, one subplot per job set and grid.
 Drawn with matplotlib's object API on the Agg canvas.
 """
 
@@ -16,6 +18,10 @@ from batchd_studies.framework.plots import colormap, legend_entries
 from batchd_studies.grid.tables import Entry, index_results, metric, traces_of
 from batchd_studies.grid.variants import (
     FREE_STRATEGIES,
+    MEAN_PART,
+    NORMALIZED_MODELS,
+    OVERFLOW,
+    P_VALUES,
     SCHEDULER_NAMES,
     SCHEDULERS,
     STRATEGY_NAMES,
@@ -69,8 +75,66 @@ def figure_variants() -> list[tuple[str, str]]:
         ("P Backfill\nblocked", pool("easy", "blocked", "1").key),
         ("P FCFS\nall", pool("fcfs", "all", "1").key),
         ("P Backfill\nall", pool("easy", "all", "1").key),
+        ("P FCFS\noverflow", pool("fcfs", OVERFLOW, "1").key),
+        ("P Backfill\noverflow", pool("easy", OVERFLOW, "1").key),
     ]
     return out
+
+
+OVERHEAD_FIGURE = (
+    "fig_overhead.png",
+    "ART of multi-site scheduling against p, by overhead model (log scale; 2n and 4n: "
+    "models 2 and 4 with r_i in mean parts)",
+)
+
+
+def overhead_series() -> list[tuple[str, list[str]]]:
+    """(label, variant keys along P_VALUES) of every overhead model drawn."""
+    out = [(f"model {m}", [multisite(m, p).key for p in P_VALUES]) for m in "1234"]
+    out += [
+        (f"model {m}n", [multisite(m, p, 1, MEAN_PART).key for p in P_VALUES])
+        for m in NORMALIZED_MODELS
+    ]
+    return out
+
+
+def plot_overhead(results: Sequence[Entry], configs: Sequence[str], path: Path) -> Path | None:
+    """ART against p, one line per model, one subplot per job set and grid."""
+    from matplotlib.figure import Figure
+
+    index = index_results(results)
+    traces = traces_of(results)
+    if not traces or not configs:
+        return None
+    fig = Figure(figsize=(3.4 * len(configs), 2.8 * len(traces) + 0.8), layout="constrained")
+    axes = fig.subplots(len(traces), len(configs), squeeze=False)
+    colors = colormap("tab10")
+    xs = list(range(len(P_VALUES)))  # evenly spaced: 0 and 0.01 apart
+    drawn = False
+    for ti, trace in enumerate(traces):
+        for ci, config in enumerate(configs):
+            ax = axes[ti][ci]
+            for si, (label, keys) in enumerate(overhead_series()):
+                ys = [metric(index, trace, config, k, "art") for k in keys]
+                if any(y is None or y <= 0 for y in ys):
+                    continue
+                drawn = True
+                style = "--" if label.endswith("n") else "-"
+                ax.plot(xs, ys, style, marker="o", color=colors(si % 10), label=label)
+            ax.set_title(f"{trace}, {config}", fontsize=9)
+            ax.set_yscale("log")
+            ax.set_xticks(xs)
+            ax.set_xticklabels(P_VALUES)
+            ax.set_xlabel("p")
+            if ci == 0:
+                ax.set_ylabel("ART [s]")
+            ax.grid(True, alpha=0.3)
+    if not drawn:
+        return None
+    handles, labels = legend_entries(axes.ravel())
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
+    fig.savefig(path, dpi=100)
+    return path
 
 
 def plot(
@@ -123,7 +187,9 @@ def write_figures(
     results: Sequence[Entry], configs: Sequence[str], out: Path
 ) -> list[tuple[str, Path | None]]:
     """(caption, PNG or None) of every figure."""
-    return [
+    figures = [
         (caption, plot(results, configs, key, ylabel, out / name))
         for name, key, ylabel, caption in FIGURES
     ]
+    name, caption = OVERHEAD_FIGURE
+    return [*figures, (caption, plot_overhead(results, configs, out / name))]

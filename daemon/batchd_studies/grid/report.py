@@ -47,7 +47,9 @@ SECTIONS = (
         "FCFS with BestFit_Free; a job no machine can start is split over machines "
         "(parts of at least min_part nodes, most free first) and stretched by overhead "
         "model 1-4 (docs/grid.md). Jobs wider than the widest machine run here (split) and "
-        "are rejected by every other structure.",
+        "are rejected by every other structure. Models 2 and 4 as written count r_i in "
+        "nodes; the normalized rows count it in the job's mean part (R / f nodes), so that "
+        "an even split costs 1 + p (a sensitivity run, docs/grid.md).",
         multisite_rows,
     ),
     (
@@ -66,7 +68,11 @@ SECTIONS = (
     (
         "Decentral, job pool",
         "Blocked jobs (or every job) go to a central pool; machines with free nodes pull "
-        "from it with FCFS or Backfill (EASY). Homes drawn uniformly.",
+        "from it with FCFS or Backfill (EASY). Homes drawn uniformly. Push overflow is the "
+        "paper's pool (sec. 5.2): a machine keeps waiting jobs up to its own nodes' worth "
+        "and sends the rest to the pool; Backfill machines backfill from their own queue "
+        "first and pull only what does not delay their own first waiting job, FCFS "
+        "machines pull for the nodes their pass leaves idle.",
         pool_rows,
     ),
     (

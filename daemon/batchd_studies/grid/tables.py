@@ -17,14 +17,18 @@ from batchd_studies.framework.markdown import (
     markdown_table,
 )
 from batchd_studies.grid.variants import (
+    BACKLOG_SENSITIVITY,
     DISCIPLINES,
     FREE_STRATEGIES,
     HOMES,
     LOCALS,
     MAX_STRATEGIES,
+    MEAN_PART,
     MIGRATION,
-    MIN_PART_AT,
+    MIN_PART_SERIES,
     MIN_PARTS,
+    NORMALIZED_MODELS,
+    OVERFLOW,
     P_VALUES,
     PUSHES,
     SCHEDULER_NAMES,
@@ -103,8 +107,14 @@ def central_rows() -> list[Row]:
 
 def multisite_rows() -> list[Row]:
     rows = [(f"model {m}, p = {p}", multisite(m, p).key) for m in "1234" for p in P_VALUES]
-    m, p = MIN_PART_AT
-    rows += [(f"model {m}, p = {p}, min_part {k}", multisite(m, p, k).key) for k in MIN_PARTS]
+    rows += [
+        (f"model {m} normalized (r_i in mean parts), p = {p}", multisite(m, p, 1, MEAN_PART).key)
+        for m in NORMALIZED_MODELS
+        for p in P_VALUES
+    ]
+    for i, (m, p) in enumerate(MIN_PART_SERIES):
+        ks = MIN_PARTS if i == 0 else (1, *MIN_PARTS)
+        rows += [(f"model {m}, p = {p}, min_part {k}", multisite(m, p, k).key) for k in ks]
     return rows
 
 
@@ -135,7 +145,7 @@ def pool_rows() -> list[Row]:
             pool(d, push, mig).key,
         )
         for d in DISCIPLINES
-        for push in PUSHES
+        for push in (*PUSHES, OVERFLOW)
         for mig in ("1", MIGRATION)
     ]
 
@@ -148,7 +158,15 @@ def doubled_rows() -> list[Row]:
     rows += [
         (f"pool {SCHEDULER_NAMES[d]}, push {push}", doubled(pool(d, push, "1")).key)
         for d in DISCIPLINES
-        for push in PUSHES
+        for push in (*PUSHES, OVERFLOW)
+    ]
+    rows += [
+        (
+            f"pool {SCHEDULER_NAMES[d]}, push {OVERFLOW}, backlog {b}",
+            doubled(pool(d, OVERFLOW, "1", b)).key,
+        )
+        for d in DISCIPLINES
+        for b in BACKLOG_SENSITIVITY
     ]
     return rows
 
@@ -160,6 +178,7 @@ def counts_table(index: Index, trace: str, configs: Sequence[str]) -> str:
         (label, key, "migrations") for label, key in decentral_rows() if "x1," not in label
     ]
     picks += [(label, key, "pool_pulls") for label, key in pool_rows() if label.endswith("x1")]
+
     picks += [(label, key, "multisite_jobs") for label, key in multisite_rows()[:4]]
     for label, key, field in picks:
         cells = []

@@ -15,6 +15,13 @@ Per job set and configuration (Table 2's "all" configurations):
 
 On the doubled job set (``DOUBLED``): central FCFS and EASY with BestFit_Free and
 the four pool variants without overhead, to test the claims that need backlog.
+
+Added to Table 2's runs (``extra_plain``, ``EXTRA_DOUBLED``): the paper's job pool
+(``push=overflow``: local backlogs of ``BACKLOG`` machine-fulls, the rest to the
+pool) x FCFS or EASY x migration 1 or ``MIGRATION``, also on the doubled set (there
+with ``BACKLOG_SENSITIVITY`` too); the
+normalized reading of overhead models 2 and 4 (``part_unit=mean-part``) x p; and
+the min_part series again under model 3 and at a larger p (``MIN_PART_SERIES``).
 """
 
 from __future__ import annotations
@@ -32,6 +39,12 @@ LOCALS = ("fcfs", "fcfs-easy")
 HOMES = ("random", "weighted")
 DISCIPLINES = ("fcfs", "easy")
 PUSHES = ("blocked", "all")
+OVERFLOW = "overflow"  # the paper's pool: local backlogs, the overflow to the pool
+BACKLOG = "1"
+BACKLOG_SENSITIVITY = ("0.25", "4")  # the paper's pool on the doubled set: less, more at home
+MEAN_PART = "mean-part"
+NORMALIZED_MODELS = ("2", "4")
+MIN_PART_SERIES = (MIN_PART_AT, ("1", "0.1"), ("3", "0.01"), ("3", "0.1"))
 
 # How a structure's rows are named in tables and figures.
 SCHEDULER_NAMES = {"fcfs": "FCFS", "random": "Random", "easy": "Backfill", "fcfs-easy": "Backfill"}
@@ -70,15 +83,17 @@ def central(scheduler: str, select: str) -> Variant:
     return _v(f"central/{scheduler}/{select}", "central", cost, scheduler=scheduler, select=select)
 
 
-def multisite(overhead: str, p: str, min_part: int = 1) -> Variant:
+def multisite(overhead: str, p: str, min_part: int = 1, part_unit: str = "nodes") -> Variant:
+    extra = {} if part_unit == "nodes" else {"part_unit": part_unit}
     return _v(
-        f"multisite/m{overhead}/p{p}/min{min_part}",
+        f"multisite/m{overhead}/p{p}/min{min_part}" + ("" if not extra else f"/{part_unit}"),
         "multisite",
         0.6,
         overhead=overhead,
         p=p,
         min_part=str(min_part),
         select="bestfit-free",
+        **extra,
     )
 
 
@@ -97,15 +112,18 @@ def decentral(local: str, migration: str, home: str) -> Variant:
     )
 
 
-def pool(discipline: str, push: str, migration: str) -> Variant:
+def pool(discipline: str, push: str, migration: str, backlog: str = BACKLOG) -> Variant:
+    extra = {"backlog": backlog} if push == OVERFLOW else {}
     return _v(
-        f"pool/{discipline}/{push}/mig{migration}",
+        f"pool/{discipline}/{push}/mig{migration}"
+        + ("" if backlog == BACKLOG else f"/backlog{backlog}"),
         "pool",
         2.0 if discipline == "easy" else 1.0,
         discipline=discipline,
         push=push,
         migration=migration,
         home="random",
+        **extra,
     )
 
 
@@ -132,5 +150,29 @@ DOUBLED = (
 )
 
 
+def min_part_series() -> list[Variant]:
+    """Every (model, p) of ``MIN_PART_SERIES`` with min_part 1 and ``MIN_PARTS``."""
+    return [multisite(m, p, k) for m, p in MIN_PART_SERIES for k in (1, *MIN_PARTS)]
+
+
+def extra_plain() -> list[Variant]:
+    """The runs beyond Table 2 on the plain job sets (Table 2's own left out)."""
+    known = {v.key for v in table2()}
+    out = [pool(d, OVERFLOW, mig) for d in DISCIPLINES for mig in ("1", MIGRATION)]
+    out += [multisite(m, p, part_unit=MEAN_PART) for m in NORMALIZED_MODELS for p in P_VALUES]
+    out += [v for v in min_part_series() if v.key not in known]
+    return out
+
+
+EXTRA_DOUBLED = tuple(
+    pool(d, OVERFLOW, "1", b) for d in DISCIPLINES for b in (BACKLOG, *BACKLOG_SENSITIVITY)
+)
+
+
 def all_variants() -> list[Variant]:
-    return [*table2(), *(doubled(v) for v in DOUBLED)]
+    return [
+        *table2(),
+        *(doubled(v) for v in DOUBLED),
+        *extra_plain(),
+        *(doubled(v) for v in EXTRA_DOUBLED),
+    ]

@@ -21,6 +21,7 @@ CASES = [
     for sel in ("bestfit-free", "biggestfree-free", "random-free", "equalutil-max", "earliest")
 ]
 CASES += [("multisite", {"min_part": "2", "overhead": o, "p": "0.05"}) for o in "1234"]
+CASES += [("multisite", {"overhead": o, "p": "0.05", "part_unit": "mean-part"}) for o in "24"]
 CASES += [
     ("hierarchical", {"select": s, "local": loc})
     for s in ("bestfit-max", "equalutil-max", "random-max")
@@ -35,6 +36,11 @@ CASES += [
     ("pool", {"discipline": d, "push": p, "migration": "1.1"})
     for d in ("fcfs", "easy")
     for p in ("blocked", "all")
+]
+CASES += [
+    ("pool", {"discipline": d, "push": "overflow", "backlog": b, "migration": "1.1"})
+    for d in ("fcfs", "easy")
+    for b in ("0.5", "2")
 ]
 GRIDS = [[2, 4, 8], [4, 4, 4, 4], [3, 16]]
 

@@ -9,6 +9,11 @@ from __future__ import annotations
 import pytest
 from gridutil import job, run_grid, table
 
+from batchd.engine.core import Engine
+from batchd.model.machine import Grid, Machine
+from batchd.sched.grid import make_grid
+from batchd.sched.grid.local import PoolGrid
+
 
 # hierarchical, machines m0 (4) and m1 (8), local fcfs-easy, all at t=0, 100 s:
 # J1 w2, J2 w2, J3 w4. Strategies count a machine's idle nodes less those asked for
@@ -155,3 +160,96 @@ def test_pool_push_all() -> None:
         5: (1, 100, 140),
     }
     assert (layer.stats.pool_pushes, layer.stats.pool_pulls, layer.stats.migrations) == (5, 5, 3)
+
+
+def overflow_jobs() -> list:
+    # m0, m1 of 4 nodes, all at t=0 in this order (home 1-based):
+    # J1 w4 100 s m1, J2 w4 100 s m1, J3 w2 30 s m1, J4 w2 200 s m1,
+    # J5 w2 100 s m0, J6 w4 10 s m0.
+    return [
+        job(1, 0, 4, 100, home=2),
+        job(2, 0, 4, 100, home=2),
+        job(3, 0, 2, 30, home=2),
+        job(4, 0, 2, 200, home=2),
+        job(5, 0, 2, 100, home=1),
+        job(6, 0, 4, 10, home=1),
+    ]
+
+
+# push=overflow, backlog 1 (a machine keeps at most its own nodes' worth of waiting
+# jobs). t=0: m1 starts J1 [0,100) and is full; J2 stays at home (0 + 4 <= 4 nodes
+# waiting); J3 (4 + 2 > 4) and J4 (4 + 2 > 4) go to the pool. m0 starts J5 [0,100),
+# free 2; J6 stays at home (0 + 4 <= 4), its own head.
+# easy: m0 backfills from its queue first (nothing fits), then pulls from the pool
+# without delaying J6's reservation (shadow 100, when J5 ends; extra 0): J3 ends at
+# 30 <= 100 -> pulled [0,30); J4 would end at 200 > 100 -> not pulled, at 0 nor at 30.
+# t=100: m0 starts J6 [100,110), m1 J2 [100,200). t=110: m0 idle, no own job
+# waiting: pulls J4 [110,310).
+# fcfs: m0 pulls for the 2 nodes its FCFS pass left idle, its own J6 waiting or not:
+# J3 [0,30); t=30 J4 [30,230); J6 waits for 4 free nodes: t=230, [230,240).
+@pytest.mark.parametrize(
+    ("discipline", "j4", "j6"),
+    [("easy", (0, 110, 310), (0, 100, 110)), ("fcfs", (0, 30, 230), (0, 230, 240))],
+)
+def test_pool_overflow_local_backlog_first(
+    discipline: str, j4: tuple[int, int, int], j6: tuple[int, int, int]
+) -> None:
+    layer, _, out = run_grid(
+        "pool", [4, 4], overflow_jobs(), discipline=discipline, push="overflow"
+    )
+    assert table(out) == {
+        1: (1, 0, 100),
+        2: (1, 100, 200),
+        3: (0, 0, 30),
+        4: j4,
+        5: (0, 0, 100),
+        6: j6,
+    }
+    assert (layer.stats.pool_pushes, layer.stats.pool_pulls, layer.stats.migrations) == (2, 2, 2)
+
+
+# backlog 2: m1 keeps J2 (4), J3 (6) and J4 (8 <= 8 nodes): the pool stays empty and
+# m0 idles from 110 on while m1 works through its own queue (easy): t=100 J2
+# [100,200); t=200 J3 [200,230), J4 [200,400).
+def test_pool_overflow_larger_backlog_keeps_jobs_home() -> None:
+    layer, _, out = run_grid(
+        "pool", [4, 4], overflow_jobs(), discipline="easy", push="overflow", backlog="2"
+    )
+    assert table(out) == {
+        1: (1, 0, 100),
+        2: (1, 100, 200),
+        3: (1, 200, 230),
+        4: (1, 200, 400),
+        5: (0, 0, 100),
+        6: (0, 100, 110),
+    }
+    assert (layer.stats.pool_pushes, layer.stats.pool_pulls) == (0, 0)
+
+
+# backlog 0 keeps nothing at home: the schedule of push=blocked.
+@pytest.mark.parametrize("discipline", ["easy", "fcfs"])
+def test_pool_overflow_without_backlog_is_push_blocked(discipline: str) -> None:
+    for jobs in (pool_jobs, overflow_jobs):
+        blocked = table(run_grid("pool", [4, 4], jobs(), discipline=discipline)[2])
+        overflow = run_grid(
+            "pool", [4, 4], jobs(), discipline=discipline, push="overflow", backlog="0"
+        )
+        assert table(overflow[2]) == blocked
+
+
+# After a daemon restart the waiting jobs come back with their homes (resume): with
+# push=overflow a job goes back to its home's queue if the backlog rule keeps it there
+# (J1 w4: 0 + 4 <= 4), else to the pool (J2 w2: 4 + 2 > 4); push=blocked puts both
+# into the pool, as before.
+@pytest.mark.parametrize(
+    ("push", "home_queue", "pool"), [("overflow", [1], [2]), ("blocked", [], [1, 2])]
+)
+def test_pool_resume_after_restart(push: str, home_queue: list[int], pool: list[int]) -> None:
+    layer = make_grid("pool", {"push": push}, [("m0", 4), ("m1", 4)], seed=0)
+    assert isinstance(layer, PoolGrid)
+    engine = Engine(Grid([Machine("m0", 4), Machine("m1", 4)]), layer.ports)
+    layer.attach(engine.machines)
+    for j in (job(1, 0, 4, 100), job(2, 0, 2, 100)):
+        layer.resume(j, 0)
+    assert [j.id for j in layer.waiting_on(0)] == home_queue + pool
+    assert [j.id for j in layer.local[0].waiting()] == home_queue

@@ -43,6 +43,40 @@ def test_overhead_factors_exact() -> None:
     assert stretch(0, Fraction(3)) == 0
 
 
+# part_unit=mean-part: r_i counted in the job's mean part, sum(parts) / f nodes.
+# Parts [3, 5]: mean 4, largest 5/4 units; p = 0.1. Model 2: 1.1 ** 1.25 =
+# 1.126... (to 30 digits); model 4: 1.1 * 1.25 = 1.375. An even split [4, 4] is
+# one unit: 1.1 under both; models 1 and 3 do not change.
+def test_overhead_mean_part_unit() -> None:
+    p = Fraction("0.1")
+    m2 = multisite_factor(2, p, [3, 5], "mean-part")
+    assert abs(float(m2) - 1.1**1.25) < 1e-15 and m2 != Fraction(11, 10)
+    assert multisite_factor(4, p, [3, 5], "mean-part") == Fraction(11, 8)
+    assert multisite_factor(2, p, [4, 4], "mean-part") == Fraction(11, 10)
+    assert multisite_factor(4, p, [4, 4], "mean-part") == Fraction(11, 10)
+    assert multisite_factor(1, p, [3, 5], "mean-part") == multisite_factor(1, p, [3, 5])
+    assert multisite_factor(3, p, [3, 5], "mean-part") == multisite_factor(3, p, [3, 5])
+    # At p = 0.01 a 256-node part of a 512-node job: 12.8 read as nodes, 1.01 as mean parts.
+    assert float(multisite_factor(2, Fraction("0.01"), [256, 256])) == pytest.approx(12.78, 1e-3)
+    assert multisite_factor(2, Fraction("0.01"), [256, 256], "mean-part") == Fraction(101, 100)
+
+
+# The split of test_split_and_overhead_models (m0 4 + m1 2 of a 6-node job, 100 s,
+# p = 0.5) with part_unit=mean-part: mean 3, largest 4/3. Model 2: 1.5 ** (4/3) =
+# 1.7171... -> 171.7 -> 172; model 4: 1.5 * 4/3 = 2 -> 200.
+@pytest.mark.parametrize(("model", "run"), [(2, 172), (4, 200)])
+def test_split_with_mean_part_unit(model: int, run: int) -> None:
+    _, _, out = run_grid(
+        "multisite",
+        [4, 4],
+        [job(1, 0, 6, 100), job(2, 0, 2, 10)],
+        overhead=str(model),
+        p="0.5",
+        part_unit="mean-part",
+    )
+    assert table(out) == {1: (0, 0, run), 2: (1, 0, 10)}
+
+
 # Parts on the fewest machines, most free first; the last part at least min_part:
 # w5 on free [4, 4], min_part 2: 4 + 1 -> the last takes 1 more from the first: 3 + 2.
 # min_part 3: 4 - 2 = 2 < 3 -> no split. w8: 4 + 4. w3 on [1, 2, 2]: m1 2 + m2 1.

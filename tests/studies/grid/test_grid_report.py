@@ -13,7 +13,14 @@ from batchd.cli import main
 from batchd.replay import ReplayOptions, run_replay
 from batchd_studies.grid.claims import CLAIMS, claims_table
 from batchd_studies.grid.tables import fmt_art, index_results
-from batchd_studies.grid.variants import DOUBLED, all_variants, central, table2
+from batchd_studies.grid.variants import (
+    DOUBLED,
+    EXTRA_DOUBLED,
+    all_variants,
+    central,
+    extra_plain,
+    table2,
+)
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -42,10 +49,17 @@ def _toy_trace(path: Path, count: int = 300, nodes: int = 16) -> Path:
 
 def test_variants_cover_table2() -> None:
     keys = [v.key for v in all_variants()]
-    assert len(keys) == len(set(keys)) == 51 + len(DOUBLED)
+    extra = len(extra_plain()) + len(EXTRA_DOUBLED)
+    assert len(keys) == len(set(keys)) == 51 + len(DOUBLED) + extra
     structures = {v.structure for v in table2()}
     assert structures == {"central", "multisite", "hierarchical", "decentral", "pool"}
-    assert all(v.doubled for v in all_variants()[51:])
+    assert all(v.doubled for v in all_variants()[51 : 51 + len(DOUBLED)])
+    # Beyond Table 2: the paper's pool (4, and 2 x 3 backlogs doubled), models 2 and 4
+    # normalized (8),
+    # and three more min_part series at min_part 8, 32, 128 (Table 2 has their min_part 1).
+    assert (len(extra_plain()), len(EXTRA_DOUBLED)) == (4 + 8 + 9, 6)
+    assert all(v.doubled for v in all_variants()[-6:])
+    assert {v.param_dict.get("push") for v in EXTRA_DOUBLED} == {"overflow"}
 
 
 def test_tiny_study_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -60,13 +74,13 @@ def test_tiny_study_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(argv) == 0
     assert time.perf_counter() - began < 40
     per_set = len(all_variants())
-    assert f"{2 * per_set} runs ({2 * per_set} new, 0 reused, 0 failed), 3 figures" in (
+    assert f"{2 * per_set} runs ({2 * per_set} new, 0 reused, 0 failed), 4 figures" in (
         capsys.readouterr().out
     )
     report = (out / "report.md").read_text()
     assert report.startswith("# Grid scheduling structures")
     assert "- Command: `batchd report grid --trace " in report
-    for name in ("fig_art.png", "fig_makespan.png", "fig_utilization.png"):
+    for name in ("fig_art.png", "fig_makespan.png", "fig_utilization.png", "fig_overhead.png"):
         assert (out / name).read_bytes().startswith(PNG_MAGIC)
         assert f"]({name})" in report
     # Job sets: 2 jobs per node of each grid, the doubled one as many jobs.

@@ -27,6 +27,17 @@ local pass, in config order.
   that does not; ``easy`` also gives that first job a reservation on this machine
   and pulls later jobs that fit without delaying it. A job pulled by another
   machine than its home runs ``migration`` times longer.
+
+  ``push=overflow`` is the pool of sec. 5.2 ("a job is only forwarded to the job
+  pool, if it cannot be handled locally"): machines keep local backlogs. A job its
+  home does not start at its arrival second stays in the home's queue while the
+  nodes asked for by the jobs waiting there, its own included, are at most
+  ``backlog`` times the home's nodes; past that it goes to the pool. Pulls come
+  after the local passes as above, so an ``easy`` machine has backfilled from its
+  own queue first, and its pulls must not delay the reservation of its own first
+  waiting job (its shadow time and extra nodes); an ``fcfs`` machine pulls for the
+  nodes its pass left idle, whether or not its own first job waits for more (FCFS
+  reserves nothing).
 """
 
 from __future__ import annotations
@@ -215,12 +226,18 @@ class PoolGrid(LocalGrid):
         return self.home.get(job.id)
 
     def resume(self, job: Job, machine: int | None) -> None:
-        """A job waits in the pool once its arrival second is over: it goes back there."""
+        """A job waits in the pool once its arrival second is over: it goes back there
+        (push=overflow: to its home's queue if the backlog rule keeps it there)."""
         if machine is None or machine not in self.wide_enough(job.width):
             self.submitted(job)
             return
         self.home[job.id] = machine
         job.machine = machine
+        if self.params.push == "overflow":
+            self.join(job, machine)
+            if self.handled_locally(job):
+                return
+            self.leave(job)
         self.pool.append(job)
 
     def withdraw(self, job: Job) -> None:
@@ -238,14 +255,53 @@ class PoolGrid(LocalGrid):
         jobs = self.local[machine].waiting()
         return jobs + self.pool if machine == 0 else jobs
 
+    def handled_locally(self, job: Job, ahead: int | None = None) -> bool:
+        """push=overflow: whether a job its home did not start stays in the home's queue.
+
+        ``ahead``: the nodes asked for by the jobs waiting there before it (default:
+        every job waiting there but itself).
+        """
+        if self.params.push != "overflow":
+            return False
+        h = job.machine
+        if ahead is None:
+            ahead = self.queued[h] - job.width
+        return ahead + job.width <= self.params.backlog * self.nodes[h]
+
+    def push_fresh(self, fresh: Sequence[Job], started: set[int]) -> None:
+        """Arrivals their home did not start: to the pool, or (push=overflow) kept at home
+        in submission order while the home's backlog allows."""
+        blocked = [j for j in fresh if j.id not in started and j.state is JobState.QUEUED]
+        ahead = list(self.queued)
+        for job in blocked:
+            ahead[job.machine] -= job.width
+        for job in blocked:
+            if self.handled_locally(job, ahead[job.machine]):
+                ahead[job.machine] += job.width
+                continue
+            self.leave(job)
+            self.pool.append(job)
+            self.stats.pool_pushes += 1
+
+    def local_reservation(
+        self, machine: int, free: int, added: Sequence[tuple[int, int]]
+    ) -> tuple[int, int] | None:
+        """An easy machine's reservation for the first job waiting in its own queue."""
+        if self.params.push != "overflow":
+            return None  # the own queues are empty once the arrival second is over
+        waiting = self.local[machine].waiting()
+        if not waiting:
+            return None
+        width = waiting[0].width
+        if width <= free:  # not started by its own pass all the same: hold its nodes now
+            return self.now, free - width
+        return self.shadow(machine, width, free, added)
+
     def plan_pass(self) -> list[list[Placement]]:
         out, free, started = self.local_passes()
         fresh, self.fresh = self.fresh, []
-        for job in fresh:
-            if job.id not in started and job.state is JobState.QUEUED:
-                self.leave(job)
-                self.pool.append(job)
-                self.stats.pool_pushes += 1
+        if fresh:
+            self.push_fresh(fresh, started)
         if not self.pool:
             return out
         now = self.now
@@ -255,7 +311,8 @@ class PoolGrid(LocalGrid):
             if free[i] <= 0:
                 continue
             added = [(now + p.job.duration, p.width) for p in out[i]]
-            resv: tuple[int, int] | None = None  # shadow time, extra nodes
+            # shadow time, extra nodes: the own queue's first job's, else the pool's
+            resv = self.local_reservation(i, free[i], added) if easy else None
             for job in self.pool:
                 w = job.width
                 if job.id in pulled or w > self.nodes[i]:

@@ -103,7 +103,9 @@ class MultisiteGrid(GridLayer):
     def _start_parts(
         self, job: Job, parts: list[tuple[int, int]], out: list[list[Placement]], free: list[int]
     ) -> None:
-        factor = multisite_factor(self.params.overhead, self.params.p, [r for _, r in parts])
+        factor = multisite_factor(
+            self.params.overhead, self.params.p, [r for _, r in parts], self.params.part_unit
+        )
         runtime = stretch(job.runtime, factor)
         estimate = stretch(job.estimate, factor)
         self.parents[job.id] = job

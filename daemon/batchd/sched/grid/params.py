@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
+from batchd.sched.grid.overhead import PART_UNITS
 from batchd.sched.grid.select import parse_strategy, strategy_names
 
 STRUCTURES = ("central", "multisite", "hierarchical", "decentral", "pool")
@@ -20,11 +21,12 @@ HOMES = ("partition", "random", "weighted")
 # Which keys each structure takes ("local.MACHINE" is checked apart).
 KEYS: dict[str, tuple[str, ...]] = {
     "central": ("scheduler", "select"),
-    "multisite": ("select", "min_part", "overhead", "p"),
+    "multisite": ("select", "min_part", "overhead", "p", "part_unit"),
     "hierarchical": ("select", "local"),
     "decentral": ("local", "home", "migration"),
-    "pool": ("discipline", "push", "home", "migration"),
+    "pool": ("discipline", "push", "backlog", "home", "migration"),
 }
+PUSHES = ("blocked", "all", "overflow")
 DEFAULT_SELECT = {
     "central": "bestfit-free",
     "multisite": "bestfit-free",
@@ -47,6 +49,7 @@ class GridParams:
     overhead: int = 1
     p: Fraction = Fraction(0)
     p_text: str = "0"
+    part_unit: str = "nodes"  # how models 2 and 4 count a part's size r_i
     local: str = "fcfs-easy"
     local_by_machine: dict[int, str] = field(default_factory=dict)
     home: str = "partition"
@@ -54,6 +57,8 @@ class GridParams:
     migration_text: str = "1"
     discipline: str = "easy"
     push: str = "blocked"
+    backlog: Fraction = Fraction(1)  # push=overflow: machine-fulls of waiting nodes kept
+    backlog_text: str = "1"
     raw: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -77,6 +82,8 @@ class GridParams:
                 "overhead": str(self.overhead),
                 "p": self.p_text,
             }
+            if self.part_unit != "nodes":
+                out["part_unit"] = self.part_unit
         elif s == "hierarchical":
             out = {"select": self.select, "local": self.local}
         elif s == "decentral":
@@ -88,6 +95,8 @@ class GridParams:
                 "home": self.home,
                 "migration": self.migration_text,
             }
+            if self.push == "overflow":
+                out["backlog"] = self.backlog_text
         return out
 
 
@@ -185,8 +194,29 @@ def parse_grid_params(
         elif key == "discipline":
             out.discipline = _choice(structure, key, value, ("fcfs", "easy"))
         elif key == "push":
-            out.push = _choice(structure, key, value, ("blocked", "all"))
+            out.push = _choice(structure, key, value, PUSHES)
+        elif key == "backlog":
+            out.backlog = _decimal(structure, key, value, 0)
+            out.backlog_text = value
+        elif key == "part_unit":
+            out.part_unit = _choice(structure, key, value, PART_UNITS)
+    _check_combinations(out)
     return out
+
+
+def _check_combinations(params: GridParams) -> None:
+    """Parameters that only mean something beside another one's value."""
+    raw, s = params.raw, params.structure
+    if "backlog" in raw and params.push != "overflow":
+        raise GridError(
+            f"grid {s}: parameter backlog={raw['backlog']!r} applies only with push=overflow "
+            f"(push is {params.push})"
+        )
+    if "part_unit" in raw and params.overhead not in (2, 4):
+        raise GridError(
+            f"grid {s}: parameter part_unit={raw['part_unit']!r} applies only to overhead "
+            f"models 2 and 4 (overhead is {params.overhead})"
+        )
 
 
 def parse_grid_param_args(items: list[str]) -> dict[str, str]:
