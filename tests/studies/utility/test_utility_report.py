@@ -167,6 +167,11 @@ def test_tiny_study_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str
         assert (out / name).read_bytes().startswith(PNG_MAGIC)
     for heading in ("## Table 1", "## Table 2", "## The seed's claims", "## Start values"):
         assert heading in report
+    claims = report.split("## The seed's claims")[1].split("## Figures")[0]
+    rows = [line for line in claims.splitlines() if line.startswith("| ")][2:]
+    held = [row for row in rows if "| **holds** (" in row]
+    tested = [row for row in rows if not row.endswith("| - |")]
+    assert f"{len(held)} of the {len(tested)} claims tested hold" in claims
 
     # An entry's numbers are a replay's of its workload.
     results = json.loads((out / "results.json").read_text())
