@@ -228,7 +228,7 @@ def claims_count(checked: Sequence[tuple[Claim, Verdict]]) -> str:
     held = sum(1 for v in tested if v[0])
     untested = len(checked) - len(tested)
     tail = f" ({untested} not tested: their schedulers did not run)" if untested else ""
-    return f"{held} of the {len(tested)} claims tested hold{tail}."
+    return f"Claims that hold: {held} of the {len(tested)} tested{tail}."
 
 
 def claims_table(checked: Sequence[tuple[Claim, Verdict]]) -> str:

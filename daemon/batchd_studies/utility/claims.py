@@ -229,9 +229,9 @@ def claims_count(index: Index, setting: Setting) -> str:
     tested = [v for v in verdicts if v is not None]
     held = [k.key for k, v in zip(CLAIMS, verdicts, strict=True) if v is not None and v[0]]
     failed = [k.key for k, v in zip(CLAIMS, verdicts, strict=True) if v is not None and not v[0]]
-    line = f"{len(held)} of the {len(tested)} claims tested hold"
+    line = f"Claims that hold: {len(held)} of the {len(tested)} tested"
     if failed:
-        line += f"; {', '.join(failed)} do not"
+        line += f"; those that do not: {', '.join(failed)}"
     return line + "."
 
 

@@ -77,7 +77,7 @@ def test_claims_hold_as_the_seed_says() -> None:
     assert "(-5.0 %); lowest at 2 of 2 loads" in checked["fig9-iterative"][1]
     assert len(checked) == len(CLAIMS)
     counted = claims_count(check_claims(Index(_results(system, random)), Setting(LOADS, GRID)))
-    assert counted == "8 of the 8 claims tested hold."
+    assert counted == "Claims that hold: 8 of the 8 tested."
 
 
 def test_claims_fail_when_the_numbers_disagree() -> None:
@@ -105,7 +105,7 @@ def test_claims_fail_when_the_numbers_disagree() -> None:
     )
     assert "worse in 200-3200 at 0.9, 3200-100000 at 0.9" in small[1]
     assert claims_count(check_claims(Index(results), Setting(LOADS, GRID))) == (
-        "0 of the 8 claims tested hold."
+        "Claims that hold: 0 of the 8 tested."
     )
 
 
@@ -113,7 +113,7 @@ def test_claims_without_runs_are_not_judged() -> None:
     checked = check_claims(Index([]), Setting(LOADS, GRID))
     assert all(v is None for _, v in checked)
     assert claims_count(checked) == (
-        "0 of the 0 claims tested hold (8 not tested: their schedulers did not run)."
+        "Claims that hold: 0 of the 0 tested (8 not tested: their schedulers did not run)."
     )
 
 

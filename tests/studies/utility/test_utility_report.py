@@ -171,7 +171,7 @@ def test_tiny_study_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str
     rows = [line for line in claims.splitlines() if line.startswith("| ")][2:]
     held = [row for row in rows if "| **holds** (" in row]
     tested = [row for row in rows if not row.endswith("| - |")]
-    assert f"{len(held)} of the {len(tested)} claims tested hold" in claims
+    assert f"Claims that hold: {len(held)} of the {len(tested)} tested" in claims
 
     # An entry's numbers are a replay's of its workload.
     results = json.loads((out / "results.json").read_text())
