@@ -45,6 +45,7 @@ def cmd_utility(args: argparse.Namespace) -> int:
         points=args.points,
         seed=args.seed,
         value_order=args.value_order,
+        deadline_from=args.deadline_from,
     )
     pairs = ", ".join(f"{q}->{p}" for q, p in sorted(qmap.items()))
     comments = [
@@ -55,7 +56,8 @@ def cmd_utility(args: argparse.Namespace) -> int:
         + f", deadline factor {params.deadline_factor:g}, weights linear/exponential/"
         f"step {'/'.join(f'{w:g}' for w in params.weights)}, {params.points} "
         "intermediate points"
-        + ("" if params.value_order == "formula" else ", highest values to the highest priority"),
+        + ("" if params.value_order == "formula" else ", highest values to the highest priority")
+        + ("" if params.deadline_from == "submit" else ", decay and deadline from the job's start"),
         f"  {map_note} (queue->priority, 0 highest): {pairs}; other queues lowest",
     ]
     stats = augment_trace(args.trace, args.output, params, qmap, comments)
@@ -135,6 +137,14 @@ def utility_command(sub: Any) -> None:
         help="formula (default): the seed's mean (p + 0.5) / N x globmax, which gives the "
         "highest priority (0) the lowest bin; priority: priority p on bin N - 1 - p, the "
         "highest values to the highest priority, as the seed's text intends",
+    )
+    ut.add_argument(
+        "--deadline-from",
+        choices=("submit", "start"),
+        default="submit",
+        help="submit (default): the decay and the deadline count from the submission, so a "
+        "job that runs past its deadline earns nothing; start: from the job's start (each "
+        "function moved later by the job's runtime, field 4), so the wait decides",
     )
     ut.set_defaults(func=cmd_utility)
 

@@ -102,6 +102,32 @@ def test_deadline_is_twice_the_wait_or_ten_seconds() -> None:
         assert _one(weights, wait=333, deadline_factor=1.5)[0].deadline == 500  # 499.5 up
 
 
+def test_deadline_from_start_moves_the_function_later_by_the_runtime() -> None:
+    """A job that runs longer than its deadline earns nothing from submit; counted from
+    its start, it earns at its response time what its wait alone would give."""
+    for weights in ((1, 0, 0), (0, 1, 0), (0, 0, 1)):
+        params = UtilityParams(weights=weights, seed=5)
+        moved = UtilityParams(weights=weights, seed=5, deadline_from="start")
+        runtime = 3600  # far beyond the deadline of 2 x 100 s
+        plain, kind, start = make_utility(random.Random(5), params, 1, 4, 8, 600, 100, runtime)
+        later, kind2, start2 = make_utility(random.Random(5), moved, 1, 4, 8, 600, 100, runtime)
+        assert (kind, start) == (kind2, start2)  # the same draws
+        assert plain.deadline == 200 and later.deadline == 200 + runtime
+        assert plain.value_at(runtime) == 0 and later.value_at(runtime) == start
+        for wait in (0, 1, 50, 99.5, 150, 199, 200, 500):
+            assert later.value_at(wait + runtime) == pytest.approx(plain.value_at(wait))
+    # Without a known runtime (-1) or with none, nothing moves.
+    zero = UtilityParams(seed=5, deadline_from="start")
+    for runtime in (0, -1):
+        same = make_utility(random.Random(5), zero, 1, 4, 8, 600, 100, runtime)[0]
+        assert (
+            same.points
+            == make_utility(random.Random(5), UtilityParams(seed=5), 1, 4, 8, 600, 100)[0].points
+        )
+    with pytest.raises(ValueError, match="deadline from must be one of submit, start"):
+        UtilityParams(deadline_from="end")
+
+
 def test_decay_shapes() -> None:
     for seed in range(50):
         lin, kind, start = _one((1, 0, 0), wait=500, seed=seed, points=5)
@@ -202,6 +228,14 @@ def test_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
     assert "highest values to the highest priority" in mirrored.read_text()
     assert mirrored.read_text() != out.read_text()
+    from_start = tmp_path / "from-start.swf"
+    moved = ["utility", str(src), "-o", str(from_start), "--seed", "4", "--weights", "1,1,0"]
+    assert main([*moved, "--deadline-from", "start"]) == 0
+    capsys.readouterr()
+    assert "decay and deadline from the job's start" in from_start_text(from_start, out)
+    with pytest.raises(SystemExit):
+        main([*moved, "--deadline-from", "end"])
+    assert "--deadline-from: invalid choice: 'end'" in capsys.readouterr().err
     plain = tmp_path / "plain.swf"
     plain.write_text(_line(1, 5, 1, 60, 0) + "\n")
     assert main(["utility", str(plain), "-o", str(out)]) != 0
@@ -209,6 +243,17 @@ def test_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     qmap = tmp_path / "m.txt"
     qmap.write_text("0 0\n")
     assert main(["utility", str(plain), "-o", str(out), "--map", str(qmap)]) == 0
+
+
+def from_start_text(from_start: Path, submit: Path) -> str:
+    """The file written with --deadline-from start: every job's function moved by its
+    runtime (100 s in ``_line``), the rest as with the default."""
+    moved, plain = load_swf(from_start, nodes=144).jobs, load_swf(submit, nodes=144).jobs
+    assert len(moved) == len(plain) == 300
+    for a, b in zip(moved, plain, strict=True):
+        assert a.utility is not None and b.utility is not None
+        assert a.utility.deadline == b.utility.deadline + 100
+    return from_start.read_text()
 
 
 @pytest.mark.skipif(not TRACE_DIR.is_dir(), reason="../shared/traces is absent")

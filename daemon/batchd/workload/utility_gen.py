@@ -14,7 +14,12 @@ ranks it) after its 18 fields; the lines are otherwise written as read.
   against its text ("higher priority jobs should have higher start values");
   ``value_order="priority"`` centres priority p on bin N - 1 - p instead.
 - Deadline (sec. 4.3): ``max(factor x the job's wait in the log, 10 s)``, in whole
-  seconds (rounded up), factor 2 by default.
+  seconds (rounded up), factor 2 by default. The function is of the response time
+  (time since submit), so a job that runs longer than its deadline earns nothing
+  however soon it starts; ``deadline_from="start"`` counts the decay and the deadline
+  from the moment the job would start: every point but the first moves later by the
+  job's runtime (field 4), after a flat start value until then, so that a job earns
+  at its response time what it would earn at its wait as written (the same draws).
 - Decay (sec. 4.3), drawn by weight (a third each by default):
   ``expected-linear``: K distinct whole-second times in (0, deadline), K values drawn
   uniformly from [0, start value], sorted decreasing; ``expected-exponential``: the same
@@ -48,6 +53,7 @@ from batchd.workload.swf import (
 )
 
 __all__ = [
+    "DEADLINE_FROM",
     "DECAYS",
     "VALUE_ORDERS",
     "SDSC_BLUE_MAP",
@@ -63,6 +69,9 @@ DECAYS: tuple[str, ...] = ("expected-linear", "expected-exponential", "step")
 # Which priority's bin holds the highest start values: the seed's formula (the lowest
 # priority's) or its text (the highest priority's).
 VALUE_ORDERS: tuple[str, ...] = ("formula", "priority")
+# Where the decay and the deadline count from: the submission (the seed's text) or the
+# job's start (its function moved later by its runtime).
+DEADLINE_FROM: tuple[str, ...] = ("submit", "start")
 DECAY_KEY = "utility_decay"
 _WRITTEN = (UTILITY_KEY, DECAY_KEY, PRIORITY_CLASS_KEY)  # replaced where a line has them
 # The 18 fields of a job line as written (their spacing kept), without what follows.
@@ -88,6 +97,7 @@ class UtilityParams:
     points: int = 4  # intermediate points of the linear and exponential decays
     seed: int = 0
     value_order: str = "formula"  # VALUE_ORDERS: the bin of priority p is p, or N - 1 - p
+    deadline_from: str = "submit"  # DEADLINE_FROM
 
     def __post_init__(self) -> None:
         if not (self.globmax > 0 and math.isfinite(self.globmax)):
@@ -105,6 +115,11 @@ class UtilityParams:
         if self.value_order not in VALUE_ORDERS:
             raise ValueError(
                 f"value order must be one of {', '.join(VALUE_ORDERS)}, got {self.value_order!r}"
+            )
+        if self.deadline_from not in DEADLINE_FROM:
+            raise ValueError(
+                f"deadline from must be one of {', '.join(DEADLINE_FROM)}, "
+                f"got {self.deadline_from!r}"
             )
 
 
@@ -174,9 +189,11 @@ def make_utility(
     processors: float,
     seconds: float,
     wait: float,
+    runtime: float = 0,
 ) -> tuple[Utility, str, float]:
     """One job's function, its decay type and its start value; draws from ``rng`` in a
-    fixed order (decay type, start value, times, values)."""
+    fixed order (decay type, start value, times, values). ``runtime``: how much later the
+    function moves with ``deadline_from="start"``."""
     w_lin, w_exp, w_step = params.weights
     pick = rng.random() * (w_lin + w_exp + w_step)
     if pick < w_lin:
@@ -210,7 +227,19 @@ def make_utility(
                 last = _round2(rng.uniform(0, last))
                 values.append(last)
         points = [(0, start), *zip(times, values, strict=True), (deadline, 0)]
+    if params.deadline_from == "start":
+        points = from_start(points, runtime)
     return Utility(points), decay, start
+
+
+def from_start(points: list[tuple[float, float]], runtime: float) -> list[tuple[float, float]]:
+    """``points`` (the first at time 0) moved later by ``runtime`` whole seconds: the start
+    value until then, then the same decay."""
+    shift = max(math.ceil(runtime), 0)
+    if shift == 0:
+        return points
+    start = points[0][1]
+    return [(0, start), (shift, start), *((t + shift, v) for t, v in points[1:])]
 
 
 def augment_trace(
@@ -242,7 +271,9 @@ def augment_trace(
                 stats.unmapped += 1
             procs = fields[7] if fields[7] > 0 else fields[4]
             seconds = fields[8] if fields[8] > 0 else fields[3]
-            util, decay, start = make_utility(rng, params, prio, n_prio, procs, seconds, fields[2])
+            util, decay, start = make_utility(
+                rng, params, prio, n_prio, procs, seconds, fields[2], fields[3]
+            )
             stats.jobs += 1
             stats.by_decay[decay] += 1
             stats.by_priority[prio] += 1

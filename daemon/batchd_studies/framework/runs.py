@@ -12,6 +12,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from batchd.sweep.shard import Shard
 from batchd_studies.framework import StudyError
 from batchd_studies.framework.cli import Scope
+from batchd_studies.framework.code import CODE_FIELD, code_digest
 from batchd_studies.framework.pool import run_parallel
 from batchd_studies.framework.results import Entry, ResultsFile, as_plain, run_key
 from batchd_studies.framework.stored import StudyStore
@@ -66,7 +67,8 @@ def run_missing(
     desc: str,
 ) -> Runs[R]:
     """Replay every run (of ``scope.shard``'s share) without a stored result, storing each
-    entry as it finishes; unsharded, combine what is stored into the results file.
+    entry as it finishes with the digest of the code that replayed it (``code``);
+    unsharded, combine what is stored into the results file.
 
     The results file's entries of other runs stay in it. ``scope.report_only`` and
     ``scope.collect``: replay nothing, and fail when a run has no stored result. ``work``
@@ -88,7 +90,7 @@ def run_missing(
             failures.append((run, f"{type(error).__name__}: {error}"))
             return
         key = run_key(run.identity())
-        fresh[key] = as_plain(entry)
+        fresh[key] = as_plain({**entry, CODE_FIELD: code_digest()})
         store.put(key, fresh[key])
 
     count = workers or os.cpu_count() or 1

@@ -222,6 +222,15 @@ def check_claims(index: Index, setting: Setting) -> list[tuple[Claim, Verdict]]:
     return [(claim, claim.test(index, setting)) for claim in CLAIMS]
 
 
+def claims_count(checked: Sequence[tuple[Claim, Verdict]]) -> str:
+    """How many of the claims the runs test hold."""
+    tested = [v for _, v in checked if v is not None]
+    held = sum(1 for v in tested if v[0])
+    untested = len(checked) - len(tested)
+    tail = f" ({untested} not tested: their schedulers did not run)" if untested else ""
+    return f"Claims that hold: {held} of the {len(tested)} tested{tail}."
+
+
 def claims_table(checked: Sequence[tuple[Claim, Verdict]]) -> str:
     rows = []
     for claim, verdict in checked:

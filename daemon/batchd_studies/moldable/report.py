@@ -14,7 +14,7 @@ from batchd_studies.framework.markdown import (
 )
 from batchd_studies.framework.results import Entry
 from batchd_studies.framework.study import Report
-from batchd_studies.moldable.claims import Setting, check_claims, claims_table
+from batchd_studies.moldable.claims import Setting, check_claims, claims_count, claims_table
 from batchd_studies.moldable.figures import Figure, draw
 from batchd_studies.moldable.index import Index
 from batchd_studies.moldable.options import StudyOptions
@@ -142,12 +142,8 @@ def make_report(
     effective = {a: effective_loads(facts, a) for a in opts.a}
     lines = [*_header(meta), *_setup(opts, source, size_note, scheds)]
     lines += ["## Workloads", "", workloads_table(facts), ""]
-    lines += [
-        "## The seed's claims",
-        "",
-        claims_table(check_claims(index, Setting(opts.loads, grid))),
-        "",
-    ]
+    checked = check_claims(index, Setting(opts.loads, grid))
+    lines += ["## The seed's claims", "", claims_count(checked), "", claims_table(checked), ""]
     for a in opts.a:
         lines += [
             f"## Average turnaround (hours), {A_TITLES[a]}",

@@ -223,6 +223,18 @@ CLAIMS: tuple[Claim, ...] = (
 )
 
 
+def claims_count(index: Index, setting: Setting) -> str:
+    """How many of the claims hold, of those the runs test."""
+    verdicts = [claim.test(index, setting) for claim in CLAIMS]
+    tested = [v for v in verdicts if v is not None]
+    held = [k.key for k, v in zip(CLAIMS, verdicts, strict=True) if v is not None and v[0]]
+    failed = [k.key for k, v in zip(CLAIMS, verdicts, strict=True) if v is not None and not v[0]]
+    line = f"Claims that hold: {len(held)} of the {len(tested)} tested"
+    if failed:
+        line += f"; those that do not: {', '.join(failed)}"
+    return line + "."
+
+
 def claims_table(index: Index, setting: Setting) -> str:
     rows = []
     for claim in CLAIMS:

@@ -30,6 +30,7 @@ BASE_DEADLINE = 2.0  # the seed's deadline factor but in Fig. 8
 SCHEDULERS = ("fcfs-cons", "fcfs-easy", "prio-fifo", "utility-easy", "ga")
 GA = "ga"
 VALUE_ORDERS = ("formula", "priority")  # batchd.workload.utility_gen.VALUE_ORDERS
+DEADLINE_FROM = ("submit", "start")  # batchd.workload.utility_gen.DEADLINE_FROM
 FACTOR_RANGE = (0.05, 10.0)
 DEADLINE_RANGE = (0.01, 1000.0)
 
@@ -47,6 +48,7 @@ class StudyOptions:
     deadlines: list[float] = field(default_factory=lambda: list(DEFAULT_DEADLINES))
     schedulers: list[str] = field(default_factory=lambda: list(SCHEDULERS))
     value_orders: list[str] = field(default_factory=lambda: list(VALUE_ORDERS))
+    deadline_froms: list[str] = field(default_factory=lambda: list(DEADLINE_FROM))
     generations: int = 100
     population: int = 20
     workers: int | None = None
@@ -109,6 +111,17 @@ def parse_value_orders(text: str) -> list[str]:
     return names
 
 
+def parse_deadline_froms(text: str) -> list[str]:
+    names = list(dict.fromkeys(item.strip() for item in text.split(",")))
+    unknown = [n for n in names if n not in DEADLINE_FROM]
+    if unknown or not names or "" in names:
+        raise StudyError(
+            f"--deadline-from: {', '.join(unknown) or repr(text)} is not where a deadline counts "
+            f"from ({', '.join(DEADLINE_FROM)})"
+        )
+    return names
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``batchd report utility``."""
     add = parser.add_argument
@@ -167,6 +180,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "runs every scenario; priority (the highest values to the highest priority) runs "
         "Table 1's scenario again (default formula,priority)",
     )
+    add(
+        "--deadline-from",
+        default=",".join(DEADLINE_FROM),
+        metavar="W[,W...]",
+        help="where the utility functions' decay and deadline count from (batchd utility "
+        "--deadline-from): submit runs every scenario; start (each function moved later by "
+        "the job's runtime) runs Table 1's scenario again (default submit,start)",
+    )
     add("--generations", type=int_in(0, 100_000), default=100, help="GA generations (100)")
     add("--population", type=int_in(4, 10_000), default=20, help="GA population (20)")
     add_workers_option(parser)
@@ -185,6 +206,7 @@ def command_line(args: argparse.Namespace) -> str:
     parts += ["--seeds", args.seeds, "--ga-seeds", args.ga_seeds, "--factors", args.factors]
     parts += ["--heavy", args.heavy, "--deadline-factors", args.deadline_factors]
     parts += ["--schedulers", args.schedulers, "--value-orders", args.value_orders]
+    parts += ["--deadline-from", args.deadline_from]
     parts += ["--generations", str(args.generations), "--population", str(args.population)]
     parts += executor_flags(args)
     parts += ["--out", str(args.out)]
@@ -213,6 +235,7 @@ def options_from_args(args: argparse.Namespace) -> StudyOptions:
         deadlines=parse_numbers(args.deadline_factors, "--deadline-factors", *DEADLINE_RANGE),
         schedulers=parse_schedulers(args.schedulers),
         value_orders=parse_value_orders(args.value_orders),
+        deadline_froms=parse_deadline_froms(args.deadline_from),
         generations=args.generations,
         population=args.population,
         workers=args.workers,

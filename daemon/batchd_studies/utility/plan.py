@@ -10,7 +10,9 @@ priority's bin holds the highest start values (``batchd utility --value-order``)
 - each other deadline factor (new augmentations): Fig. 8;
 - the heavy factor with the users' and with exact runtimes: Fig. 10;
 - the base with the highest values on the highest priority (``priority``, the seed's
-  text) instead of the lowest (``formula``, the seed's formula and the default).
+  text) instead of the lowest (``formula``, the seed's formula and the default);
+- the base with the decay and the deadline counted from each job's start instead of
+  its submission (``batchd utility --deadline-from start``).
 
 In each scenario every scheduler runs once on each utility augmentation, and ``ga``
 once per GA seed on each (the seed's 2 x 2 = 4 trials).
@@ -26,6 +28,7 @@ from batchd_studies.utility.options import BASE_DEADLINE, BASE_FACTOR, GA
 
 USERS, EXACT = "users", "exact"
 FORMULA, PRIORITY = "formula", "priority"  # batchd.workload.utility_gen.VALUE_ORDERS
+SUBMIT, START = "submit", "start"  # batchd.workload.utility_gen.DEADLINE_FROM
 
 
 @dataclass(frozen=True, order=True)
@@ -34,11 +37,18 @@ class Scenario:
     factor: float  # inter-arrival times multiplied by it
     deadline: float  # the utility functions' deadline factor
     values: str = FORMULA  # the value order of the utility functions
+    deadline_from: str = SUBMIT  # where their decay and deadline count from
 
     @property
     def key(self) -> str:
         values = "" if self.values == FORMULA else f"/{self.values}"
-        return f"{self.estimates}/f{self.factor:g}/d{self.deadline:g}{values}"
+        start = "" if self.deadline_from == SUBMIT else f"/from-{self.deadline_from}"
+        return f"{self.estimates}/f{self.factor:g}/d{self.deadline:g}{values}{start}"
+
+    @property
+    def kind(self) -> tuple[float, str, str]:
+        """What its augmentations are made with: deadline factor, value order, from."""
+        return (self.deadline, self.values, self.deadline_from)
 
 
 BASE = Scenario(USERS, BASE_FACTOR, BASE_DEADLINE)
@@ -49,6 +59,7 @@ def scenarios(
     deadlines: Sequence[float],
     heavy: float,
     value_orders: Sequence[str] = (FORMULA,),
+    deadline_froms: Sequence[str] = (SUBMIT,),
 ) -> list[Scenario]:
     """Every scenario the tables and figures need, each once, the base first."""
     wanted = [BASE, Scenario(EXACT, BASE_FACTOR, BASE_DEADLINE)]
@@ -56,18 +67,25 @@ def scenarios(
     wanted += [Scenario(USERS, BASE_FACTOR, d) for d in deadlines]
     wanted += [Scenario(USERS, heavy, BASE_DEADLINE), Scenario(EXACT, heavy, BASE_DEADLINE)]
     wanted += [Scenario(USERS, BASE_FACTOR, BASE_DEADLINE, v) for v in value_orders]
+    wanted += [Scenario(USERS, BASE_FACTOR, BASE_DEADLINE, FORMULA, d) for d in deadline_froms]
     return list(dict.fromkeys(wanted))
 
 
 @dataclass(frozen=True)
 class Workload:
-    """One utility augmentation of the slice: its seed, deadline factor, value order, file."""
+    """One utility augmentation of the slice: its seed, deadline factor, value order,
+    where the deadline counts from, file."""
 
     seed: int
     deadline: float
     values: str
     path: str
     digest: str
+    deadline_from: str = SUBMIT
+
+    @property
+    def kind(self) -> tuple[float, str, str]:
+        return (self.deadline, self.values, self.deadline_from)
 
 
 @dataclass(frozen=True)
@@ -96,7 +114,9 @@ class Run:
         }
 
     def identity(self) -> dict[str, Any]:
-        return {
+        """What determines the result; ``deadline_from`` only when not the submission, so
+        that the keys of runs made before it existed stay as they were."""
+        found = {
             "trace": self.trace,
             "jobs": list(self.jobs),
             "nodes": self.nodes,
@@ -109,15 +129,20 @@ class Run:
             "policy": self.policy,
             "params": self.params,
         }
+        return with_deadline_from(found, self.scenario.deadline_from)
 
     def label(self) -> str:
         ga = f" seed {self.ga_seed}" if self.ga_seed is not None else ""
         return f"{self.scenario.key} u{self.workload.seed} {self.policy}{ga}"
 
 
+def with_deadline_from(identity: dict[str, Any], deadline_from: str) -> dict[str, Any]:
+    return identity if deadline_from == SUBMIT else {**identity, "deadline_from": deadline_from}
+
+
 def entry_identity(entry: Mapping[str, Any]) -> dict[str, Any]:
     """The identity of the run that made ``entry``."""
-    return {
+    found = {
         "trace": entry["trace"],
         "jobs": list(entry["jobs"]),
         "nodes": entry["nodes"],
@@ -130,11 +155,16 @@ def entry_identity(entry: Mapping[str, Any]) -> dict[str, Any]:
         "policy": entry["policy"],
         "params": entry["params"],
     }
+    return with_deadline_from(found, entry.get("deadline_from", SUBMIT))
 
 
 def scenario_of(entry: Mapping[str, Any]) -> Scenario:
     return Scenario(
-        entry["estimates"], float(entry["factor"]), float(entry["deadline"]), entry["values"]
+        entry["estimates"],
+        float(entry["factor"]),
+        float(entry["deadline"]),
+        entry["values"],
+        entry.get("deadline_from", SUBMIT),
     )
 
 
@@ -152,13 +182,13 @@ def plan_runs(
 ) -> list[Run]:
     """Every run, the costliest first (GA, heavier load; so the pool ends with short ones).
 
-    ``workloads``: every augmentation; a scenario runs on those of its deadline factor
-    and value order.
+    ``workloads``: every augmentation; a scenario runs on those of its deadline factor,
+    value order and deadline origin.
     """
     runs = []
     for scenario in wanted:
         for workload in workloads:
-            if (workload.deadline, workload.values) != (scenario.deadline, scenario.values):
+            if workload.kind != scenario.kind:
                 continue
             for policy in schedulers:
                 for ga_seed in ga_seeds if policy == GA else [None]:

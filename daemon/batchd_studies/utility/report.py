@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from batchd_studies.framework.markdown import (
+    MISSING,
     discussion_section,
     failures_section,
     figures_section,
@@ -20,7 +21,7 @@ from batchd_studies.framework.markdown import (
 from batchd_studies.framework.results import Entry
 from batchd_studies.framework.study import Report
 from batchd_studies.utility.charts import all_charts, chart_table, decay_share_table
-from batchd_studies.utility.claims import Setting, claims_table
+from batchd_studies.utility.claims import Setting, claims_count, claims_table
 from batchd_studies.utility.figures import write_figures
 from batchd_studies.utility.index import (
     Index,
@@ -34,7 +35,16 @@ from batchd_studies.utility.index import (
 )
 from batchd_studies.utility.options import BASE_DEADLINE, BASE_FACTOR, GA, StudyOptions
 from batchd_studies.utility.paper import TABLE1, TABLE2
-from batchd_studies.utility.plan import EXACT, PRIORITY, Run, Scenario, scenario_of, scenarios
+from batchd_studies.utility.plan import (
+    EXACT,
+    FORMULA,
+    PRIORITY,
+    START,
+    Run,
+    Scenario,
+    scenario_of,
+    scenarios,
+)
 from batchd_studies.utility.tables import NAMES, aggregate_table, fmt_sci, table_sections
 from batchd_studies.utility.text import (
     classes_section,
@@ -65,6 +75,7 @@ def _header(meta: Mapping[str, Any]) -> list[str]:
 def _scenario_title(s: Scenario) -> str:
     runtimes = "exact runtimes" if s.estimates == EXACT else "users' runtimes"
     values = ", values by priority" if s.values == PRIORITY else ""
+    values += ", deadline from the job's start" if s.deadline_from == START else ""
     return f"{runtimes}, inter-arrival factor {s.factor:g}, deadline factor {s.deadline:g}{values}"
 
 
@@ -120,6 +131,33 @@ def _values_section(
             "",
         ]
     return lines
+
+
+def _from_start_section(
+    index: Index, opts: StudyOptions, augmentations: Mapping[str, Mapping[str, Any]]
+) -> list[str]:
+    """Table 1's scenario with every function's decay and deadline counted from the start."""
+    if START not in opts.deadline_froms:
+        return []
+    moved = Scenario("users", BASE_FACTOR, BASE_DEADLINE, FORMULA, START)
+    made = [a for a in augmentations.values() if a.get("deadline_from") == START]
+    can_earn = ", ".join(f"{100.0 * a['can_earn']:.1f} %" for a in made)
+    return [
+        "## Deadlines counted from the start",
+        "",
+        "A job earns its function at its response time (wait plus runtime), and the seed's "
+        "deadline, max(2 x its wait in the log, 10 s), is counted from its submission, so a "
+        "job that runs longer than that earns nothing however soon it starts. "
+        "`batchd utility --deadline-from start` counts the decay and the deadline from the "
+        "job's start instead: each function is moved later by the job's runtime (the same "
+        "draws), so a job earns at its response time what its wait alone gives under the "
+        "written function, and every job can earn (jobs earning anything starting at once: "
+        f"{can_earn or MISSING}).",
+        "",
+        f"Scenario: {_scenario_title(moved)}; the seed's rows are its Table 1.",
+        "",
+        *table_sections(index, moved, TABLE1, opts.schedulers),
+    ]
 
 
 def _load_section(
@@ -226,7 +264,9 @@ def make_report(
 ) -> Report:
     """Draw the figures into OUT; the report's text and the PNGs written."""
     index = Index(results)
-    wanted = scenarios(opts.factors, opts.deadlines, opts.heavy, opts.value_orders)
+    wanted = scenarios(
+        opts.factors, opts.deadlines, opts.heavy, opts.value_orders, opts.deadline_froms
+    )
     base = Scenario("users", BASE_FACTOR, BASE_DEADLINE)
     exact = Scenario(EXACT, BASE_FACTOR, BASE_DEADLINE)
     lines = _header(meta) + setup_section(opts, piece, augmentations) + reading_section()
@@ -250,7 +290,8 @@ def make_report(
         "## The seed's claims",
         "",
         "What the seed says of its Table 1 and figures, as tests on batchd's means (its "
-        "figures print no numbers: only orderings and shapes can be compared).",
+        "figures print no numbers: only orderings and shapes can be compared). "
+        + claims_count(index, setting),
         "",
         claims_table(index, setting),
         "",
@@ -272,6 +313,7 @@ def make_report(
                 "",
             ]
     lines += _values_section(index, opts, augmentations)
+    lines += _from_start_section(index, opts, augmentations)
     lines += ["## Load", ""]
     lines += _load_section(index, opts, "users", opts.schedulers)
     lines += _load_section(index, opts, EXACT, opts.schedulers)

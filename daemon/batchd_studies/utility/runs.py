@@ -59,7 +59,8 @@ def run_task(run: Run) -> Entry:
 
 
 def order_entries(entries: Iterable[Entry]) -> list[Entry]:
-    """By scenario, scheduler (the tables' order), augmentation and GA seed."""
+    """By scenario, scheduler (the tables' order), augmentation and GA seed; the runs with
+    deadlines from the start after the others of their scenario."""
 
     def rank(e: Entry) -> tuple[Any, ...]:
         policy = SCHEDULERS.index(e["policy"]) if e["policy"] in SCHEDULERS else len(SCHEDULERS)
@@ -67,6 +68,7 @@ def order_entries(entries: Iterable[Entry]) -> list[Entry]:
             e["estimates"] != "users",
             -float(e["factor"]),
             float(e["deadline"]),
+            e.get("deadline_from", "submit") != "submit",
             policy,
             e["seed"],
             e.get("ga_seed") or 0,

@@ -28,8 +28,10 @@ class UtilityStudy(Study[StudyOptions, Run]):
     def plan(self) -> list[Run]:
         opts = self.options
         self.piece: Slice = make_slice(opts.trace, opts.jobs, opts.nodes, opts.out)
-        wanted = scenarios(opts.factors, opts.deadlines, opts.heavy, opts.value_orders)
-        kinds = sorted({(s.deadline, s.values) for s in wanted})
+        wanted = scenarios(
+            opts.factors, opts.deadlines, opts.heavy, opts.value_orders, opts.deadline_froms
+        )
+        kinds = sorted({s.kind for s in wanted}, key=lambda k: (k[0], k[1], k[2] != "submit"))
         workloads, self.augmentations = augment(self.piece, opts.seeds, kinds, self.qmap)
         return plan_runs(
             self.piece.trace,

@@ -30,6 +30,7 @@ def setup_section(
                 str(a["seed"]),
                 f"{a['deadline']:g}",
                 a["values"],
+                a.get("deadline_from", "submit"),
                 " / ".join(fmt_int(decays.get(k, 0)) for k in DECAY_TYPES),
                 " / ".join(fmt_int(prios[k]) for k in sorted(prios, key=int)),
                 fmt_int(a["unmapped"]),
@@ -43,6 +44,7 @@ def setup_section(
         "seed",
         "deadline factor",
         "value order",
+        "deadline from",
         "linear / exponential / step",
         "job lines by priority, 0 first",
         "other queues (lowest)",
@@ -65,7 +67,7 @@ def setup_section(
         "processor-minute, four intermediate points, a third of each decay type), with the "
         "queue-to-priority map "
         + ("of `--map`" if opts.queue_map else "built in for SDSC Blue Horizon")
-        + f"; {len(opts.seeds)} augmentation(s) per deadline factor and value order:",
+        + f"; {len(opts.seeds)} augmentation(s) per deadline factor, value order and deadline origin:",
         "",
         markdown_table(header, rows, left=1),
         "",
@@ -141,6 +143,8 @@ def classes_section(augmentations: Mapping[str, Mapping[str, Any]]) -> list[str]
     shown: dict[str, Mapping[str, Any]] = {}
     orders: set[str] = set()
     for name, a in augmentations.items():
+        if a.get("deadline_from", "submit") != "submit":
+            continue
         if a["deadline"] == BASE_DEADLINE and a["values"] not in orders:
             orders.add(a["values"])
             shown[name] = a

@@ -18,7 +18,7 @@ from typing import Any
 from batchd_studies.framework import StudyError
 from batchd_studies.framework.files import write_in_place
 from batchd_studies.framework.traces import existing, file_digest
-from batchd_studies.utility.plan import Workload
+from batchd_studies.utility.plan import SUBMIT, Workload
 
 WORKLOADS_DIR = "workloads"
 
@@ -138,35 +138,40 @@ def workload_facts(path: Path, nodes: int) -> dict[str, Any]:
 def augment(
     piece: Slice,
     seeds: Sequence[int],
-    kinds: Sequence[tuple[float, str]],
+    kinds: Sequence[tuple[float, str, str]],
     qmap: Mapping[int, int],
 ) -> tuple[list[Workload], dict[str, Any]]:
-    """Every augmentation: each seed for each (deadline factor, value order); and what
-    each made, by file name."""
+    """Every augmentation: each seed for each (deadline factor, value order, deadline
+    origin); and what each made, by file name."""
     from batchd.workload.utility_gen import UtilityParams, augment_trace
 
     folder = Path(piece.path).parent
     made: list[Workload] = []
     stats: dict[str, Any] = {}
     pairs = ", ".join(f"{q}->{p}" for q, p in sorted(qmap.items()))
-    for deadline, values in kinds:
+    for deadline, values, origin in kinds:
         for seed in seeds:
-            params = UtilityParams(seed=seed, deadline_factor=deadline, value_order=values)
+            params = UtilityParams(
+                seed=seed, deadline_factor=deadline, value_order=values, deadline_from=origin
+            )
             suffix = "" if values == "formula" else f"-{values}"
+            suffix += "" if origin == SUBMIT else f"-from-{origin}"
+            option = "" if origin == SUBMIT else f" --deadline-from {origin}"
             path = folder / f"u{seed}-d{deadline:g}{suffix}.swf"
             comments = [
                 f"Utility functions: batchd utility --seed {seed} --deadline-factor "
-                f"{deadline:g} --value-order {values} (seed 003, sec. 4); queue->priority "
-                f"{pairs}, other queues lowest"
+                f"{deadline:g} --value-order {values}{option} (seed 003, sec. 4); "
+                f"queue->priority {pairs}, other queues lowest"
             ]
             write = partial(augment_trace, piece.path, params=params, qmap=qmap, comments=comments)
             done = write_in_place(path, write)
-            made.append(Workload(seed, deadline, values, str(path), file_digest(path)))
+            made.append(Workload(seed, deadline, values, str(path), file_digest(path), origin))
             stats[path.name] = {
                 **workload_facts(path, piece.nodes),
                 "seed": seed,
                 "deadline": deadline,
                 "values": values,
+                "deadline_from": origin,
                 "by_decay": dict(done.by_decay),
                 "by_priority": {str(k): v for k, v in done.by_priority.items()},
                 "unmapped": done.unmapped,

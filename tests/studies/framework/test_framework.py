@@ -19,6 +19,7 @@ from batchd_studies.dynp.runs import make_entry as dynp_entry
 from batchd_studies.dynp.runs import results_file as dynp_results
 from batchd_studies.framework import StudyError
 from batchd_studies.framework.cli import Scope
+from batchd_studies.framework.code import CODE_FIELD, code_digest
 from batchd_studies.framework.results import ResultsFile, run_key
 from batchd_studies.framework.runs import run_missing
 from batchd_studies.framework.traces import read_trace
@@ -148,6 +149,20 @@ def test_resume_reuses_exactly_the_matching_entries(tmp_path: Path) -> None:
     again = run_missing(tasks, fake_replay, results, workers=1, desc="test")
     assert (again.new, again.reused) == (0, 6)
     assert again.results == runs.results
+
+
+def test_a_new_entry_records_the_code_that_replayed_it(tmp_path: Path) -> None:
+    """Entries replayed now say which code made them; entries read back are left as
+    they were written."""
+    tasks = _tasks()
+    results = _results(tmp_path)
+    before = dynp_entry(tasks[0], {"jobs": 1, "made_for": "before"}, 1.0)
+    results.save([before])
+    runs = run_missing(tasks[:2], fake_replay, results, workers=1, desc="test")
+    assert CODE_FIELD not in runs.results[0] and runs.results[0] == before
+    assert runs.results[1][CODE_FIELD] == code_digest()
+    saved = json.loads(results.path.read_text())
+    assert [e.get(CODE_FIELD) for e in saved] == [None, code_digest()]
 
 
 def test_report_only_replays_nothing_and_names_what_is_missing(tmp_path: Path) -> None:

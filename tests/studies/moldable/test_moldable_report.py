@@ -11,7 +11,7 @@ import pytest
 
 from batchd.cli import main
 from batchd.replay import ReplayOptions, run_replay
-from batchd_studies.moldable.claims import CLAIMS, Setting, check_claims
+from batchd_studies.moldable.claims import CLAIMS, Setting, check_claims, claims_count
 from batchd_studies.moldable.index import Index
 from batchd_studies.moldable.plan import ITERATIVE, fairshare, schedulers
 from batchd_studies.moldable.tables import turnaround_table
@@ -76,6 +76,8 @@ def test_claims_hold_as_the_seed_says() -> None:
     assert checked["fig9-iterative"] is not None
     assert "(-5.0 %); lowest at 2 of 2 loads" in checked["fig9-iterative"][1]
     assert len(checked) == len(CLAIMS)
+    counted = claims_count(check_claims(Index(_results(system, random)), Setting(LOADS, GRID)))
+    assert counted == "Claims that hold: 8 of the 8 tested."
 
 
 def test_claims_fail_when_the_numbers_disagree() -> None:
@@ -102,11 +104,17 @@ def test_claims_fail_when_the_numbers_disagree() -> None:
         "against ObF 1, EF 1: worse at 0.5 (85.00 h against 80.00 h), 0.9 (170.00 h against 160.00 h)",
     )
     assert "worse in 200-3200 at 0.9, 3200-100000 at 0.9" in small[1]
+    assert claims_count(check_claims(Index(results), Setting(LOADS, GRID))) == (
+        "Claims that hold: 0 of the 8 tested."
+    )
 
 
 def test_claims_without_runs_are_not_judged() -> None:
     checked = check_claims(Index([]), Setting(LOADS, GRID))
     assert all(v is None for _, v in checked)
+    assert claims_count(checked) == (
+        "Claims that hold: 0 of the 0 tested (8 not tested: their schedulers did not run)."
+    )
 
 
 def test_turnaround_table_marks_the_lowest() -> None:

@@ -76,6 +76,9 @@ def test_scenarios_cover_the_tables_and_figures() -> None:
     both = scenarios([1.0], [2.0], 0.7, ["formula", "priority"])
     assert both[-1] == Scenario(USERS, 1.0, 2.0, "priority") and len(both) == 5
     assert both[-1].key == "users/f1/d2/priority" and BASE.key == "users/f1/d2"
+    moved = scenarios([1.0], [2.0], 0.7, ["formula"], ["submit", "start"])
+    assert moved[-1] == Scenario(USERS, 1.0, 2.0, "formula", "start") and len(moved) == 5
+    assert moved[-1].key == "users/f1/d2/from-start"
 
 
 def _entry(scenario: Scenario, policy: str, total: float, **extra: Any) -> dict[str, Any]:
@@ -153,9 +156,9 @@ def test_tiny_study_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str
     began = time.perf_counter()
     assert main(argv) == 0
     assert time.perf_counter() - began < 60
-    # Three scenarios (the users' and exact runtimes, and values by priority) x EASY and
-    # one GA trial.
-    assert "6 runs (6 new, 0 reused, 0 failed), 6 figures" in capsys.readouterr().out
+    # Four scenarios (the users' and exact runtimes, values by priority, deadlines from the
+    # start) x EASY and one GA trial.
+    assert "8 runs (8 new, 0 reused, 0 failed), 6 figures" in capsys.readouterr().out
     report = (out / "report.md").read_text()
     assert report.startswith("# Utility functions and the GA scheduler")
     assert "- Command: `batchd report utility --trace " in report
@@ -164,10 +167,15 @@ def test_tiny_study_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str
         assert (out / name).read_bytes().startswith(PNG_MAGIC)
     for heading in ("## Table 1", "## Table 2", "## The seed's claims", "## Start values"):
         assert heading in report
+    claims = report.split("## The seed's claims")[1].split("## Figures")[0]
+    rows = [line for line in claims.splitlines() if line.startswith("| ")][2:]
+    held = [row for row in rows if "| **holds** (" in row]
+    tested = [row for row in rows if not row.endswith("| - |")]
+    assert f"Claims that hold: {len(held)} of the {len(tested)} tested" in claims
 
     # An entry's numbers are a replay's of its workload.
     results = json.loads((out / "results.json").read_text())
-    assert len(results) == 6
+    assert len(results) == 8
     entry = next(r for r in results if r["policy"] == "ga" and r["estimates"] == "exact")
     assert entry["params"] == {"seed": "1", "generations": "2", "population": "4"}
     workload = out / "workloads" / entry["workload"]
@@ -189,7 +197,7 @@ def test_tiny_study_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str
     aligned = (out / "workloads" / "u1-d2-priority.swf").read_text()
     assert "--value-order priority" in aligned
     assert {r["workload"] for r in results if r["values"] == "priority"} == {"u1-d2-priority.swf"}
-    rows = [  # the class table's (six cells; the setup table's rows have ten)
+    rows = [  # the class table's (six cells; the setup table's rows have eleven)
         line for line in report.splitlines() if line.startswith("| `u1-d2") and line.count("|") == 7
     ]
     per_minute = {
@@ -198,16 +206,33 @@ def test_tiny_study_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert per_minute[("`u1-d2.swf`", "0")] < per_minute[("`u1-d2.swf`", "5")]
     assert per_minute[("`u1-d2-priority.swf`", "0")] > per_minute[("`u1-d2-priority.swf`", "5")]
 
+    # Deadlines from the start: the same draws moved by each job's runtime; EASY's schedule
+    # does not depend on the values, so it earns at least as much with them.
+    moved = (out / "workloads" / "u1-d2-from-start.swf").read_text()
+    assert "--deadline-from start" in moved
+    started = [r for r in results if r.get("deadline_from") == "start"]
+    assert {r["workload"] for r in started} == {"u1-d2-from-start.swf"} and len(started) == 2
+    assert all("deadline_from" not in r for r in results if r not in started)
+    easy = [r for r in results if r["policy"] == "fcfs-easy" and r["estimates"] == "users"]
+    by_origin = {r.get("deadline_from", "submit"): r for r in easy if r["values"] == "formula"}
+    moved_sum = by_origin["start"]["summary"]["utility"]["aggregate"]
+    assert moved_sum >= by_origin["submit"]["summary"]["utility"]["aggregate"]
+    assert by_origin["start"]["summary"]["makespan"] == by_origin["submit"]["summary"]["makespan"]
+    assert "## Deadlines counted from the start" in report
+    assert "deadline factor 2, deadline from the job's start; the seed's rows" in report
+
     # A second run replays nothing; a new GA parameter replays only the GA runs.
     before = (out / "results.json").read_text()
     (out / "discussion.md").write_text("GA wins on TOY.\n")
     assert main(argv) == 0
-    assert "6 runs (0 new, 6 reused, 0 failed)" in capsys.readouterr().out
+    assert "8 runs (0 new, 8 reused, 0 failed)" in capsys.readouterr().out
     assert (out / "results.json").read_text() == before
     again = (out / "report.md").read_text()
     assert "GA wins on TOY." in again and "Report written again from results.json" in again
     assert main([*argv[:-4], "--generations", "3", "--workers", "1", "--out", str(out)]) == 0
-    assert "6 runs (3 new, 3 reused, 0 failed)" in capsys.readouterr().out
+    assert "8 runs (4 new, 4 reused, 0 failed)" in capsys.readouterr().out
+    assert main([*argv, "--deadline-from", "submit"]) == 0
+    assert "6 runs (0 new, 6 reused, 0 failed)" in capsys.readouterr().out
 
 
 def test_study_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -220,6 +245,7 @@ def test_study_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
         (["--heavy", "0.7,0.8"], "--heavy: one inter-arrival factor"),
         (["--factors", "1,0"], "--factors: each number must be in 0.05..10, got 0"),
         (["--seeds", "1,x"], "--seeds: expected seeds like 1,2"),
+        (["--deadline-from", "end"], "--deadline-from: end is not where a deadline counts from"),
     ):
         assert main([*argv, *extra]) == 2
         assert message in capsys.readouterr().err
