@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -352,10 +351,8 @@ def _run(tmp_path: Path, configs: str, *extra: str) -> tuple[int, Path]:
 
 
 def test_study_end_to_end_basic(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    began = time.perf_counter()
     rc, out = _run(tmp_path, "basic")
     assert rc == 0
-    assert time.perf_counter() - began < 30
     report = (out / "report.md").read_text()
     assert report.startswith("# dynP study")
     assert "- Command: `batchd report dynp --trace synthetic-from:" in report
@@ -407,10 +404,8 @@ def test_study_missing_trace_is_a_one_line_error(
 
 @pytest.mark.skipif("dynp" not in policy_names(), reason="dynp policy not registered")
 def test_study_end_to_end_default(tmp_path: Path) -> None:
-    began = time.perf_counter()
     rc, out = _run(tmp_path, "default")
     assert rc == 0
-    assert time.perf_counter() - began < 60
     results = json.loads((out / "results.json").read_text())
     assert len(results) == 20
     report = (out / "report.md").read_text()

@@ -235,7 +235,7 @@ def test_parallel_grid_shards_then_collect_equal_a_full_run(
     sharded, full = tmp_path / "study", tmp_path / "full"  # one OUT: entries name their files
     assert main(grid_argv(tmp_path, sharded)) == 0
     runs = len(json.loads((sharded / "results.json").read_text()))
-    assert f"{runs} runs ({runs} new, 0 reused, 0 failed), 3 figures" in capsys.readouterr().out
+    assert f"{runs} runs ({runs} new, 0 reused, 0 failed), 4 figures" in capsys.readouterr().out
     sharded.rename(full)
 
     # Two shard processes at once in one OUT: both write the job sets, each its records.
@@ -269,7 +269,7 @@ def test_parallel_grid_shards_then_collect_equal_a_full_run(
     assert len(list((sharded / "runs").glob("*.json"))) == runs
 
     assert main([*grid_argv(tmp_path, sharded), "--collect"]) == 0
-    assert f"{runs} runs (0 new, {runs} reused, 0 failed), 3 figures" in capsys.readouterr().out
+    assert f"{runs} runs (0 new, {runs} reused, 0 failed), 4 figures" in capsys.readouterr().out
     assert not (sharded / "runs").exists()
     assert without_seconds(sharded / "results.json") == without_seconds(full / "results.json")
     assert report_body(sharded / "report.md") == report_body(full / "report.md")

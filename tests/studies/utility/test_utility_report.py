@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -153,9 +152,7 @@ def test_tiny_study_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str
     argv += ["--ga-seeds", "1", "--factors", "1", "--deadline-factors", "2", "--heavy", "1"]
     argv += ["--schedulers", "fcfs-easy,ga", "--generations", "2", "--population", "4"]
     argv += ["--workers", "1", "--out", str(out)]
-    began = time.perf_counter()
     assert main(argv) == 0
-    assert time.perf_counter() - began < 60
     # Four scenarios (the users' and exact runtimes, values by priority, deadlines from the
     # start) x EASY and one GA trial.
     assert "8 runs (8 new, 0 reused, 0 failed), 6 figures" in capsys.readouterr().out
