@@ -335,6 +335,34 @@ class Scheduler:
         self._central = (self.version, planned)
         return planned
 
+    def planned_start(self, job: Job) -> int | None:
+        """The planned start of one waiting job (None: it has none), as ``planned_starts``
+        gives it; told by its policy alone where it can (a submission's answer), so
+        that a deep queue is not planned whole for one job."""
+        assert self.engine is not None
+        machines = self.engine.machines
+        cached = self._plans.get(job.machine)
+        if (
+            self.layer is None
+            and 0 <= job.machine < len(machines)
+            and (cached is None or cached[0] != self.version)
+        ):
+            m = machines[job.machine]
+            start = m.policy.planned_start(m, job)
+            if start is not None:
+                return None if start == NEVER else start
+        return self.planned_starts().get(job.id)
+
+    def next_in_line(self, machine: int) -> int | None:
+        """The id of the job first in the order of the machine's plan (None: none waits)."""
+        assert self.engine is not None
+        cached = self._plans.get(machine)
+        if self.layer is None and (cached is None or cached[0] != self.version):
+            first = self.engine.machines[machine].policy.head()
+            return None if first is None else first.id
+        plan = self.plan(machine)
+        return plan[0][0].id if plan else None
+
     def planned_starts(self) -> dict[int, int]:
         """Planned start of every waiting job that can start, by job id."""
         assert self.engine is not None
