@@ -122,6 +122,8 @@ async def test_a_poll_of_an_unchanged_plan_makes_no_plan(
         for _ in range(3):
             assert (await plan(api, etag=etag))[0] == 304
         assert len(made) == 1  # the stamp alone answered
+        api.at(100)  # the clock moved on, no event was due and no planned start reached
+        assert (await plan(api, etag=etag))[0] == 304 and len(made) == 1
         await api.call("bob", "PATCH", "/jobs/2", {"name": "renamed"})
         status, body, etag2 = await plan(api, etag=etag)
         assert status == 200 and etag2 != etag and len(made) == 2
