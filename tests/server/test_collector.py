@@ -50,7 +50,7 @@ def test_cycles_frozen_are_collected_once_the_frozen_objects_doubled(
     del node
     gc.collect()
     assert gone() is not None  # a frozen cycle waits
-    c.base = gc.get_freeze_count() // 2 - 1  # as if the frozen objects had doubled
+    c.frozen = 2 * c.base + 1  # as if the frozen objects had doubled
     gc.collect()
     c.tick()
     assert c.thaws == 1 and gone() is None

@@ -30,7 +30,8 @@ class Collector:
 
     def __init__(self) -> None:
         self.seen = full_collections()
-        self.base = FLOOR
+        self.base = FLOOR  # objects frozen after the last thaw (or start-up)
+        self.frozen = FLOOR  # objects frozen since, counted as they are frozen
         self.thaws = 0
 
     def start(self) -> None:
@@ -38,7 +39,7 @@ class Collector:
         gc.collect()
         gc.freeze()
         self.seen = full_collections()
-        self.base = max(gc.get_freeze_count(), FLOOR)
+        self.base = self.frozen = max(gc.get_freeze_count(), FLOOR)
 
     def tick(self) -> None:
         """After a full collection since the last tick: freeze its survivors (or thaw and
@@ -46,12 +47,15 @@ class Collector:
         full = full_collections()
         if full == self.seen:
             return
-        if gc.get_freeze_count() > 2 * self.base:
+        # What the freeze adds: the survivors of the full collection, and few younger ones.
+        # (gc.get_freeze_count walks every frozen object: only once a thaw is due.)
+        self.frozen += len(gc.get_objects(generation=2))
+        if self.frozen > 2 * self.base:
             gc.unfreeze()
             gc.collect()
             self.thaws += 1
             gc.freeze()
-            self.base = max(gc.get_freeze_count(), FLOOR)
+            self.base = self.frozen = max(gc.get_freeze_count(), FLOOR)
         else:
             gc.freeze()
         self.seen = full_collections()
