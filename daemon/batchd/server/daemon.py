@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import os
 import signal
 import time
@@ -26,6 +25,7 @@ from batchd.model.times import CLOCK_MAX, CLOCK_RANGE, TIME_MIN
 from batchd.sched.grid import widest_job
 from batchd.server.app import create_app
 from batchd.server.auth import daemon_user, load_tokens
+from batchd.server.collector import Collector
 from batchd.server.connlimit import (
     ConnectionGate,
     ConnectionLimits,
@@ -177,8 +177,8 @@ async def serve(opts: ServeOptions) -> int:
     claimed, store, (svc, kernels, wake) = await _open_state(opts, site, sock_path)
     # The modules, config and restored state live as long as the daemon: keep them
     # out of the collector's full passes, whose pauses otherwise set the p99 latency.
-    gc.collect()
-    gc.freeze()
+    collector = Collector()
+    collector.start()
     runner = await _listen(svc, tokens, limits, claimed, listen)
     stop, reload = _events(svc, wake, kernels)
     log.info(
@@ -192,7 +192,7 @@ async def serve(opts: ServeOptions) -> int:
         policy=[c.name for c in svc.scheduler.choices],
         pid=os.getpid(),
     )
-    scheduler = asyncio.create_task(_schedule_loop(svc, wake, stop, reload, opts.config))
+    scheduler = asyncio.create_task(_schedule_loop(svc, wake, stop, reload, opts.config, collector))
     crashed = False
     try:
         await stop.wait()
@@ -430,6 +430,7 @@ async def _schedule_loop(
     stop: asyncio.Event,
     reload: asyncio.Event,
     config: str,
+    collector: Collector,
 ) -> bool:
     """Run until stopped; True if scheduling failed (logged with its traceback)."""
     clock = svc.clock
@@ -449,6 +450,7 @@ async def _schedule_loop(
             _reload(svc, config)
         try:
             svc.tick()
+            collector.tick()
             # The planned-schedule gauges need a full plan: made here, at most once
             # per interval, so that a scrape never plans.
             if planned is None or time.monotonic() - planned >= svc.site.metrics.plan_interval:

@@ -55,9 +55,8 @@ def queue_reason(svc: BatchService, rec: JobRecord) -> str | None:
 
 
 def next_in_line(svc: BatchService, machine: int) -> int | None:
-    """The id of the job first in its policy's order on ``machine`` (its plan is cached)."""
-    plan = svc.scheduler.plan(machine)
-    return plan[0][0].id if plan else None
+    """The id of the job first in its policy's order on ``machine``."""
+    return svc.scheduler.next_in_line(machine)
 
 
 def pending_reason(svc: BatchService, rec: JobRecord, letter: str, est: int | None) -> str | None:

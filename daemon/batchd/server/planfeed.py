@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from batchd.server.errors import bad_request
-from batchd.server.planview import PlanState, Row, plan_state
+from batchd.server.planview import PlanState, Row, plan_stamp, plan_state
 from batchd.server.service import BatchService, Caller
 from batchd.ui.data import INFO_FIELDS, JOB_FIELDS, utc_offset, zone_name
 
@@ -57,6 +57,7 @@ class PlanFeed:
         self.number = 0
         self.last: PlanState | None = None
         self.prev: PlanState | None = None
+        self.stamp: tuple[object, ...] | None = None  # plan_stamp of ``last``
 
     @property
     def version(self) -> str:
@@ -67,8 +68,14 @@ class PlanFeed:
         return f'"{self.version}"'
 
     def refresh(self, svc: BatchService) -> None:
-        """The plan now: a new version if anything changed since the last request."""
+        """The plan now: a new version if anything changed since the last request. The
+        state is made again only when its stamp moved (a poll of an unchanged plan costs
+        no plan), and a new version only when it differs."""
+        stamp = plan_stamp(svc)
+        if self.last is not None and stamp == self.stamp:
+            return
         state = plan_state(svc)
+        self.stamp = stamp
         if self.last is not None and state.same_as(self.last):
             return
         self.prev, self.last = self.last, state

@@ -69,6 +69,23 @@ class PlanState:
         )
 
 
+def plan_stamp(svc: BatchService) -> tuple[object, ...]:
+    """What the plan state can change with, read in constant time: while it is the same,
+    so is the state. Every change of jobs, nodes, reservations and policies moves the
+    scheduler's version (a new service after a failed save has a new scheduler and
+    engine), records leave when their end is saved, and the clock's now counts in whole
+    utilization steps, which also mark each new day of the queue windows."""
+    return (
+        svc.scheduler,
+        svc.scheduler.version,
+        svc.engine,
+        len(svc.records),
+        len(svc.arrays),
+        len(svc.reservations.items),
+        svc.now // DAY_STEP,
+    )
+
+
 def plan_state(svc: BatchService) -> PlanState:
     rows: dict[int, Row] = {}
     info: dict[int, Info] = {}

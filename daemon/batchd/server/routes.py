@@ -176,7 +176,7 @@ async def submit(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, JobSubmit)
     rec = op.jobs.submit(svc, _caller(request), body)
-    return _json(views.job_out(svc, rec, svc.planned_starts()), 201)
+    return _json(views.job_out(svc, rec, svc.plan_of(rec)), 201)
 
 
 @routes.post("/plan")
@@ -231,7 +231,7 @@ async def show_job(request: web.Request) -> web.Response:
     caller = _caller(request)
     rec = svc.find(_job_ref(request))
     may_see(caller, rec.owner, svc.jid(rec))
-    return _json(shown(caller, views.job_out(svc, rec, svc.planned_starts())))
+    return _json(shown(caller, views.job_out(svc, rec, svc.plan_of(rec))))
 
 
 @routes.delete("/jobs/{id}")
@@ -254,7 +254,7 @@ async def release_job(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, HoldRequest, required=False)
     rec = op.jobs.release(svc, _caller(request), _job_ref(request), body.types)
-    return _json(views.job_out(svc, rec, svc.planned_starts()))
+    return _json(views.job_out(svc, rec, svc.plan_of(rec)))
 
 
 @routes.patch("/jobs/{id}")
@@ -262,14 +262,14 @@ async def alter_job(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, JobAlter)
     rec = op.jobs.alter(svc, _caller(request), _job_ref(request), body)
-    return _json(views.job_out(svc, rec, svc.planned_starts()))
+    return _json(views.job_out(svc, rec, svc.plan_of(rec)))
 
 
 @routes.post("/jobs/{id}/rerun")
 async def rerun_job(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     rec = op.jobs.rerun(svc, _caller(request), _job_ref(request))
-    return _json(views.job_out(svc, rec, svc.planned_starts()))
+    return _json(views.job_out(svc, rec, svc.plan_of(rec)))
 
 
 @routes.post("/jobs/{id}/move")
@@ -277,7 +277,7 @@ async def move_job(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, MoveRequest)
     rec = op.jobs.move(svc, _caller(request), _job_ref(request), body.queue)
-    return _json(views.job_out(svc, rec, svc.planned_starts()))
+    return _json(views.job_out(svc, rec, svc.plan_of(rec)))
 
 
 @routes.post("/jobs/{id}/signal")
@@ -285,7 +285,7 @@ async def signal_job(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     body = await _body(request, SignalRequest, required=False)
     rec = op.jobs.signal(svc, _caller(request), _job_ref(request), body.signal, body.target)
-    return _json(views.job_out(svc, rec, svc.planned_starts()))
+    return _json(views.job_out(svc, rec, svc.plan_of(rec)))
 
 
 @routes.get("/jobs/{id}/events")

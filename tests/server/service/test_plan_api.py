@@ -5,8 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from api_helpers import NODES, T0, Api, headers, serve, site_config
+from batchd.server import planfeed
 from batchd.server.plan_schemas import PlanOut
+from batchd.server.planview import DAY_STEP, PlanState, plan_state
+from batchd.server.service import BatchService
 from batchd.site.config import SiteConfig
 
 
@@ -97,6 +102,35 @@ async def test_nothing_changed_is_a_304_and_a_change_is_a_delta(tmp_path: Path) 
         for old in (v1, "00000000-1"):
             status, body, _ = await plan(api, since=old)
             assert status == 200 and body["base"] is None and set(rows(body)) == {1, 3}
+
+
+async def test_a_poll_of_an_unchanged_plan_makes_no_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[int] = []
+
+    def counted(svc: BatchService) -> PlanState:
+        made.append(svc.now)
+        return plan_state(svc)
+
+    monkeypatch.setattr(planfeed, "plan_state", counted)
+    async with serve(tmp_path) as api:
+        await api.submit("alice", nodes=8, walltime=600, runtime=600, name="fills")
+        await api.submit("bob", nodes=2, walltime=300, name="waits")
+        _, whole, etag = await plan(api)
+        assert len(made) == 1
+        for _ in range(3):
+            assert (await plan(api, etag=etag))[0] == 304
+        assert len(made) == 1  # the stamp alone answered
+        api.at(100)  # the clock moved on, no event was due and no planned start reached
+        assert (await plan(api, etag=etag))[0] == 304 and len(made) == 1
+        await api.call("bob", "PATCH", "/jobs/2", {"name": "renamed"})
+        status, body, etag2 = await plan(api, etag=etag)
+        assert status == 200 and etag2 != etag and len(made) == 2
+        assert infos(body)[2] == ("renamed", "bob", "workq")
+        api.at(DAY_STEP)  # a new step of the utilization drawn: made again
+        await plan(api, etag=etag2)
+        assert len(made) == 3
 
 
 async def test_a_new_order_is_sent_when_it_is_not_the_old_one_extended(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from batchd.sched.core.plans import base_profile, machine_signature, plan_in_ord
 from batchd.sched.core.profile import Profile
 
 if TYPE_CHECKING:
+    from batchd.sched.core.order import OrderedQueue
     from batchd.sched.core.policy import MachineView
 
 
@@ -24,6 +25,10 @@ class Forecaster:
     earliest at or after the old time, and it is still at or after the new one.
     With ``in_order`` no job starts before the one ahead of it (FCFS without
     backfilling).
+
+    Given the policy's ``OrderedQueue`` (``plan_queue``, ``start_of``), the kept
+    plan is checked against the queue's count of changes instead of job by job,
+    so the planned start of a new job costs its own placement, not the queue's.
     """
 
     def __init__(self, in_order: bool = False) -> None:
@@ -34,22 +39,64 @@ class Forecaster:
         self._profile: Profile | None = None
         self._now = 0
         self._first = NEVER  # earliest planned start
+        # The queue planned and its count of changes then (None: a list was planned).
+        self._mark: tuple[OrderedQueue, int] | None = None
 
     def plan(self, view: MachineView, jobs: list[Job]) -> list[int]:
-        sig = machine_signature(view)
-        now = view.now
+        """The planned start of each of ``jobs``, in this order."""
+        self._mark = None
+        return list(self._update(view, jobs, self._kept(view, jobs)))
+
+    def plan_queue(self, view: MachineView, queue: OrderedQueue) -> list[int]:
+        """The planned start of each job of ``queue``, in its order."""
+        return list(self._queue_starts(view, queue))
+
+    def start_of(self, view: MachineView, queue: OrderedQueue, job: Job) -> int:
+        """The planned start of ``job`` in the plan of ``queue`` (NEVER if it is not in it):
+        the value ``plan_queue`` gives it, with only the jobs new at the end placed."""
+        starts = self._queue_starts(view, queue)
+        try:
+            return starts[queue.index(job)]
+        except KeyError:  # not waiting in this queue (or not known to its order)
+            return NEVER
+
+    def _queue_starts(self, view: MachineView, queue: OrderedQueue) -> list[int]:
+        mark = self._mark
         n = len(self._jobs)
-        if (
-            sig == self._sig
-            and self._profile is not None
-            and self._now <= now <= self._first
-            and len(jobs) >= n
-            and jobs[:n] == self._jobs
-        ):
+        unchanged = (
+            mark is not None
+            and mark[0] is queue
+            and mark[1] == queue.changes
+            and len(queue) >= n
+            and self._usable(view)
+        )
+        starts = self._update(view, queue.jobs, unchanged)
+        self._mark = (queue, queue.changes)
+        return starts
+
+    def _usable(self, view: MachineView) -> bool:
+        """The kept plan holds for the machine and time of ``view``."""
+        return (
+            self._profile is not None
+            and self._now <= view.now <= self._first
+            and machine_signature(view) == self._sig
+        )
+
+    def _kept(self, view: MachineView, jobs: list[Job]) -> bool:
+        """The kept plan holds and ``jobs`` begin with the jobs it planned."""
+        n = len(self._jobs)
+        return len(jobs) >= n and self._usable(view) and jobs[:n] == self._jobs
+
+    def _update(self, view: MachineView, jobs: list[Job], kept: bool) -> list[int]:
+        """The kept plan with the jobs after its own placed (``kept``), or a new plan."""
+        n = len(self._jobs)
+        if kept:
             for job in jobs[n:]:
                 self._place(job, view.now)
-            self._jobs = list(jobs)
-            return list(self._starts)
+            self._jobs.extend(jobs[n:])
+            return self._starts
+        sig = machine_signature(view)
+        now = view.now
         self._sig = sig
         self._now = now
         self._jobs = []
@@ -63,7 +110,7 @@ class Forecaster:
             self._starts = plan_in_order(self._profile, jobs, view.now)
             self._first = min(self._starts, default=NEVER)
         self._jobs = list(jobs)
-        return list(self._starts)
+        return self._starts
 
     def _place(self, job: Job, now: int) -> None:
         assert self._profile is not None

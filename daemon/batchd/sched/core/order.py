@@ -43,10 +43,11 @@ class OrderedQueue:
 
     The parallel lists let the planners hand whole queues to the compiled loops
     without walking Job objects. ``starts`` holds planned starts for planners that
-    plan; a job not planned yet holds NEVER.
+    plan; a job not planned yet holds NEVER. ``changes`` counts every change other
+    than a job appended at the end: while it stands, the first jobs are the same.
     """
 
-    __slots__ = ("key", "keys", "jobs", "widths", "durations", "starts")
+    __slots__ = ("key", "keys", "jobs", "widths", "durations", "starts", "changes")
 
     def __init__(self, key: OrderKey) -> None:
         self.key = key
@@ -55,6 +56,7 @@ class OrderedQueue:
         self.widths: list[int] = []
         self.durations: list[int] = []
         self.starts: list[int] = []
+        self.changes = 0
 
     def __len__(self) -> int:
         return len(self.jobs)
@@ -93,6 +95,7 @@ class OrderedQueue:
             self.starts.append(start)
             return len(keys) - 1
         i = bisect_left(keys, k)
+        self.changes += 1
         keys.insert(i, k)
         self.jobs.insert(i, job)
         self.widths.insert(i, width)
@@ -102,10 +105,12 @@ class OrderedQueue:
 
     def remove(self, job: Job) -> None:
         i = self.index(job)
+        self.changes += 1
         del self.keys[i], self.jobs[i], self.widths[i], self.durations[i], self.starts[i]
 
     def pop_front(self, k: int) -> list[Job]:
         out = self.jobs[:k]
+        self.changes += 1
         del self.keys[:k], self.jobs[:k], self.widths[:k], self.durations[:k], self.starts[:k]
         return out
 
@@ -113,6 +118,7 @@ class OrderedQueue:
         if len(jobs) == 1:
             self.remove(jobs[0])
             return
+        self.changes += 1
         gone = {id(j) for j in jobs}
         keep = [i for i, j in enumerate(self.jobs) if id(j) not in gone]
         self.keys = [self.keys[i] for i in keep]

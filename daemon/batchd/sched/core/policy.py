@@ -219,6 +219,11 @@ class Policy(ABC):
     def waiting(self) -> list[Job]:
         """The waiting jobs in the order the policy serves them."""
 
+    def head(self) -> Job | None:
+        """The first waiting job in the policy's order (None: none waits)."""
+        jobs = self.waiting()
+        return jobs[0] if jobs else None
+
     def planned_width(self, job: Job) -> int:
         """The width a waiting job is planned to start with (a moldable policy's choice)."""
         return job.width
@@ -229,12 +234,21 @@ class Policy(ABC):
         Policies that keep no full plan answer with a full plan of their queue in
         their order: the estimate ``qstat -T`` shows.
         """
+        jobs = self.waiting()
+        return list(zip(jobs, self._forecast().plan(view, jobs), strict=True))
+
+    def planned_start(self, view: MachineView, job: Job) -> int | None:
+        """The planned start of one waiting job, exactly as ``planned_starts`` gives it
+        (NEVER: it cannot fit, or it does not wait here), where the policy can tell it
+        without planning its whole queue; None where it cannot (ask ``planned_starts``)."""
+        return None
+
+    def _forecast(self) -> Forecaster:
         from batchd.sched.core.forecast import Forecaster
 
-        jobs = self.waiting()
         if self._forecaster is None:
             self._forecaster = Forecaster(in_order=self.serves_in_order)
-        return list(zip(jobs, self._forecaster.plan(view, jobs), strict=True))
+        return self._forecaster
 
     # -- what it tells ----------------------------------------------------------
     def explain(self, job: Job, now: int) -> str | None:
@@ -310,3 +324,13 @@ class OrderedPolicy(Policy):
 
     def waiting(self) -> list[Job]:
         return list(self.queue.jobs)
+
+    def head(self) -> Job | None:
+        return self.queue.jobs[0] if self.queue.jobs else None
+
+    def planned_starts(self, view: MachineView) -> list[tuple[Job, int]]:
+        jobs = self.queue.jobs
+        return list(zip(jobs, self._forecast().plan_queue(view, self.queue), strict=True))
+
+    def planned_start(self, view: MachineView, job: Job) -> int | None:
+        return self._forecast().start_of(view, self.queue, job)

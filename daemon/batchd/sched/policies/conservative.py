@@ -175,10 +175,21 @@ class ConservativePolicy(Policy):
     def waiting(self) -> list[Job]:
         return list(self.queue.jobs)
 
+    def head(self) -> Job | None:
+        return self.queue.jobs[0] if self.queue.jobs else None
+
     def planned_starts(self, view: MachineView) -> list[tuple[Job, int]]:
         if self.must_replan(view):
             return super().planned_starts(view)
         return list(zip(self.queue.jobs, self.queue.starts, strict=True))
+
+    def planned_start(self, view: MachineView, job: Job) -> int | None:
+        if self.must_replan(view):
+            return None
+        try:
+            return self.queue.starts[self.queue.index(job)]
+        except KeyError:  # not waiting here
+            return NEVER
 
 
 def promise(job: Job, start: int) -> None:

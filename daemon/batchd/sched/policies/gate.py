@@ -315,6 +315,12 @@ class WindowGate(WrappingPolicy):
         held = sorted(self.held.values(), key=lambda j: (j.submit, j.id))
         return self.inner.waiting() + held
 
+    def head(self) -> Job | None:
+        first = self.inner.head()
+        if first is None and self.held:
+            first = min(self.held.values(), key=lambda j: (j.submit, j.id))
+        return first
+
     def invalidate(self) -> None:
         self.inner.invalidate()
 
@@ -322,10 +328,19 @@ class WindowGate(WrappingPolicy):
         """The inner plan, then each held job at the first opening it can use."""
         plan = self.inner.planned_starts(view)
         for job in sorted(self.held.values(), key=lambda j: (j.submit, j.id)):
-            cls = self.classes.get(job.id)
-            start = None if cls is None else self.first_start(cls, job, view.now + 1)
-            plan.append((job, NEVER if start is None else start))
+            plan.append((job, self._held_start(view, job)))
         return plan
+
+    def planned_start(self, view: MachineView, job: Job) -> int | None:
+        if self.held.get(job.id) is job:
+            return self._held_start(view, job)
+        return self.inner.planned_start(view, job)
+
+    def _held_start(self, view: MachineView, job: Job) -> int:
+        """A job the gate holds back: the first opening it can use (NEVER: none)."""
+        cls = self.classes.get(job.id)
+        start = None if cls is None else self.first_start(cls, job, view.now + 1)
+        return NEVER if start is None else start
 
     def first_start(self, cls: WindowClass, job: Job, t: int) -> int | None:
         """The first time from ``t`` at which the gate would offer ``job``."""

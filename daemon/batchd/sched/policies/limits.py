@@ -245,6 +245,12 @@ class LimitGate(WrappingPolicy):
     def waiting(self) -> list[Job]:
         return self.inner.waiting() + sorted(self.held.values(), key=by_submission)
 
+    def head(self) -> Job | None:
+        first = self.inner.head()
+        if first is None and self.held:
+            first = min(self.held.values(), key=by_submission)
+        return first
+
     def invalidate(self) -> None:
         self.inner.invalidate()
 
@@ -253,6 +259,9 @@ class LimitGate(WrappingPolicy):
         plan = self.inner.planned_starts(view)
         plan += [(job, NEVER) for job in sorted(self.held.values(), key=by_submission)]
         return plan
+
+    def planned_start(self, view: MachineView, job: Job) -> int | None:
+        return NEVER if self.held.get(job.id) is job else self.inner.planned_start(view, job)
 
     def explain(self, job: Job, now: int) -> str | None:
         if self.paused:

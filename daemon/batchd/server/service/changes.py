@@ -76,9 +76,13 @@ class Changes:
         search asks for."""
         now = self.clock.now()
         nxt = self.engine.next_event_time()
-        if now > self.engine.now or (nxt is not None and nxt <= now):
+        due = nxt is not None and nxt <= now
+        if now > self.engine.now or due:
             self.metrics.timed(lambda: self.engine.advance_to(now))
-            self.scheduler.changed()
+            if due:
+                self.scheduler.changed()
+            else:
+                self.scheduler.clock_moved(now)
         if self.runs is not None and self.runs.apply_ends():
             self._pass()  # what ended for real gives its nodes to the queue now
         if self.searches.take_due():

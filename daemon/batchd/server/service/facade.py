@@ -313,6 +313,14 @@ class BatchService(Changes, Figures):
     def planned_starts(self) -> dict[int, int]:
         return self.scheduler.planned_starts()
 
+    def plan_of(self, rec: JobRecord) -> dict[int, int]:
+        """Of the plan, what one job's view needs: its planned start, if it waits and has one."""
+        job = rec.job
+        if job.state is not JobState.QUEUED:
+            return {}
+        start = self.scheduler.planned_start(job)
+        return {} if start is None else {job.id: start}
+
     def explain(self, job: Job) -> str | None:
         """Why a queued job does not start now, for a reason of its policy's own, or
         because its chunks found no node with the cores they need (shared nodes)."""

@@ -96,7 +96,8 @@ class Scheduler:
         self.limits: Callable[[], RunLimits] = lambda: NO_LIMITS
         self.run_book = RunBook()
         self.engine: Engine | None = None
-        self._plans: dict[int, tuple[int, list[tuple[Job, int]]]] = {}
+        # Each machine's plan, the version it was made at, and its earliest planned start.
+        self._plans: dict[int, tuple[int, list[tuple[Job, int]], int]] = {}
         self._central: tuple[int, list[tuple[Job, int, int]]] | None = None
         self.version = 0  # moves with every change; plans are kept for one version
         self._build_windows()
@@ -300,6 +301,21 @@ class Scheduler:
     def changed(self) -> None:
         self.version += 1
 
+    def clock_moved(self, now: int) -> None:
+        """The clock moved on to ``now`` and no event was due: the plans made since the
+        last change stand, unless time alone can change them. A plan places each job at
+        its earliest start from the time it was made; while no planned start has been
+        reached, the same starts are the earliest from ``now``. A job past its estimate
+        (its end moves with the clock) or a grid's layer makes them again."""
+        assert self.engine is not None
+        if self.layer is not None or any(m.overrun for m in self.engine.machines):
+            self.changed()
+            return
+        for version, _, first in self._plans.values():
+            if version == self.version and first <= now:
+                self.changed()
+                return
+
     def plan(self, machine: int) -> list[tuple[Job, int]]:
         """Every waiting job of a machine in its policy's order, with its planned start."""
         cached = self._plans.get(machine)
@@ -308,7 +324,7 @@ class Scheduler:
         assert self.engine is not None
         m: MachineState = self.engine.machines[machine]
         plan = self._grid_plan(m) if self.layer is not None else m.policy.planned_starts(m)
-        self._plans[machine] = (self.version, plan)
+        self._plans[machine] = (self.version, plan, min((s for _, s in plan), default=NEVER))
         return plan
 
     def _grid_plan(self, m: MachineState) -> list[tuple[Job, int]]:
@@ -334,6 +350,34 @@ class Scheduler:
         planned = self.layer.planned()
         self._central = (self.version, planned)
         return planned
+
+    def planned_start(self, job: Job) -> int | None:
+        """The planned start of one waiting job (None: it has none), as ``planned_starts``
+        gives it; told by its policy alone where it can (a submission's answer), so
+        that a deep queue is not planned whole for one job."""
+        assert self.engine is not None
+        machines = self.engine.machines
+        cached = self._plans.get(job.machine)
+        if (
+            self.layer is None
+            and 0 <= job.machine < len(machines)
+            and (cached is None or cached[0] != self.version)
+        ):
+            m = machines[job.machine]
+            start = m.policy.planned_start(m, job)
+            if start is not None:
+                return None if start == NEVER else start
+        return self.planned_starts().get(job.id)
+
+    def next_in_line(self, machine: int) -> int | None:
+        """The id of the job first in the order of the machine's plan (None: none waits)."""
+        assert self.engine is not None
+        cached = self._plans.get(machine)
+        if self.layer is None and (cached is None or cached[0] != self.version):
+            first = self.engine.machines[machine].policy.head()
+            return None if first is None else first.id
+        plan = self.plan(machine)
+        return plan[0][0].id if plan else None
 
     def planned_starts(self) -> dict[int, int]:
         """Planned start of every waiting job that can start, by job id."""
