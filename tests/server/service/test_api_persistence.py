@@ -14,6 +14,7 @@ from structlog.testing import capture_logs
 
 from api_helpers import T0, Api, new_service, nodes, site_config, start_api
 from batchd.engine.clock import VirtualClock
+from batchd.model.times import CLOCK_MAX
 from batchd.server.service import BatchService
 from batchd.server.store import SaveError, Store
 
@@ -218,6 +219,18 @@ async def test_the_time_an_answer_shows_is_saved_before_it_leaves(tmp_path: Path
             body = await api.call("alice", "GET", route)
             assert body["now"] == T0 + offset
             assert Store(path).load().meta["now"] == T0 + offset, route
+
+
+async def test_no_answer_saves_a_clock_past_its_last_date(tmp_path: Path) -> None:
+    # Between the clock passing its last date and the scheduling loop noticing (up to a
+    # wall second), an answer catches the engine up: to the last date, never beyond it,
+    # so that the state file stays one a daemon can start from.
+    path = tmp_path / "state.db"
+    async with start_api(new_service(path, start=CLOCK_MAX - 10)) as api:
+        api.clock.set(CLOCK_MAX + 998)
+        body = await api.call("alice", "GET", "/server")
+        assert body["now"] == CLOCK_MAX
+        assert Store(path).load().meta["now"] == CLOCK_MAX
 
 
 async def test_a_change_is_logged_once_it_is_saved(tmp_path: Path) -> None:

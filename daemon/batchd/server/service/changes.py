@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from batchd.model.times import CLOCK_MAX
 from batchd.server.errors import ApiError, unavailable
 from batchd.server.store import SaveError, StoreError
 
@@ -73,8 +74,9 @@ class Changes:
     def sync(self) -> None:
         """Process every event up to the clock's now (each event second has its pass),
         then the ends of jobs that ran for real (and a pass), then the pass a finished
-        search asks for."""
-        now = self.clock.now()
+        search asks for. The engine stops at the clock's last date: past it, the
+        scheduling loop stops the daemon, and nothing beyond it is ever saved."""
+        now = min(self.clock.now(), CLOCK_MAX)
         nxt = self.engine.next_event_time()
         due = nxt is not None and nxt <= now
         if now > self.engine.now or due:
