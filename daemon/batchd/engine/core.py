@@ -301,8 +301,8 @@ class Engine(MachineControl, JobTransitions):
     def _start(self, m: MachineState, placement: Placement) -> None:
         job, machine, width = placement
         pool = m.pool
-        if machine != m.index or width != job.width or width > len(pool._free):
-            if machine == m.index and width <= len(pool._free) and moldable_to(job, width):
+        if machine != m.index or width != job.width or width > pool._nfree:
+            if machine == m.index and width <= pool._nfree and moldable_to(job, width):
                 reshape(job, width)
             else:
                 raise PlacementError(

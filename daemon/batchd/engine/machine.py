@@ -60,7 +60,7 @@ class MachineState:
 
     @property
     def free(self) -> int:
-        return len(self.pool._free)  # NodePool.free, without a second property call per pass
+        return self.pool._nfree  # NodePool.free, without a second property call per pass
 
     @property
     def overrun(self) -> bool:
