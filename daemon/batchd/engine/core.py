@@ -61,10 +61,13 @@ class Engine(MachineControl, JobTransitions):
         *,
         kill: bool = True,
         keep_finished: bool = True,
+        keep_nodes: bool = True,
     ) -> None:
         """``keep_finished``: collect finished jobs in ``finished`` (a replay's summary
         reads them); a daemon that runs for months passes False and hands each one on
-        through ``on_end`` instead. ``ended`` counts them either way."""
+        through ``on_end`` instead. ``ended`` counts them either way. ``keep_nodes``:
+        finished jobs keep their node ids (qstat -x shows them); a replay that reads
+        none passes False, and each job's ids are dropped once its end is handled."""
         if len(policies) != len(grid.machines):
             raise ValueError(
                 f"{len(grid.machines)} machines need as many policies, got {len(policies)}"
@@ -79,6 +82,7 @@ class Engine(MachineControl, JobTransitions):
         ]
         self.now = 0
         self.keep_finished = keep_finished
+        self.keep_nodes = keep_nodes
         self.finished: list[Job] = []
         self.ended = 0
         self.submitted = 0
@@ -372,6 +376,8 @@ class Engine(MachineControl, JobTransitions):
             m.policy.job_ended(m, job)
         for hook in self.on_end:
             hook(job)
+        if not self.keep_nodes:
+            job.nodes = []
 
     # -- live control ---------------------------------------------------------------
     def call_at(self, when: int, fn: Callable[[], None]) -> Timer:
