@@ -117,3 +117,20 @@ def test_a_large_machine_costs_with_the_width_not_the_size() -> None:
     spent = time.perf_counter() - began
     # A sorted free list, re-sorted on each end, took about 3 s here.
     assert spent < 0.5, f"{spent:.2f} s for 300 starts and ends"
+
+
+def test_a_pool_held_by_count_names_no_node() -> None:
+    pool = NodePool(10)
+    pool.take_count(4)
+    assert pool.free == 6
+    with pytest.raises(ValueError, match="4 nodes are held by count, without ids"):
+        pool.allocate(1)
+    with pytest.raises(ValueError, match="held by count"):
+        pool.take_out(7)
+    with pytest.raises(ValueError, match="asked for 7 nodes, only 6 are free"):
+        pool.take_count(7)
+    with pytest.raises(ValueError, match="gave back 5 nodes, only 4 were taken"):
+        pool.give_back_count(5)
+    pool.give_back_count(4)
+    assert pool.free == 10
+    assert pool.allocate(2) == [0, 1]

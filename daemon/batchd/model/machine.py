@@ -20,7 +20,9 @@ class NodePool:
     handed out are slices of one table of ids, so no id is made twice.
     """
 
-    __slots__ = ("size", "per_node", "_ids", "_lo", "_hi", "_nfree", "_out", "_out_busy")
+    __slots__ = (
+        "size", "per_node", "_ids", "_lo", "_hi", "_nfree", "_unnamed", "_out", "_out_busy"
+    )  # fmt: skip
 
     def __init__(self, size: int) -> None:
         if size <= 0:
@@ -31,6 +33,7 @@ class NodePool:
         self._lo: list[int] = [0]  # free ranges: their first ids, ascending
         self._hi: list[int] = [size]  # and their ends (exclusive)
         self._nfree = size  # free nodes
+        self._unnamed = 0  # busy nodes taken by count, without ids (take_count)
         self._out: set[int] = set()  # out of service
         self._out_busy: set[int] = set()  # out of service while a holder still has them
 
@@ -50,7 +53,25 @@ class NodePool:
     def allocate(self, count: int) -> list[int]:
         if count > self._nfree:
             raise ValueError(f"asked for {count} nodes, only {self._nfree} are free")
+        if self._unnamed:
+            self._named()
         return self._take_from(0, count)
+
+    def take_count(self, count: int) -> None:
+        """Take ``count`` nodes without naming them, for an engine that reads no ids (a
+        replay that writes no allocations): a start then costs the same on any machine.
+        Such a pool hands out no ids until every counted node is back."""
+        if count > self._nfree:
+            raise ValueError(f"asked for {count} nodes, only {self._nfree} are free")
+        self._nfree -= count
+        self._unnamed += count
+
+    def give_back_count(self, count: int) -> None:
+        """Nodes taken by ``take_count`` are free again."""
+        if count > self._unnamed:
+            raise ValueError(f"gave back {count} nodes, only {self._unnamed} were taken")
+        self._nfree += count
+        self._unnamed -= count
 
     def lowest_free(self, count: int) -> list[int]:
         """The ``count`` lowest free ids (fewer when fewer are free), taking none."""
@@ -106,6 +127,7 @@ class NodePool:
 
     def take(self, nodes: list[int]) -> None:
         """Allocate these very nodes (a job restored after a restart)."""
+        self._named()
         bad = [n for n in nodes if not 0 <= n < self.size or not self._is_free(n)]
         if bad or len(set(nodes)) != len(nodes):
             raise ValueError(f"nodes {sorted(bad or nodes)} are not all free")
@@ -113,6 +135,8 @@ class NodePool:
             self._take_from(a, b - a)
 
     def release(self, nodes: list[int]) -> None:
+        if self._unnamed:
+            self._named()
         if self._out:
             out_busy = self._out_busy
             back = [n for n in nodes if n not in out_busy]
@@ -145,6 +169,10 @@ class NodePool:
             hi.insert(i, b)
         self._nfree += b - a
 
+    def _named(self) -> None:
+        if self._unnamed:
+            raise ValueError(f"{self._unnamed} nodes are held by count, without ids")
+
     def _is_free(self, node: int) -> bool:
         i = bisect_right(self._lo, node) - 1
         return i >= 0 and node < self._hi[i]
@@ -159,6 +187,7 @@ class NodePool:
     def take_out(self, node: int) -> None:
         """Out of service: a free node leaves the free list; a busy one will not return."""
         self._check(node)
+        self._named()
         if node in self._out:
             return
         busy = self.is_busy(node)
@@ -170,6 +199,7 @@ class NodePool:
 
     def put_back(self, node: int) -> None:
         self._check(node)
+        self._named()
         if node not in self._out:
             return
         self._out.discard(node)
