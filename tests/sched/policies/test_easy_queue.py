@@ -48,11 +48,17 @@ def test_the_merge_meets_the_jobs_the_walk_takes(seed: int) -> None:
     ]  # fmt: skip
     for job in jobs:
         queue.insert(job)
+    if rng.random() < 0.5:
+        queue.filed()  # kept up to date through the changes below, else built after them
     queue.remove_many(rng.sample(queue.jobs, rng.randint(0, len(jobs) // 2)))
     if len(queue) > 3:
         queue.pop_front(rng.randint(0, 2))
         queue.remove(queue.jobs[-1])
-    assert sorted(e[3].id for c in queue.classes.values() for e in c) == sorted(j.id for j in queue)
+    for job in jobs[: rng.randint(0, 20)]:
+        if job not in queue:
+            queue.insert(job)
+    filed = queue.filed()
+    assert sorted(e[3].id for c in filed.values() for e in c) == sorted(j.id for j in queue)
     for _ in range(20):
         if not queue.jobs:
             break

@@ -20,55 +20,80 @@ from batchd.sched.core.order import OrderedQueue, OrderKey
 
 Entry = tuple[tuple[int, ...], int, int, Job]  # key, width, duration, job
 _AFTER = (float("inf"),)  # an entry's tail: sorts after every entry of the same key
+_SHORT = 32  # a queue shorter than this keeps no classes
 
 
 class WidthFiledQueue(OrderedQueue):
-    """An ``OrderedQueue`` whose jobs are also filed by width class."""
+    """An ``OrderedQueue`` whose jobs are also filed by width class while it is deep.
+
+    The classes are built when a pass asks for them (``filed``) and kept up to date
+    from then on; once the queue is short again they are dropped, so a shallow queue
+    pays nothing for them."""
 
     __slots__ = ("classes",)
 
     def __init__(self, key: OrderKey) -> None:
         super().__init__(key)
-        self.classes: dict[int, list[Entry]] = {}  # width.bit_length() -> entries by key
+        self.classes: dict[int, list[Entry]] | None = None  # width.bit_length() -> by key
+
+    def filed(self) -> dict[int, list[Entry]]:
+        """The width classes, built now if they were not kept."""
+        if self.classes is None:
+            classes: dict[int, list[Entry]] = {}
+            for entry in zip(self.keys, self.widths, self.durations, self.jobs, strict=True):
+                classes.setdefault(entry[1].bit_length(), []).append(entry)  # keys ascend
+            self.classes = classes
+        return self.classes
 
     def insert(self, job: Job, start: int = NEVER, shape: tuple[int, int] | None = None) -> int:
-        i = super().insert(job, start, shape)
-        width = self.widths[i]
-        entry = (self.keys[i], width, self.durations[i], job)
-        filed = self.classes.setdefault(width.bit_length(), [])
-        if not filed or filed[-1][0] < entry[0]:
-            filed.append(entry)
-        else:
-            insort(filed, entry)
+        i = OrderedQueue.insert(self, job, start, shape)
+        if self.classes is not None:
+            width = self.widths[i]
+            entry = (self.keys[i], width, self.durations[i], job)
+            filed = self.classes.setdefault(width.bit_length(), [])
+            if not filed or filed[-1][0] < entry[0]:
+                filed.append(entry)
+            else:
+                insort(filed, entry)
         return i
 
-    def _unfile(self, key: tuple[int, ...], width: int) -> None:
-        filed = self.classes[width.bit_length()]
+    def _unfile(self, classes: dict[int, list[Entry]], key: tuple[int, ...], width: int) -> None:
+        filed = classes[width.bit_length()]
         del filed[bisect_left(filed, (key,))]
 
+    def _short(self) -> None:
+        if len(self.jobs) < _SHORT:
+            self.classes = None
+
     def remove(self, job: Job) -> None:
-        i = self.index(job)
-        self._unfile(self.keys[i], self.widths[i])
-        super().remove(job)
+        if self.classes is not None:
+            i = self.index(job)
+            self._unfile(self.classes, self.keys[i], self.widths[i])
+        OrderedQueue.remove(self, job)
 
     def pop_front(self, k: int) -> list[Job]:
-        for key, width in zip(self.keys[:k], self.widths[:k], strict=True):
-            self._unfile(key, width)
-        return super().pop_front(k)
+        if self.classes is not None:
+            for key, width in zip(self.keys[:k], self.widths[:k], strict=True):
+                self._unfile(self.classes, key, width)
+        out = OrderedQueue.pop_front(self, k)
+        self._short()
+        return out
 
     def remove_many(self, jobs: list[Job]) -> None:
-        for job in jobs:
-            key = self.key(job)
-            i = bisect_left(self.keys, key)
-            if i < len(self.jobs) and self.jobs[i] is job:
-                self._unfile(key, self.widths[i])
-        super().remove_many(jobs)
+        if self.classes is not None:
+            for job in jobs:
+                key = self.key(job)
+                i = bisect_left(self.keys, key)
+                if i < len(self.jobs) and self.jobs[i] is job:
+                    self._unfile(self.classes, key, self.widths[i])
+        OrderedQueue.remove_many(self, jobs)
+        self._short()
 
     def narrow_after(self, key: tuple[int, ...], free: int) -> int:
         """How many jobs after ``key`` in order are filed in a class that holds widths
         of at most ``free``: what a merge of those classes would meet at most."""
         count = 0
-        for cls, filed in self.classes.items():
+        for cls, filed in self.filed().items():
             if filed and 1 << (cls - 1) <= free:
                 count += len(filed) - bisect_right(filed, (key, *_AFTER))
         return count
@@ -81,7 +106,7 @@ class WidthFiledQueue(OrderedQueue):
         then takes), until no node is free. Only classes that can hold a job of at most
         the free nodes are merged, and a class is left once its narrowest width no
         longer fits: the jobs met are those a walk of the whole queue would take."""
-        classes = self.classes
+        classes = self.filed()
         heads: list[tuple[tuple[int, ...], int, int]] = []  # (key, class, index)
         after = (key, *_AFTER)
         for cls, filed in classes.items():
