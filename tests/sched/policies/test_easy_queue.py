@@ -59,6 +59,8 @@ def test_the_merge_meets_the_jobs_the_walk_takes(seed: int) -> None:
             queue.insert(job)
     filed = queue.filed()
     assert sorted(e[3].id for c in filed.values() for e in c) == sorted(j.id for j in queue)
+    by_class = [sum(1 for w in queue.widths if w.bit_length() == c) for c in range(64)]
+    assert queue.counts == by_class
     for _ in range(20):
         if not queue.jobs:
             break
@@ -76,7 +78,7 @@ def test_a_replay_is_the_same_by_merge_or_walk(monkeypatch: pytest.MonkeyPatch) 
         pytest.skip(f"real traces not found: {KTH}")
     opts = ReplayOptions(str(KTH), policy="sjf-easy", nodes=34, first=4000, hosts=False)
     merged = {}
-    for way, narrow in (("merge", 0), ("walk", 10**9)):
-        monkeypatch.setattr(WidthFiledQueue, "narrow_after", lambda *_, n=narrow: n)
+    for way, merge in (("merge", True), ("walk", False)):
+        monkeypatch.setattr(WidthFiledQueue, "worth_merging", lambda *_, m=merge: m)
         merged[way] = [(j.id, j.start) for j in run_replay(opts).jobs]
     assert merged["merge"] == merged["walk"]

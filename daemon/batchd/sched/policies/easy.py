@@ -100,7 +100,7 @@ class EasyPolicy(OrderedPolicy):
             first = k + 1
             # A deep queue and few free nodes: merge the narrow jobs' classes instead of
             # walking the queue (the same jobs, in the same order).
-            if (n - first) > 64 and q.narrow_after(q.keys[k], free) * 16 < n - first:
+            if q.worth_merging(k, free):
                 merged = q.backfill(q.keys[k], free, now, s_time, extra)
                 return self._started(k, started, merged, s_time, free, extra, view)
         # -- backfilling: each later job that fits now and ends by the shadow time, or fits

@@ -21,20 +21,23 @@ from batchd.sched.core.order import OrderedQueue, OrderKey
 Entry = tuple[tuple[int, ...], int, int, Job]  # key, width, duration, job
 _AFTER = (float("inf"),)  # an entry's tail: sorts after every entry of the same key
 _SHORT = 32  # a queue shorter than this keeps no classes
+_DEEP = 64  # a pass that would test fewer jobs than this walks them
 
 
 class WidthFiledQueue(OrderedQueue):
     """An ``OrderedQueue`` whose jobs are also filed by width class while it is deep.
 
-    The classes are built when a pass asks for them (``filed``) and kept up to date
-    from then on; once the queue is short again they are dropped, so a shallow queue
-    pays nothing for them."""
+    Only the number of jobs in each class is always kept (``counts``). The classes
+    themselves are built when a pass merges them (``filed``) and kept up to date while
+    passes do; a pass that walks the queue, or a short queue, drops them, so a queue
+    whose jobs are mostly narrow pays little for them."""
 
-    __slots__ = ("classes",)
+    __slots__ = ("classes", "counts")
 
     def __init__(self, key: OrderKey) -> None:
         super().__init__(key)
         self.classes: dict[int, list[Entry]] | None = None  # width.bit_length() -> by key
+        self.counts = [0] * 64  # jobs by width.bit_length()
 
     def filed(self) -> dict[int, list[Entry]]:
         """The width classes, built now if they were not kept."""
@@ -47,8 +50,9 @@ class WidthFiledQueue(OrderedQueue):
 
     def insert(self, job: Job, start: int = NEVER, shape: tuple[int, int] | None = None) -> int:
         i = OrderedQueue.insert(self, job, start, shape)
+        width = self.widths[i]
+        self.counts[width.bit_length()] += 1
         if self.classes is not None:
-            width = self.widths[i]
             entry = (self.keys[i], width, self.durations[i], job)
             filed = self.classes.setdefault(width.bit_length(), [])
             if not filed or filed[-1][0] < entry[0]:
@@ -66,37 +70,44 @@ class WidthFiledQueue(OrderedQueue):
             self.classes = None
 
     def remove(self, job: Job) -> None:
+        i = self.index(job)
+        self.counts[self.widths[i].bit_length()] -= 1
         if self.classes is not None:
-            i = self.index(job)
             self._unfile(self.classes, self.keys[i], self.widths[i])
         OrderedQueue.remove(self, job)
 
     def pop_front(self, k: int) -> list[Job]:
-        if self.classes is not None:
-            for key, width in zip(self.keys[:k], self.widths[:k], strict=True):
-                self._unfile(self.classes, key, width)
+        counts, classes = self.counts, self.classes
+        for key, width in zip(self.keys[:k], self.widths[:k], strict=True):
+            counts[width.bit_length()] -= 1
+            if classes is not None:
+                self._unfile(classes, key, width)
         out = OrderedQueue.pop_front(self, k)
         self._short()
         return out
 
     def remove_many(self, jobs: list[Job]) -> None:
-        if self.classes is not None:
-            for job in jobs:
-                key = self.key(job)
-                i = bisect_left(self.keys, key)
-                if i < len(self.jobs) and self.jobs[i] is job:
-                    self._unfile(self.classes, key, self.widths[i])
+        counts, classes = self.counts, self.classes
+        for job in jobs:
+            key = self.key(job)
+            i = bisect_left(self.keys, key)
+            if i < len(self.jobs) and self.jobs[i] is job:
+                counts[self.widths[i].bit_length()] -= 1
+                if classes is not None:
+                    self._unfile(classes, key, self.widths[i])
         OrderedQueue.remove_many(self, jobs)
         self._short()
 
-    def narrow_after(self, key: tuple[int, ...], free: int) -> int:
-        """How many jobs after ``key`` in order are filed in a class that holds widths
-        of at most ``free``: what a merge of those classes would meet at most."""
-        count = 0
-        for cls, filed in self.filed().items():
-            if filed and 1 << (cls - 1) <= free:
-                count += len(filed) - bisect_right(filed, (key, *_AFTER))
-        return count
+    def worth_merging(self, after: int, free: int) -> bool:
+        """Whether a pass after position ``after`` should merge the classes that can
+        hold ``free`` nodes rather than walk the queue: the jobs in them (counted over
+        the whole queue, an upper bound) are few against the jobs a walk would test.
+        A walk drops the classes, so that passes that walk pay nothing to keep them."""
+        rest = len(self.jobs) - after - 1
+        if rest > _DEEP and sum(self.counts[1 : free.bit_length() + 1]) * 16 < rest:
+            return True
+        self.classes = None
+        return False
 
     def backfill(
         self, key: tuple[int, ...], free: int, now: int, shadow: int, extra: int
