@@ -92,7 +92,7 @@ def run_process(
     if proc.returncode not in (0, -9):
         raise SystemExit(f"{' '.join(argv)} failed:\n{text}")
     words = next((ln.split() for ln in text.splitlines() if ln.startswith("jobs")), [""])
-    return (seconds if proc.returncode == 0 else None), usage.ru_maxrss / 1024, words[1]
+    return (seconds if proc.returncode == 0 else None), usage.ru_maxrss / 1024, (words + [""])[1]
 
 
 def replay_argv(trace: Path, policy: str, nodes: int) -> list[str]:
