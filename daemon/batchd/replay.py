@@ -61,8 +61,8 @@ class ReplayOptions:
     grid: str | None = None  # a grid structure (docs/grid.md); None: the site file's [grid]
     grid_params: dict[str, str] = field(default_factory=dict)
     records: bool = True  # jobs keep their SWF fields (for write_swf); a grid replay always
-    # Finished jobs keep their node ids (jobs.csv and the Gantt chart read them); without,
-    # each job's ids are dropped when it ends, so memory does not grow with every width.
+    # Jobs get node ids and keep them (jobs.csv and the Gantt chart read them); without,
+    # they hold nodes by count and no id is made, so memory does not grow with the widths.
     hosts: bool = True
 
 
@@ -91,7 +91,7 @@ class Setup:
     structure: str | None = None  # a grid structure over the machines
     grid_params: dict[str, str] = field(default_factory=dict)
     # Where the trace header sized the machine: "MaxNodes" or "MaxProcs" ("" otherwise).
-    # Both given and different: MaxProcs until the jobs are read (see header_size).
+    # Both given and different: MaxProcs until the jobs are read (see header_nodes).
     size_from: str = ""
     max_nodes: int | None = None
 
