@@ -86,6 +86,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         grid=args.grid,
         grid_params=parse_grid_param_args(args.grid_param),
         records=bool(args.out_swf),  # only an SWF written back reads them
+        hosts=bool(args.out_jobs_csv or args.gantt),  # only these read finished jobs' nodes
     )
     update, bar = progress_bar(0, f"replay {args.policy or args.machine}")
     try:

@@ -61,6 +61,9 @@ class ReplayOptions:
     grid: str | None = None  # a grid structure (docs/grid.md); None: the site file's [grid]
     grid_params: dict[str, str] = field(default_factory=dict)
     records: bool = True  # jobs keep their SWF fields (for write_swf); a grid replay always
+    # Jobs get node ids and keep them (jobs.csv and the Gantt chart read them); without,
+    # they hold nodes by count and no id is made, so memory does not grow with the widths.
+    hosts: bool = True
 
 
 @dataclass
@@ -87,6 +90,10 @@ class Setup:
     site: SiteConfig | None = None
     structure: str | None = None  # a grid structure over the machines
     grid_params: dict[str, str] = field(default_factory=dict)
+    # Where the trace header sized the machine: "MaxNodes" or "MaxProcs" ("" otherwise).
+    # Both given and different: MaxProcs until the jobs are read (see header_nodes).
+    size_from: str = ""
+    max_nodes: int | None = None
 
 
 def resolve_setup(opts: ReplayOptions) -> Setup:
@@ -119,9 +126,17 @@ def resolve_setup(opts: ReplayOptions) -> Setup:
             header = read_header(opts.trace)
         except FileNotFoundError:
             raise ReplayError(f"{opts.trace}: no such trace file") from None
-        size = header.max_nodes or header.max_procs
+        nodes, procs = header.max_nodes, header.max_procs
+        if nodes and procs and procs > nodes:  # MaxNodes again if no job is wider
+            grid = Grid([Machine("cluster", procs)])
+            return Setup(
+                grid, policy=opts.policy, params=opts.params, size_from="MaxProcs", max_nodes=nodes
+            )
+        size = nodes or procs
         if size:
-            return Setup(Grid([Machine("cluster", size)]), policy=opts.policy, params=opts.params)
+            grid = Grid([Machine("cluster", size)])
+            source = "MaxNodes" if nodes else "MaxProcs"
+            return Setup(grid, policy=opts.policy, params=opts.params, size_from=source)
     raise ReplayError("give --machine conf/NAME.toml or --nodes N (the trace names no size)")
 
 
@@ -204,11 +219,39 @@ def run_replay(
     setup = resolve_setup(opts)
     if setup.structure is not None:
         return run_grid_replay(opts, setup, progress)
+    workload = _load(opts, setup.grid.machines[setup.machine].nodes)
+    if setup.max_nodes is not None and not _wider_than(workload.jobs, setup.max_nodes):
+        header_nodes(setup, setup.max_nodes)
+        if any(j.mold is not None for j in workload.jobs):  # moldable ranges end at the size
+            workload = _load(opts, setup.max_nodes)
     target = setup.grid.machines[setup.machine]
+    if setup.site is not None:
+        for job in workload.jobs:
+            job.queue = setup.queue
+            job.machine = setup.machine
+    began = time.perf_counter()
+    origin, zone = trace_clock(workload)
+    policies = build_policies(setup, replay_calendar(setup.site, zone), origin, opts.seed)
+    engine = Engine(setup.grid, policies, kill=opts.kill, keep_nodes=opts.hosts)
+    engine.load(workload.jobs)
+    total = len(workload.jobs)
+    engine.run(progress=(lambda done: progress(done, total)) if progress else None)
+    wall = time.perf_counter() - began
+    jobs = sorted(engine.finished, key=attrgetter("id"))
+    policy = policies[setup.machine]
+    summary = summarize(jobs, workload, target.nodes, setup.policy, wall, policy)
+    if setup.size_from:
+        summary["nodes_from"] = setup.size_from
+    return ReplayResult(
+        summary=summary, jobs=jobs, workload=workload, grid=setup.grid, policy=policy
+    )
+
+
+def _load(opts: ReplayOptions, nodes: int) -> Workload:
     try:
-        workload = load_trace(
+        return load_trace(
             opts.trace,
-            target.nodes,
+            nodes,
             shrink=opts.shrink,
             first=opts.first,
             perfect_estimates=opts.perfect_estimates,
@@ -218,24 +261,23 @@ def run_replay(
         )
     except TraceError as exc:
         raise ReplayError(str(exc)) from None
-    if setup.site is not None:
-        for job in workload.jobs:
-            job.queue = setup.queue
-            job.machine = setup.machine
-    began = time.perf_counter()
-    origin, zone = trace_clock(workload)
-    policies = build_policies(setup, replay_calendar(setup.site, zone), origin, opts.seed)
-    engine = Engine(setup.grid, policies, kill=opts.kill)
-    engine.load(workload.jobs)
-    total = len(workload.jobs)
-    engine.run(progress=(lambda done: progress(done, total)) if progress else None)
-    wall = time.perf_counter() - began
-    jobs = sorted(engine.finished, key=attrgetter("id"))
-    policy = policies[setup.machine]
-    summary = summarize(jobs, workload, target.nodes, setup.policy, wall, policy)
-    return ReplayResult(
-        summary=summary, jobs=jobs, workload=workload, grid=setup.grid, policy=policy
-    )
+
+
+def _wider_than(jobs: list[Job], nodes: int) -> bool:
+    return any(j.width > nodes for j in jobs)
+
+
+def header_nodes(setup: Setup, nodes: int) -> None:
+    """Size the machine by the header's MaxNodes after all.
+
+    A trace's widths (SWF fields 5 and 8) count processors; where a header gives more
+    processors than nodes, the machine has MaxProcs units when some job is wider than
+    MaxNodes (the widths cannot be nodes), and MaxNodes units otherwise (every job fits
+    either way, and the machine stays the one the header names first).
+    """
+    setup.grid = Grid([Machine("cluster", nodes)])
+    setup.size_from = "MaxNodes"
+    setup.max_nodes = None
 
 
 def summarize(

@@ -152,7 +152,7 @@ def test_the_core_pool_places_as_the_reference_does() -> None:
                 if rng.random() < 0.3:
                     pieces = (1,) * rng.randint(1, per * 2)
                 spread = rng.random() < 0.5
-                expect = naive_place(list(pool._free), per, pieces, spread)
+                expect = naive_place(pool.free_ids(), per, pieces, spread)
                 got = pool.allocate_pieces(pieces, spread)
                 assert got == expect
                 if got is not None:
@@ -166,6 +166,6 @@ def test_the_core_pool_places_as_the_reference_does() -> None:
             else:
                 pool.put_back(rng.randrange(pool.size))
             counts = [0] * nodes
-            for unit in pool._free:
+            for unit in pool.free_ids():
                 counts[unit // per] += 1
             assert pool.node_free == counts

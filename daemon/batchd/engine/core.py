@@ -61,10 +61,15 @@ class Engine(MachineControl, JobTransitions):
         *,
         kill: bool = True,
         keep_finished: bool = True,
+        keep_nodes: bool = True,
     ) -> None:
         """``keep_finished``: collect finished jobs in ``finished`` (a replay's summary
         reads them); a daemon that runs for months passes False and hands each one on
-        through ``on_end`` instead. ``ended`` counts them either way."""
+        through ``on_end`` instead. ``ended`` counts them either way. ``keep_nodes``:
+        jobs get and keep their node ids (qstat -x shows them); a replay that reads none
+        passes False: jobs then hold nodes by count (on a machine whose nodes are
+        shared, by ids dropped once each end is handled), which is what the policies
+        see either way, and no id is ever made. Nodes cannot leave service then."""
         if len(policies) != len(grid.machines):
             raise ValueError(
                 f"{len(grid.machines)} machines need as many policies, got {len(policies)}"
@@ -79,6 +84,9 @@ class Engine(MachineControl, JobTransitions):
         ]
         self.now = 0
         self.keep_finished = keep_finished
+        self.keep_nodes = keep_nodes
+        # Nodes held by count, without ids: nothing reads them, and no node is shared.
+        self._counting = not keep_nodes and all(m.slots_per_node == 1 for m in grid.machines)
         self.finished: list[Job] = []
         self.ended = 0
         self.submitted = 0
@@ -301,8 +309,8 @@ class Engine(MachineControl, JobTransitions):
     def _start(self, m: MachineState, placement: Placement) -> None:
         job, machine, width = placement
         pool = m.pool
-        if machine != m.index or width != job.width or width > len(pool._free):
-            if machine == m.index and width <= len(pool._free) and moldable_to(job, width):
+        if machine != m.index or width != job.width or width > pool._nfree:
+            if machine == m.index and width <= pool._nfree and moldable_to(job, width):
                 reshape(job, width)
             else:
                 raise PlacementError(
@@ -310,7 +318,9 @@ class Engine(MachineControl, JobTransitions):
                     f"{width} nodes; it waits on machine {m.index} for {widths_text(job)}, "
                     f"{pool.free} are free"
                 )
-        if job.pieces is None:
+        if self._counting:
+            pool.take_count(width)
+        elif job.pieces is None:
             job.nodes = pool.allocate(width)
         else:  # shared nodes: none when its pieces fit no node now (engine/shared.py)
             if (units := pool.allocate_pieces(job.pieces, job.spread)) is None:
@@ -326,7 +336,7 @@ class Engine(MachineControl, JobTransitions):
         if not job.result.started_by:
             job.result.started_by = m.policy.name
         estimate = job.estimate
-        m.add_running(now + (estimate if estimate > 0 else 1), job)  # Job.duration
+        m.add_running(now + (estimate if estimate > 0 else 1), job, width if self._counting else -1)
         self.push_end(job)
         for hook in self.on_start:
             hook(job)
@@ -361,6 +371,10 @@ class Engine(MachineControl, JobTransitions):
             run = self.reserved.run_of(job)
         if run is not None:  # a job of a reservation: its nodes go back to the reservation
             run.give_back(job)
+        elif self._counting:
+            m.pool.give_back_count(job.width)
+            estimate = job.estimate
+            m.remove_running(job.start + (estimate if estimate > 0 else 1), job)  # duration
         else:
             m.pool.release(job.nodes)
             estimate = job.estimate
@@ -372,6 +386,8 @@ class Engine(MachineControl, JobTransitions):
             m.policy.job_ended(m, job)
         for hook in self.on_end:
             hook(job)
+        if not self.keep_nodes and job.nodes:
+            job.nodes = []
 
     # -- live control ---------------------------------------------------------------
     def call_at(self, when: int, fn: Callable[[], None]) -> Timer:
@@ -445,7 +461,10 @@ class Engine(MachineControl, JobTransitions):
             self.reserved.requeue(run, job)
             self._reset_run(job)
             return
-        m.pool.release(job.nodes)
+        if self._counting:
+            m.pool.give_back_count(job.width)
+        else:
+            m.pool.release(job.nodes)
         m.remove_running(job.start + job.duration, job)
         change_state(job, JobState.QUEUED)
         self._reset_run(job)

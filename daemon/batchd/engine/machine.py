@@ -60,7 +60,7 @@ class MachineState:
 
     @property
     def free(self) -> int:
-        return len(self.pool._free)  # NodePool.free, without a second property call per pass
+        return self.pool._nfree  # NodePool.free, without a second property call per pass
 
     @property
     def overrun(self) -> bool:
@@ -89,11 +89,15 @@ class MachineState:
         self._pending = [(r.start, r.end, r.width) for r in self.future]
 
     # -- bookkeeping ------------------------------------------------------------
-    def add_running(self, end: int, holder: Job | Reservation) -> None:
+    def add_running(self, end: int, holder: Job | Reservation, count: int = -1) -> None:
+        """Keep ``holder`` until ``end``; it gives back its nodes, or ``count`` nodes when
+        it holds them by count (NodePool.take_count)."""
         i = bisect_right(self._ends, end)
         self._ends.insert(i, end)
-        nodes = holder.nodes
-        self._widths.insert(i, len(nodes) if not self.pool._out else self._returning(nodes))
+        if count < 0:
+            nodes = holder.nodes
+            count = len(nodes) if not self.pool._out else self._returning(nodes)
+        self._widths.insert(i, count)
         self._holders.insert(i, holder)
 
     def remove_running(self, end: int, holder: Job | Reservation) -> None:

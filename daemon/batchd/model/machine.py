@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from batchd.model.cores import best_fit
@@ -13,24 +13,33 @@ class NodePool:
 
     A node can be taken out of service (offline or down): it is never handed
     out, and if a job holds it, it does not come back when the job releases it.
-    Only the free list is kept; a node is busy when it is neither free nor out of
-    service idle, so allocating and releasing touch no node one by one.
+    Only the free nodes are kept, as ranges of consecutive ids (``_lo[i]`` up to
+    ``_hi[i]``, exclusive, ascending, never touching); a node is busy when it is
+    neither free nor out of service idle. Allocating and releasing cost with the
+    job's width and the number of free ranges, not with the machine's size: the ids
+    handed out are slices of one table of ids, so no id is made twice.
     """
 
-    __slots__ = ("size", "per_node", "_free", "_out", "_out_busy")
+    __slots__ = (
+        "size", "per_node", "_ids", "_lo", "_hi", "_nfree", "_unnamed", "_out", "_out_busy"
+    )  # fmt: skip
 
     def __init__(self, size: int) -> None:
         if size <= 0:
             raise ValueError(f"a node pool needs at least one node, got {size}")
         self.size = size
         self.per_node = 1  # units per node: a CorePool's are a shared machine's cores
-        self._free: list[int] = list(range(size))  # ascending
+        self._ids: list[int] = list(range(size))
+        self._lo: list[int] = [0]  # free ranges: their first ids, ascending
+        self._hi: list[int] = [size]  # and their ends (exclusive)
+        self._nfree = size  # free nodes
+        self._unnamed = 0  # busy nodes taken by count, without ids (take_count)
         self._out: set[int] = set()  # out of service
         self._out_busy: set[int] = set()  # out of service while a holder still has them
 
     @property
     def free(self) -> int:
-        return len(self._free)
+        return self._nfree
 
     @property
     def all_in_service(self) -> bool:
@@ -42,46 +51,135 @@ class NodePool:
         return self.size - len(self._out)
 
     def allocate(self, count: int) -> list[int]:
-        if count > len(self._free):
-            raise ValueError(f"asked for {count} nodes, only {len(self._free)} are free")
-        nodes = self._free[:count]
-        del self._free[:count]
-        return nodes
+        if count > self._nfree:
+            raise ValueError(f"asked for {count} nodes, only {self._nfree} are free")
+        if self._unnamed:
+            self._named()
+        return self._take_from(0, count)
+
+    def take_count(self, count: int) -> None:
+        """Take ``count`` nodes without naming them, for an engine that reads no ids (a
+        replay that writes no allocations): a start then costs the same on any machine.
+        Such a pool hands out no ids until every counted node is back."""
+        if count > self._nfree:
+            raise ValueError(f"asked for {count} nodes, only {self._nfree} are free")
+        self._nfree -= count
+        self._unnamed += count
+
+    def give_back_count(self, count: int) -> None:
+        """Nodes taken by ``take_count`` are free again."""
+        if count > self._unnamed:
+            raise ValueError(f"gave back {count} nodes, only {self._unnamed} were taken")
+        self._nfree += count
+        self._unnamed -= count
+
+    def lowest_free(self, count: int) -> list[int]:
+        """The ``count`` lowest free ids (fewer when fewer are free), taking none."""
+        ids, need = self._ids, count
+        out: list[int] = []
+        for a, b in zip(self._lo, self._hi, strict=True):
+            if need <= 0:
+                break
+            end = min(b, a + need)
+            out += ids[a:end]
+            need -= end - a
+        return out
+
+    def _take_from(self, start: int, count: int) -> list[int]:
+        """The ``count`` lowest free ids from ``start`` on, out of the free ranges; the
+        caller knows that many are free there."""
+        if count <= 0:
+            return []
+        lo, hi, ids = self._lo, self._hi, self._ids
+        i = bisect_right(hi, start)  # the first range that ends after start
+        a = lo[i]
+        if a < start:  # start falls inside it: keep its part below start apart
+            lo.insert(i, a)
+            hi.insert(i, start)
+            i += 1
+            lo[i] = a = start
+        self._nfree -= count
+        b = hi[i]
+        if b - a > count:  # the common case: one range holds them all
+            lo[i] = a + count
+            return ids[a : a + count]
+        taken = ids[a:b]
+        need = count - (b - a)
+        j = i + 1
+        while need:
+            a, b = lo[j], hi[j]
+            if b - a > need:
+                taken += ids[a : a + need]
+                lo[j] = a + need
+                break
+            taken += ids[a:b]
+            need -= b - a
+            j += 1
+        del lo[i:j], hi[i:j]
+        return taken
 
     def allocate_pieces(self, pieces: tuple[int, ...], spread: bool) -> list[int] | None:
         """Units for each piece on one node, or None: they do not fit the free units now.
         Here a unit is a node, so only pieces of one fit, on the lowest free nodes."""
-        if any(p != 1 for p in pieces) or len(pieces) > len(self._free):
+        if any(p != 1 for p in pieces) or len(pieces) > self._nfree:
             return None
         return self.allocate(len(pieces))
 
     def take(self, nodes: list[int]) -> None:
         """Allocate these very nodes (a job restored after a restart)."""
-        free = set(self._free)
-        bad = [n for n in nodes if not 0 <= n < self.size or n not in free]
+        self._named()
+        bad = [n for n in nodes if not 0 <= n < self.size or not self._is_free(n)]
         if bad or len(set(nodes)) != len(nodes):
             raise ValueError(f"nodes {sorted(bad or nodes)} are not all free")
-        wanted = set(nodes)
-        self._free = [n for n in self._free if n not in wanted]
+        for a, b in _runs(sorted(nodes)):
+            self._take_from(a, b - a)
 
     def release(self, nodes: list[int]) -> None:
+        if self._unnamed:
+            self._named()
         if self._out:
             out_busy = self._out_busy
             back = [n for n in nodes if n not in out_busy]
             out_busy.difference_update(nodes)
             nodes = back
-        free = self._free
-        if len(nodes) < 4:
-            for node in nodes:
-                insort(free, node)
+        if not nodes:
+            return
+        first, count = nodes[0], len(nodes)
+        if nodes[-1] - first == count - 1 and nodes == self._ids[first : first + count]:
+            self._add(first, first + count)  # one run, as allocate hands most out
+            return
+        for a, b in _runs(sorted(nodes)):
+            self._add(a, b)
+
+    def _add(self, a: int, b: int) -> None:
+        """Nodes ``a`` up to ``b`` (exclusive) are free again."""
+        lo, hi = self._lo, self._hi
+        i = bisect_right(lo, a)  # ranges before i start at or below a
+        joins_left = i > 0 and hi[i - 1] == a
+        joins_right = i < len(lo) and lo[i] == b
+        if joins_left and joins_right:
+            hi[i - 1] = hi[i]
+            del lo[i], hi[i]
+        elif joins_left:
+            hi[i - 1] = b
+        elif joins_right:
+            lo[i] = a
         else:
-            # Two sorted runs: timsort merges them in linear time.
-            free += nodes
-            free.sort()
+            lo.insert(i, a)
+            hi.insert(i, b)
+        self._nfree += b - a
+
+    def _named(self) -> None:
+        if self._unnamed:
+            raise ValueError(f"{self._unnamed} nodes are held by count, without ids")
+
+    def _is_free(self, node: int) -> bool:
+        i = bisect_right(self._lo, node) - 1
+        return i >= 0 and node < self._hi[i]
 
     def is_busy(self, node: int) -> bool:
         self._check(node)
-        return node in self._out_busy or (node not in self._out and node not in self._free)
+        return node in self._out_busy or (node not in self._out and not self._is_free(node))
 
     def in_service(self, node: int) -> bool:
         return node not in self._out
@@ -89,6 +187,7 @@ class NodePool:
     def take_out(self, node: int) -> None:
         """Out of service: a free node leaves the free list; a busy one will not return."""
         self._check(node)
+        self._named()
         if node in self._out:
             return
         busy = self.is_busy(node)
@@ -96,25 +195,52 @@ class NodePool:
         if busy:
             self._out_busy.add(node)
         else:
-            self._free.remove(node)
+            self._take_from(node, 1)
 
     def put_back(self, node: int) -> None:
         self._check(node)
+        self._named()
         if node not in self._out:
             return
         self._out.discard(node)
         if node in self._out_busy:
             self._out_busy.discard(node)  # its holder gives it back when it ends
         else:
-            self._free.append(node)
-            self._free.sort()
+            self._add(node, node + 1)
 
     def _check(self, node: int) -> None:
         if not 0 <= node < self.size:
             raise ValueError(f"node {node} does not exist (0..{self.size - 1})")
 
     def free_ids(self) -> list[int]:
-        return list(self._free)
+        ids: list[int] = []
+        for a, b in zip(self._lo, self._hi, strict=True):
+            ids += self._ids[a:b]
+        return ids
+
+    def free_ranges(self) -> list[tuple[int, int]]:
+        """The free nodes as ranges ``(first, end)``, end exclusive, ascending."""
+        return list(zip(self._lo, self._hi, strict=True))
+
+
+def _runs(ids: list[int]) -> list[tuple[int, int]]:
+    """Sorted distinct ids as runs of consecutive ids ``(first, end)``, end exclusive.
+    A run is found by halving: a slice is consecutive when its ends are as far apart as
+    its length says, so the cost goes with the number of runs, not of ids."""
+    runs: list[tuple[int, int]] = []
+    i, n = 0, len(ids)
+    while i < n:
+        first = ids[i]
+        lo, hi = i, n - 1  # ids[i..lo] is consecutive; find the last such index
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if ids[mid] - first == mid - i:
+                lo = mid
+            else:
+                hi = mid - 1
+        runs.append((first, ids[lo] + 1))
+        i = lo + 1
+    return runs
 
 
 class CorePool(NodePool):
@@ -122,7 +248,7 @@ class CorePool(NodePool):
     keeps each node's free count, so that placing pieces looks at nodes, not cores.
 
     It places exactly as ``cores.place_pieces`` over the free units does (a test
-    compares the two); the free list stays the one the engine and planners read.
+    compares the two); the free ranges stay the ones the engine and planners read.
     """
 
     __slots__ = ("node_free",)
@@ -150,22 +276,13 @@ class CorePool(NodePool):
 
     def _take_on(self, nodes: list[int], pieces: tuple[int, ...]) -> list[int]:
         """Each piece's units: the lowest free ones of its node, in the order the pieces
-        were placed there (largest first); they leave the free list."""
-        free, per = self._free, self.per_node
-        order = sorted(range(len(pieces)), key=lambda i: -pieces[i])
-        at: dict[int, int] = {}
-        starts: dict[int, int] = {}
-        for n in dict.fromkeys(nodes[i] for i in order):
-            starts[n] = bisect_left(free, n * per)
+        were placed there (largest first); they leave the free ranges."""
+        per, node_free = self.per_node, self.node_free
         placed: list[list[int]] = [[] for _ in pieces]
-        for i in order:
+        for i in sorted(range(len(pieces)), key=lambda i: -pieces[i]):
             n = nodes[i]
-            first = starts[n] + at.get(n, 0)
-            placed[i] = free[first : first + pieces[i]]
-            at[n] = at.get(n, 0) + pieces[i]
-        for n in sorted(at, reverse=True):
-            del free[starts[n] : starts[n] + at[n]]
-            self.node_free[n] -= at[n]
+            placed[i] = self._take_from(n * per, pieces[i])
+            node_free[n] -= pieces[i]
         return [u for piece in placed for u in piece]
 
     def take(self, nodes: list[int]) -> None:
@@ -178,7 +295,7 @@ class CorePool(NodePool):
         self._count(back, 1)
 
     def take_out(self, node: int) -> None:
-        free = node in self._free
+        free = self._is_free(node)
         super().take_out(node)
         if free:
             self.node_free[node // self.per_node] -= 1

@@ -9,6 +9,7 @@ from batchd.model.times import NEVER
 from batchd.sched.core.order import OrderKey
 from batchd.sched.core.policy import MachineView, OrderedPolicy, Placement
 from batchd.sched.kernels.backfill import shadow, with_ends
+from batchd.sched.policies.easy_queue import WidthFiledQueue
 
 _width = attrgetter("width")
 _duration = attrgetter("duration")
@@ -28,6 +29,7 @@ class EasyPolicy(OrderedPolicy):
 
     def __init__(self, name: str, key: OrderKey) -> None:
         super().__init__(name, key)
+        self.queue: WidthFiledQueue = WidthFiledQueue(key)
         # After a pass that started nothing: (head, free nodes, shadow time, extra nodes).
         self._blocked: tuple[Job, int, int, int] | None = None
         self._arrived: list[Job] = []  # submitted since that pass
@@ -96,6 +98,11 @@ class EasyPolicy(OrderedPolicy):
                 ends, running = with_ends(ends, running, more)
             s_time, extra = shadow(free, widths[k], ends, running, 0, len(ends), now)
             first = k + 1
+            # A deep queue and few free nodes: merge the narrow jobs' classes instead of
+            # walking the queue (the same jobs, in the same order).
+            if q.worth_merging(k, free):
+                merged = q.backfill(q.keys[k], free, now, s_time, extra)
+                return self._started(k, started, merged, s_time, free, extra, view)
         # -- backfilling: each later job that fits now and ends by the shadow time, or fits
         # in the extra nodes (which it then takes), until no node is free.
         backfilled: list[Job] = []
@@ -118,12 +125,27 @@ class EasyPolicy(OrderedPolicy):
                 self._blocked = None
                 q.remove_many(backfilled)
             return backfilled
+        return self._started(k, started, backfilled, s_time, free, extra, view)
+
+    def _started(
+        self,
+        k: int,
+        started: list[Job],
+        backfilled: list[Job],
+        s_time: int,
+        free: int,
+        extra: int,
+        view: MachineView,
+    ) -> list[Job]:
+        """The first ``k`` jobs in order and the ``backfilled`` ones leave the queue; a
+        pass that started nothing remembers what it saw."""
+        q = self.queue
         if backfilled:
             q.pop_front(k)
             q.remove_many(backfilled)
             return started + backfilled
         if not k and not view.overrun:
-            self._blocked = (jobs[0], free, s_time, extra)
+            self._blocked = (q.jobs[0], free, s_time, extra)
             self._arrived = []
         if k:
             q.pop_front(k)

@@ -16,7 +16,6 @@ own, which no order changes; only a new head makes a difference, and that is che
 from __future__ import annotations
 
 from batchd.model.job import Job
-from batchd.sched.core.order import OrderedQueue
 from batchd.sched.core.policy import MachineView, Placement
 from batchd.sched.policies.easy import EasyPolicy
 
@@ -51,7 +50,7 @@ class ReorderedEasy(EasyPolicy):
             raise ValueError(f"{self.name}: a new order must hold exactly the waiting jobs")
         self._rank = {job: i for i, job in enumerate(jobs)}
         self._next_rank = len(jobs)
-        queue = OrderedQueue(self.queue.key)
+        queue = type(self.queue)(self.queue.key)
         for job in jobs:
             queue.insert(job)  # ranks ascend: each one is appended
         self.queue = queue

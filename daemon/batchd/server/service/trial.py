@@ -42,7 +42,7 @@ def free_nodes(svc: BatchService, machine: int, width: int) -> list[str]:
     m = svc.engine.machines[machine]
     names = svc.nodes.unit_names[machine]
     taken: list[str] = []
-    for unit in m.pool._free[:width]:
+    for unit in m.pool.lowest_free(width):
         if names[unit] not in taken:
             taken.append(names[unit])
     return taken

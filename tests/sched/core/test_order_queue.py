@@ -1,0 +1,38 @@
+"""The waiting queue: jobs leave it in any number, and its lists stay aligned."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from batchd.model.job import Job
+from batchd.sched.core.order import OrderedQueue, fcfs_key
+
+
+def job(i: int, rng: random.Random) -> Job:
+    return Job(
+        id=i,
+        submit=rng.randrange(50),
+        width=rng.randint(1, 9),
+        estimate=rng.randint(1, 99),
+        runtime=1,
+    )
+
+
+@pytest.mark.parametrize("count", [0, 1, 3, 16, 17, 40])
+def test_remove_many_leaves_the_others_in_order(count: int) -> None:
+    rng = random.Random(count)
+    queue = OrderedQueue(fcfs_key)
+    jobs = [job(i, rng) for i in range(60)]
+    for j in jobs:
+        queue.insert(j, start=j.id)
+    gone = rng.sample(jobs, count)
+    outsider = job(99, rng)  # never queued: ignored, as a job removed twice is
+    queue.remove_many([*gone, outsider, *gone[:1]])
+    kept = sorted((j for j in jobs if j not in gone), key=fcfs_key)
+    assert queue.jobs == kept
+    assert queue.keys == [fcfs_key(j) for j in kept]
+    assert queue.widths == [j.width for j in kept]
+    assert queue.durations == [j.duration for j in kept]
+    assert queue.starts == [j.id for j in kept]
