@@ -118,6 +118,7 @@ class OrderedQueue:
         return out
 
     def remove_many(self, jobs: list[Job]) -> None:
+        self.changes += 1
         if len(jobs) <= _FEW:  # each found by bisection and cut out: no list is rebuilt
             keys, key, queued = self.keys, self.key, self.jobs
             for job in jobs:
@@ -125,7 +126,6 @@ class OrderedQueue:
                 if i < len(queued) and queued[i] is job:  # one not waiting: as below
                     del keys[i], queued[i], self.widths[i], self.durations[i], self.starts[i]
             return
-        self.changes += 1
         gone = {id(j) for j in jobs}
         keep = [i for i, j in enumerate(self.jobs) if id(j) not in gone]
         self.keys = [self.keys[i] for i in keep]
