@@ -36,3 +36,20 @@ def test_remove_many_leaves_the_others_in_order(count: int) -> None:
     assert queue.widths == [j.width for j in kept]
     assert queue.durations == [j.duration for j in kept]
     assert queue.starts == [j.id for j in kept]
+
+
+@pytest.mark.parametrize("count", [1, 3, 16, 17, 40])
+def test_every_change_but_an_append_is_counted(count: int) -> None:
+    """A forecast kept while ``changes`` stands assumes the first jobs are the same."""
+    rng = random.Random(count)
+    queue = OrderedQueue(fcfs_key)
+    jobs = sorted((job(i, rng) for i in range(60)), key=fcfs_key)
+    for j in jobs:
+        queue.insert(j)
+    assert queue.changes == 0  # each one behind the others
+    queue.remove_many(rng.sample(jobs, count))
+    assert queue.changes == 1
+    queue.remove(queue.jobs[-1])
+    queue.pop_front(1)
+    queue.insert(Job(id=100, submit=-1, width=1, estimate=1, runtime=1))  # at the front
+    assert queue.changes == 4
