@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from batchd.model.job import Job
 from batchd.model.times import NEVER
 from batchd.sched.core.order import ORDERS, OrderedQueue
-from batchd.sched.core.plans import base_profile, plan_queue
+from batchd.sched.core.plans import base_profile
 from batchd.sched.core.policy import MachineView, Placement
 from batchd.sched.core.profile import Profile
 from batchd.sched.policies.conservative import ConservativePolicy, promise
@@ -298,8 +298,11 @@ class DynP(SwitchingPolicy):
         began = time.perf_counter()
         plans: dict[str, tuple[Profile, np.ndarray]] = {}
         quality: dict[str, Any] = {}
+        base = base_profile(view, len(self.queue))  # the three plans start from copies
         for p in POLICIES:
-            plans[p] = plan_queue(self.queues[p], view)
+            profile = base.copy()
+            widths, durations = self.queues[p].arrays()
+            plans[p] = profile, profile.plan(widths, durations, view.now)
             quality[p] = self.measure(self.queues[p], plans[p][1], view.now)
         if self.standing is not None:
             # Measured as the list stands; adopted (below) as plans[FCFS], sorted.
