@@ -21,9 +21,7 @@ def test_summed_quality_is_plan_quality_in_every_order(metric: str, seed: int) -
     expected = plan_quality(metric, starts, widths, durations, submits)
     order = rng.permutation(count)  # another policy's order of the same jobs
     assert summed_quality(metric, starts, widths, durations, *sums) == expected
-    assert (
-        summed_quality(metric, starts[order], widths[order], durations[order], *sums) == expected
-    )
+    assert summed_quality(metric, starts[order], widths[order], durations[order], *sums) == expected
 
 
 def test_summed_quality_of_no_jobs_is_zero() -> None:
