@@ -317,6 +317,12 @@ class DynP(SwitchingPolicy):
         base = base_profile(view, len(self.queue))  # the three plans start from copies
         sums: list[tuple[int, int]] = []
         for p in POLICIES:
+            jobs = self.queues[p].jobs
+            twin = next((q for q in plans if self.queues[q].jobs == jobs), None)
+            if twin is not None:
+                # Two orders agree on the queue (often when few jobs wait): the same plan.
+                plans[p], quality[p] = plans[twin], quality[twin]
+                continue
             profile = base.copy()
             widths, durations = self.queues[p].arrays()
             plans[p] = profile, profile.plan(widths, durations, view.now)
