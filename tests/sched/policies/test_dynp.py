@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
 from batchd.engine.core import Engine
@@ -181,3 +182,31 @@ def test_dynp_report_has_exactly_the_documented_keys():
     assert set(make_policy("dynp-basic").report()["dynp"]) == {
         "jobs_started", "decider_calls", "switches",
     }  # fmt: skip
+
+
+def test_a_step_plans_once_for_orders_that_list_the_jobs_alike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One node busy until 1000; job 2 (estimate 100) then job 3 (estimate 5000) wait.
+    # FCFS and SJF list them 2, 3 and LJF 3, 2: two plans per step, not three, and the
+    # same schedule: job 2 at 1000, job 3 at 1100.
+    from batchd.sched.core.profile import Profile
+
+    calls: list[int] = []
+    plan = Profile.plan
+
+    def counted(
+        self: Profile, widths: np.ndarray, durations: np.ndarray, not_before: int
+    ) -> np.ndarray:
+        calls.append(len(widths))
+        return plan(self, widths, durations, not_before)
+
+    monkeypatch.setattr(Profile, "plan", counted)
+    jobs = [Job(1, 0, 1, 1000, 1000), Job(2, 10, 1, 100, 100), Job(3, 20, 1, 5000, 5000)]
+    policy = make_policy("dynp")
+    assert isinstance(policy, DynP)
+    _run(policy, jobs, 1)
+    steps = policy.report()["dynp"]["decider_calls"]
+    assert steps >= 2  # at job 3's submit and at job 1's end, both with jobs 2 and 3 waiting
+    assert calls.count(2) == 2 * steps
+    assert jobs[1].start == 1000 and jobs[2].start == 1100

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict
 from batchd.model.job import Job
 from batchd.model.times import NEVER
 from batchd.sched.core.order import OrderedQueue, OrderKey
-from batchd.sched.core.plans import base_profile, plan_queue
+from batchd.sched.core.plans import base_profile
 from batchd.sched.core.policy import MachineView, Placement, Policy
 from batchd.sched.core.profile import Profile
 
@@ -150,8 +150,13 @@ class ConservativePolicy(Policy):
         # Jobs not planned yet, or wider than the nodes in service, hold no promise.
         unplaced = held == NEVER if held.size and held.max() == NEVER else None
         starts: np.ndarray | None = None
+        # The base (running jobs, reservations) is made once: a guarded re-plan that
+        # falls back to compression starts again from a copy kept before the rebuild.
+        base = base_profile(view, len(queue))
+        widths, durations = queue.arrays()
         if mode != "compress":
-            profile, starts = plan_queue(queue, view)
+            profile = base.copy() if mode == "guarded" else base
+            starts = profile.plan(widths, durations, now)
             self.settled = True
             late = starts > promised
             if unplaced is not None:
@@ -159,8 +164,7 @@ class ConservativePolicy(Policy):
             if mode == "guarded" and bool(late.any()):
                 starts = None
         if starts is None:
-            widths, durations = queue.arrays()
-            profile = base_profile(view, len(queue))
+            profile = base
             profile.reserve_all(widths, durations, promised)
             starts = profile.compress(widths, durations, promised, now)
             self.settled = False

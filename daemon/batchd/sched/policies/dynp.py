@@ -23,12 +23,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from batchd.model.job import Job
 from batchd.model.times import NEVER
 from batchd.sched.core.order import ORDERS, OrderedQueue
-from batchd.sched.core.plans import base_profile, plan_queue
+from batchd.sched.core.plans import base_profile
 from batchd.sched.core.policy import MachineView, Placement
 from batchd.sched.core.profile import Profile
 from batchd.sched.policies.conservative import ConservativePolicy, promise
 from batchd.sched.policies.decider import CASES, FCFS, LJF, POLICIES, SJF, Decider, decide
-from batchd.sched.policies.quality import Quality, plan_quality
+from batchd.sched.policies.quality import SUMMED, Quality, plan_quality, summed_quality
 from batchd.sched.policies.standing import StandingQueue
 
 ORDER_OF = {FCFS: ORDERS["fcfs"], SJF: ORDERS["sjf"], LJF: ORDERS["ljf"]}
@@ -253,8 +253,24 @@ class DynP(SwitchingPolicy):
             self.replan(view)
 
     # -- self-tuning ------------------------------------------------------------------
-    def measure(self, queue: OrderedQueue, starts: np.ndarray, now: int) -> Any:
-        widths, durations = queue.arrays()
+    def measure(
+        self,
+        queue: OrderedQueue,
+        starts: np.ndarray,
+        widths: np.ndarray,
+        durations: np.ndarray,
+        now: int,
+        sums: list[tuple[int, int]],
+    ) -> Any:
+        """The quality of a plan of ``queue``; ``sums`` caches the submits' sums of a step."""
+        metric = self.params.quality
+        whole = self.first_k is None and self.horizon is None
+        if whole and metric in SUMMED and not bool((starts == NEVER).any()):
+            # Every job scored: sums over the queue do, and they are the same in every order.
+            if not sums:
+                submits = _submits(queue)
+                sums.append((int(submits.sum()), int((widths * submits).sum())))
+            return summed_quality(metric, starts, widths, durations, *sums[0])
         return self.measure_arrays(starts, widths, durations, _submits(queue), now)
 
     def measure_standing(self, view: MachineView, quality: dict[str, Any]) -> Any:
@@ -298,9 +314,21 @@ class DynP(SwitchingPolicy):
         began = time.perf_counter()
         plans: dict[str, tuple[Profile, np.ndarray]] = {}
         quality: dict[str, Any] = {}
+        base = base_profile(view, len(self.queue))  # the three plans start from copies
+        sums: list[tuple[int, int]] = []
         for p in POLICIES:
-            plans[p] = plan_queue(self.queues[p], view)
-            quality[p] = self.measure(self.queues[p], plans[p][1], view.now)
+            jobs = self.queues[p].jobs
+            twin = next((q for q in plans if self.queues[q].jobs == jobs), None)
+            if twin is not None:
+                # Two orders agree on the queue (often when few jobs wait): the same plan.
+                plans[p], quality[p] = plans[twin], quality[twin]
+                continue
+            profile = base.copy()
+            widths, durations = self.queues[p].arrays()
+            plans[p] = profile, profile.plan(widths, durations, view.now)
+            quality[p] = self.measure(
+                self.queues[p], plans[p][1], widths, durations, view.now, sums
+            )
         if self.standing is not None:
             # Measured as the list stands; adopted (below) as plans[FCFS], sorted.
             quality[FCFS] = self.measure_standing(view, quality)

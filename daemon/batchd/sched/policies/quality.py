@@ -15,6 +15,7 @@ import numpy as np
 
 Quality = Literal["ms", "art", "artww", "sldww", "awt"]
 QUALITIES: tuple[str, ...] = ("ms", "art", "artww", "sldww", "awt")
+SUMMED: tuple[str, ...] = ("ms", "art", "artww", "awt")  # need only sums of the submits
 
 
 def plan_quality(
@@ -41,3 +42,28 @@ def plan_quality(
         sld = np.maximum(resp, 60) / np.maximum(durations, 60)
         return math.fsum((widths * sld).tolist()) / float(widths.sum())
     raise ValueError(f"unknown quality metric {metric!r}; choose one of {', '.join(QUALITIES)}")
+
+
+def summed_quality(
+    metric: str,
+    starts: np.ndarray,
+    widths: np.ndarray,
+    durations: np.ndarray,
+    submits: int,
+    weighted_submits: int,
+) -> Fraction | int:
+    """``plan_quality`` of a metric in SUMMED, from the sum of the jobs' submits and
+    of width x submit: sums that are the same whatever order the plan has the jobs in.
+    """
+    if len(starts) == 0:
+        return 0
+    ends = starts + durations
+    if metric == "ms":
+        return int(ends.max())
+    if metric == "art":
+        return Fraction(int(ends.sum()) - submits, len(starts))
+    if metric == "artww":
+        return Fraction(int((widths * ends).sum()) - weighted_submits, int(widths.sum()))
+    if metric == "awt":
+        return Fraction(int(starts.sum()) - submits, len(starts))
+    raise ValueError(f"{metric!r} needs each job's submit; these need sums only: {SUMMED}")

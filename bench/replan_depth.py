@@ -1,0 +1,168 @@
+"""What one conservative re-plan costs against the depth of the waiting queue.
+
+Part ``plan``: a re-plan is what fcfs-cons, sjf-cons and every dynP candidate do
+at a job's early end: the whole waiting queue placed again in policy order onto
+the profile of the running jobs (``Profile.of_running(...).plan(...)``). The
+machine has half its nodes busy and N jobs wait (1,000, 10,000 and 50,000 by
+default); the table gives the time of one re-plan, per event and per waiting job.
+Job shapes are ``synthetic`` (widths 1..100 log-uniform, estimates 60 s .. 2 days
+log-uniform: almost every shape is new, so the profile has about one step per
+job) or ``ricc`` (widths and estimates drawn from RICC-2010-2, which repeats a
+few shapes, so the profile stays short).
+
+Part ``replay``: replays the first jobs of RICC-2010-2 with fcfs-cons and, at every
+re-plan with at least ``--min-depth`` jobs waiting, counts the waiting jobs whose
+planned start the re-plan changed and the position of the first of them in the
+queue order. That is the work an incremental re-plan could not avoid.
+
+    .venv/bin/python bench/replan_depth.py
+    .venv/bin/python bench/replan_depth.py --part plan --shapes ricc --nodes 8192
+    .venv/bin/python bench/replan_depth.py --part replay --first 20000 --nodes 8192
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from batchd.argtypes import positive_ints
+from batchd.engine.core import Engine
+from batchd.model.machine import Grid, Machine
+from batchd.sched.core.profile import Profile
+from batchd.sched.policies.conservative import ConservativePolicy
+from batchd.sched.registry import make_policy
+from batchd.workload import load_swf
+
+DEFAULT_TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
+RICC = "RICC-2010-2.swf.gz"
+NOW = 1_000_000
+TWO_DAYS = 2 * 86_400
+
+
+def shapes(kind: str, count: int, nodes: int, traces: Path) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(1)
+    if kind == "synthetic":
+        w = np.floor(np.exp(rng.uniform(0.0, np.log(101), count))).clip(1, 100)
+        d = np.rint(np.exp(rng.uniform(np.log(60), np.log(TWO_DAYS), count)))
+        return w.astype(np.int64), np.maximum(d, 1).astype(np.int64)
+    jobs = load_swf(traces / RICC, nodes=nodes, first=100_000).jobs
+    pick = rng.integers(0, len(jobs), count)
+    return (
+        np.array([jobs[i].width for i in pick], dtype=np.int64),
+        np.array([jobs[i].duration for i in pick], dtype=np.int64),
+    )
+
+
+def running(nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Half the machine busy in eight jobs, their ends staggered over two days."""
+    rng = np.random.default_rng(2)
+    ends = np.sort(NOW + rng.integers(60, TWO_DAYS, 8)).astype(np.int64)
+    return ends, np.full(8, max(1, nodes // 16), dtype=np.int64)
+
+
+def replan(
+    nodes: int, ends: np.ndarray, rw: np.ndarray, w: np.ndarray, d: np.ndarray
+) -> tuple[float, int]:
+    began = time.perf_counter()
+    prof = Profile.of_running(nodes, NOW, ends, rw, room=len(w))
+    prof.plan(w, d, NOW)
+    return time.perf_counter() - began, prof.n
+
+
+def plan_part(args: argparse.Namespace) -> None:
+    w_all, d_all = shapes(args.shapes, max(args.depths), args.nodes, args.traces)
+    ends, rw = running(args.nodes)
+    replan(args.nodes, ends, rw, w_all[:300], d_all[:300])  # load the compiled kernels
+    print(f"shapes {args.shapes}, {args.nodes} nodes, median of {args.repeat} re-plans")
+    print("| waiting | profile steps | ms per event | us per waiting job |")
+    print("|---:|---:|---:|---:|")
+    for depth in args.depths:
+        runs = [
+            replan(args.nodes, ends, rw, w_all[:depth], d_all[:depth]) for _ in range(args.repeat)
+        ]
+        secs = statistics.median(r[0] for r in runs)
+        print(f"| {depth:,} | {runs[-1][1]:,} | {secs * 1e3:.1f} | {secs / depth * 1e6:.2f} |")
+
+
+class ChangeCounter:
+    """Wraps a conservative policy's re-plan to count the starts each one changes."""
+
+    def __init__(self, policy: ConservativePolicy, min_depth: int) -> None:
+        self.rows: list[tuple[int, int, int, float]] = []
+        inner = policy.replan
+
+        def counted(view: Any) -> None:
+            held = {id(j): s for j, s in zip(policy.queue.jobs, policy.queue.starts, strict=True)}
+            began = time.perf_counter()
+            inner(view)
+            spent = time.perf_counter() - began
+            depth = len(policy.queue)
+            if depth < min_depth:
+                return
+            moved = [
+                k
+                for k, (j, s) in enumerate(zip(policy.queue.jobs, policy.queue.starts, strict=True))
+                if held.get(id(j)) != s
+            ]
+            self.rows.append((depth, len(moved), moved[0] if moved else depth, spent))
+
+        policy.replan = counted  # type: ignore[method-assign]
+
+
+def replay_part(args: argparse.Namespace) -> None:
+    jobs = load_swf(args.traces / RICC, nodes=args.nodes, first=args.first).jobs
+    policy = make_policy("fcfs-cons")
+    assert isinstance(policy, ConservativePolicy)
+    counter = ChangeCounter(policy, args.min_depth)
+    engine = Engine(Grid([Machine("cluster", args.nodes)]), [policy])
+    engine.load(jobs)
+    began = time.perf_counter()
+    engine.run()
+    wall = time.perf_counter() - began
+    rows = np.array(counter.rows, dtype=np.float64)
+    print(
+        f"RICC-2010-2 first {args.first:,} jobs, fcfs-cons, {args.nodes} nodes: {wall:.1f} s, "
+        f"{len(rows):,} re-plans with >= {args.min_depth} waiting"
+    )
+    print(
+        "| waiting | re-plans | ms per re-plan | starts changed (median / mean) | first change at (median) |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    edges = [args.min_depth, 500, 1000, 2000, 5000, 10**9]
+    for lo, hi in zip(edges, edges[1:], strict=False):
+        part = rows[(rows[:, 0] >= lo) & (rows[:, 0] < hi)]
+        if not len(part):
+            continue
+        label = f"{lo:,}+" if hi == 10**9 else f"{lo:,}-{hi - 1:,}"
+        print(
+            f"| {label} | {len(part):,} | {part[:, 3].mean() * 1e3:.2f} | "
+            f"{np.median(part[:, 1]):.0f} / {part[:, 1].mean():.0f} | {np.median(part[:, 2]):.0f} |"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--part", choices=["plan", "replay", "all"], default="all")
+    ap.add_argument("--depths", type=positive_ints, default=[1000, 10_000, 50_000])
+    ap.add_argument("--shapes", choices=["synthetic", "ricc"], default="synthetic")
+    ap.add_argument("--nodes", type=int, default=8192)
+    ap.add_argument("--repeat", type=int, default=3, help="median of this many re-plans")
+    ap.add_argument("--first", type=int, default=20_000, help="replay: jobs of RICC-2010-2")
+    ap.add_argument("--min-depth", type=int, default=200, help="replay: re-plans counted")
+    ap.add_argument("--traces", type=Path, default=DEFAULT_TRACES)
+    args = ap.parse_args(argv)
+    if args.part in ("plan", "all"):
+        plan_part(args)
+    if args.part in ("replay", "all"):
+        replay_part(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
