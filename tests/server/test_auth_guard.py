@@ -160,3 +160,21 @@ async def test_a_token_of_any_bytes_is_refused_not_a_failure(tmp_path: Path) -> 
             good = {"Authorization": "Bearer tökén-0123456789abcdef"}
             async with session.get(url, headers=good) as resp:
                 assert resp.status == 200
+
+
+def test_a_refusal_says_when_to_try_again_in_whole_seconds_and_is_logged() -> None:
+    guard = AuthGuard(budget=5, clock=Clock())
+    with capture_logs() as logs:
+        soon = guard.refused("10.0.0.1", 0.2)
+        later = guard.refused("10.0.0.1", 7.1)
+    assert (soon.status, soon.code, soon.headers) == (
+        429,
+        "too_many_requests",
+        {"Retry-After": "1"},
+    )
+    assert soon.message == "too many failed authentications from 10.0.0.1; try again in 1 s"
+    assert later.headers == {"Retry-After": "8"}
+    assert [(e["event"], e["peer"], e["failures"], e["retry_after"]) for e in logs] == [
+        ("auth_blocked", "10.0.0.1", 5, 0.2),
+        ("auth_blocked", "10.0.0.1", 5, 7.1),
+    ]
