@@ -74,6 +74,11 @@ def test_a_token_of_sixteen_characters_is_enough(tmp_path: Path) -> None:
     assert load_tokens(token_file(tmp_path, f"alice:{'x' * 16}\n")) == {"x" * 16: "alice"}
 
 
+def test_a_token_may_hold_colons_and_any_character(tmp_path: Path) -> None:
+    token = "abc:def:ghi:jklmnopé"
+    assert load_tokens(token_file(tmp_path, f"alice:{token}\n")) == {token: "alice"}
+
+
 def test_an_empty_or_missing_token_file_is_refused(tmp_path: Path) -> None:
     path = token_file(tmp_path, "# nobody yet\n\n")
     with pytest.raises(TokenFileError) as refused:

@@ -21,7 +21,8 @@ def site(**server: Any) -> SiteConfig:
         {
             "machine": [
                 {"name": "mini", "nodes": 8},
-                {"name": "fat", "nodes": 2, "cores_per_node": 4, "shared": True},
+                {"name": "fat", "nodes": 4, "cores_per_node": 4, "shared": True},
+                {"name": "duo", "nodes": 2, "cores_per_node": 2, "shared": True},
             ],
             "server": {"policy": "fcfs-easy", **server},
             "queue": [
@@ -29,6 +30,8 @@ def site(**server: Any) -> SiteConfig:
                 {"name": "small", "max_nodes": 2, "max_walltime": "01:00:00"},
                 {"name": "off", "enabled": False},
                 {"name": "fatq", "machine": "fat", "max_nodes": 1, "default_walltime": 60},
+                {"name": "big", "machine": "fat", "max_walltime": 600},
+                {"name": "duoq", "machine": "duo", "max_nodes": 1},
             ],
         }
     )
@@ -76,7 +79,7 @@ def test_a_job_within_every_limit_gets_its_queue_and_walltime() -> None:
 def test_an_unknown_queue_names_the_queues() -> None:
     assert refusal(admission(), "nosuch", 1, None) == (
         400,
-        "unknown queue 'nosuch'; queues: workq, small, off, fatq",
+        "unknown queue 'nosuch'; queues: workq, small, off, fatq, big, duoq",
     )
 
 
@@ -104,20 +107,25 @@ def test_a_disabled_queue_says_how_a_manager_enables_it() -> None:
 
 def test_more_nodes_than_the_machine_has_names_the_queues_that_take_it() -> None:
     adm = admission()
-    assert refusal(adm, "workq", 9, None) == (400, "nodes: 9 nodes requested; machine mini has 8")
-    assert refusal(adm, "fatq", 9, None) == (
+    assert refusal(adm, "workq", 9, None) == (
         400,
-        "ncpus: 9 cores requested; machine fat has 8",
+        "nodes: 9 nodes requested; machine mini has 8; queues that take it: big",
     )
+    assert refusal(adm, "fatq", 17, None) == (400, "ncpus: 17 cores requested; machine fat has 16")
     assert refusal(adm, "fatq", 5, None) == (
         400,
         "ncpus: 5 cores exceed the limit of queue fatq (resources_max.nodect = 1; "
-        "4 cores a node); queues that take it: workq",
+        "4 cores a node); queues that take it: workq, big",
+    )
+    assert refusal(adm, "duoq", 3, None) == (
+        400,
+        "ncpus: 3 cores exceed the limit of queue duoq (resources_max.nodect = 1; "
+        "2 cores a node); queues that take it: workq, fatq, big",
     )
     assert refusal(adm, "small", 3, None) == (
         400,
         "nodes: 3 nodes exceed the limit of queue small (resources_max.nodect = 2); "
-        "queues that take it: workq, fatq",  # 3 cores of one shared node
+        "queues that take it: workq, fatq, big",  # 3 cores of one shared node
     )
 
 
@@ -126,18 +134,20 @@ def test_too_long_a_walltime_names_the_limit_and_the_queues_that_take_it() -> No
     assert refusal(adm, "small", 1, 3601) == (
         400,
         "walltime: 01:00:01 exceeds the limit of queue small (resources_max.walltime = "
-        "01:00:00); queues that take it: workq, fatq",
+        "01:00:00); queues that take it: workq, fatq, duoq",
     )
 
 
 def test_the_takers_leave_out_disabled_too_small_and_too_short_queues() -> None:
     adm = admission()
-    assert adm.takers(1, None, T0) == "; queues that take it: workq, small, fatq"
-    assert adm.takers(3, None, T0) == "; queues that take it: workq, fatq"  # 3 cores on fat
-    assert adm.takers(5, None, T0) == "; queues that take it: workq"
-    assert adm.takers(9, None, T0) == ""
-    assert adm.takers(1, 3600, T0) == "; queues that take it: workq, small, fatq"
-    assert adm.takers(1, 3601, T0) == "; queues that take it: workq, fatq"
+    assert adm.takers(1, None, T0) == "; queues that take it: workq, small, fatq, big, duoq"
+    assert adm.takers(3, None, T0) == "; queues that take it: workq, fatq, big"  # 3 cores
+    assert adm.takers(5, None, T0) == "; queues that take it: workq, big"
+    assert adm.takers(8, None, T0) == "; queues that take it: workq, big"  # mini's 8 nodes
+    assert adm.takers(9, None, T0) == "; queues that take it: big"  # fat's 16 cores
+    assert adm.takers(17, None, T0) == ""
+    assert adm.takers(1, 3600, T0) == "; queues that take it: workq, small, fatq, duoq"
+    assert adm.takers(1, 3601, T0) == "; queues that take it: workq, fatq, duoq"
 
 
 def test_under_a_grid_the_layer_says_why_a_width_never_runs() -> None:
@@ -150,7 +160,7 @@ def test_under_a_grid_the_layer_says_why_a_width_never_runs() -> None:
     )
     assert adm.check("workq", 8, None, T0)[0].name == "workq"
     assert adm.takers(9, None, T0) == ""
-    assert adm.takers(2, None, T0) == "; queues that take it: workq, small, fatq"
+    assert adm.takers(2, None, T0) == "; queues that take it: workq, small, fatq, big, duoq"
 
 
 def test_a_reservation_queue_is_checked_against_its_machine_under_a_grid_too() -> None:
@@ -171,7 +181,7 @@ def test_a_job_must_fit_in_an_opening_of_its_queues_window() -> None:
         400,
         "walltime: 06:00:01 does not fit in any opening of queue workq's window (daily) in "
         "the next 14 days (the longest is 06:00:00): ask for less walltime or use another "
-        "queue; queues that take it: fatq",
+        "queue; queues that take it: fatq, duoq",
     )
     # Not enforced when the site lets jobs run past the close.
     assert admission({"workq": night}, window_must_fit=False).check("workq", 1, 7 * 3600, T0)
@@ -183,8 +193,8 @@ def test_a_queue_whose_window_never_opens_says_so() -> None:
         400,
         "queue workq is closed (daily) and does not open in the next 14 days: use another queue",
     )
-    assert adm.takers(1, 60, T0) == "; queues that take it: small, fatq"
-    assert adm.takers(1, None, T0) == "; queues that take it: workq, small, fatq"
+    assert adm.takers(1, 60, T0) == "; queues that take it: small, fatq, big, duoq"
+    assert adm.takers(1, None, T0) == "; queues that take it: workq, small, fatq, big, duoq"
 
 
 def test_a_reservations_queue_takes_only_its_authorized_users() -> None:
@@ -199,3 +209,21 @@ def test_a_reservations_queue_takes_only_its_authorized_users() -> None:
         "Unauthorized Request: queue R1 takes only the jobs of reservation R1's "
         "Authorized_Users (alice)",
     )
+
+
+def test_every_refusal_hints_with_the_walltime_asked_and_the_time_now() -> None:
+    night = Daily(0, 6 * 3600)
+    adm = admission({"workq": night, "big": night})
+
+    def hint(queue: str, nodes: int, walltime: int) -> str:
+        return refusal(adm, queue, nodes, walltime)[1].partition("; queues that take it: ")[2]
+
+    assert hint("workq", 9, 601) == ""  # big takes ten minutes at most
+    assert hint("workq", 9, 60) == "big"
+    assert hint("fatq", 5, 601) == "workq"
+    assert hint("fatq", 5, 60) == "workq, big"
+    assert hint("small", 3, 601) == "workq, fatq"
+    assert hint("small", 3, 60) == "workq, fatq, big"
+    assert hint("small", 1, 3601) == "workq, fatq, duoq"
+    # A walltime that fits no opening of workq's window leaves it out.
+    assert hint("small", 1, 6 * 3600 + 1) == "fatq, duoq"
