@@ -138,6 +138,12 @@ def test_users_are_named_by_the_password_database_or_their_uid() -> None:
     assert daemon_user() == pwd.getpwuid(os.geteuid()).pw_name
 
 
+class Gone:
+    """A request whose connection has closed: aiohttp gives no transport."""
+
+    transport = None
+
+
 class Transport:
     def __init__(self, sock: socket.socket | None) -> None:
         self.sock = sock
@@ -156,6 +162,7 @@ def test_the_peer_is_the_user_at_the_other_end_of_a_unix_socket() -> None:
         assert peer_user(on_tcp) is None
         closed = make_mocked_request("GET", "/jobs", transport=Transport(None))
         assert peer_user(closed) is None
+        assert peer_user(Gone()) is None  # type: ignore[arg-type]
     finally:
         for s in (here, there, tcp):
             s.close()
