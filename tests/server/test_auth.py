@@ -122,6 +122,22 @@ def test_a_request_without_a_valid_token_says_why(
     assert refused.value.length == (0 if header is None else len(header))
 
 
+class Headers:
+    """A request as aiohttp hands it over: an undecodable header byte is a surrogate."""
+
+    def __init__(self, header: str) -> None:
+        self.headers = {"Authorization": header}
+
+
+def test_a_token_with_undecodable_bytes_is_compared_not_an_error() -> None:
+    odd = "\udcff" * 16
+    digests = token_digests({odd: "alice", ALICE: "bob"})
+    assert token_user(Headers(f"Bearer {odd}"), digests) == "alice"  # type: ignore[arg-type]
+    with pytest.raises(AuthFailure) as refused:
+        token_user(Headers("Bearer \udcfe"), digests)  # type: ignore[arg-type]
+    assert refused.value.reason == "unknown_token"
+
+
 def test_only_health_metrics_the_document_and_the_page_are_open() -> None:
     for path in ("/", "/healthz", "/metrics", "/openapi.json", "/ui", "/ui/app.js"):
         assert is_open(path), path

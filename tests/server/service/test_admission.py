@@ -227,3 +227,12 @@ def test_every_refusal_hints_with_the_walltime_asked_and_the_time_now() -> None:
     assert hint("small", 1, 3601) == "workq, fatq, duoq"
     # A walltime that fits no opening of workq's window leaves it out.
     assert hint("small", 1, 6 * 3600 + 1) == "fatq, duoq"
+
+
+def test_alone_it_knows_no_grid_reservation_live_setting_or_queued_limit() -> None:
+    adm = admission()
+    assert adm.grid_width(10**6) is None
+    assert adm.reserved("R1") is None
+    assert adm.resv_owner("R1") is None
+    assert adm.set_live("workq") is False
+    assert adm.check_queued("workq", "alice", 0) is None
