@@ -55,11 +55,11 @@ $(STAMP_MUTATE): $(STAMP_TEST)
 	$(BIN)/python -c "$$PLAIN_PTH"
 	touch $(STAMP_MUTATE)
 
-# Mutation testing (docs/testing.md), not part of `make test`: about an hour on two
-# cores, niced, one mutant at a time. GROUPS="access model" runs some groups only
-# (bench/mutate.py --list shows them).
+# Mutation testing (docs/testing.md), not part of `make test`: niced, one mutant at a
+# time. GROUPS="access model" runs some groups only (bench/mutate.py --list shows them);
+# AGAIN=1 runs only the mutants that survived the last run of those groups.
 mutate: $(STAMP_MUTATE)
-	nice -n 15 $(BIN)/python bench/mutate.py $(GROUPS)
+	nice -n 15 $(BIN)/python bench/mutate.py $(GROUPS) $(if $(AGAIN),--again)
 
 bench: $(STAMP_TEST)
 	$(BIN)/python bench/replay.py
