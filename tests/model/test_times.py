@@ -62,6 +62,7 @@ def test_hms_pads_and_lets_hours_pass_a_day() -> None:
     assert hms(0) == "00:00:00"
     assert hms(3661) == "01:01:01"
     assert hms(7199) == "01:59:59"
+    assert hms(5400) == "01:30:00"
     assert hms(100 * 3600 + 59) == "100:00:59"
 
 
