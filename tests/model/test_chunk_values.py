@@ -23,9 +23,9 @@ def test_values_are_shown_as_pbs_prints_them() -> None:
 
 def test_matching_values_and_large_enough_numbers_fit() -> None:
     chunk = Chunk(ncpus=2, custom=(("arch", "x86"), ("fast", True), ("scratch", 4 << 30)))
-    check_chunk(chunk, 1, SHAPE, frozenset({"scratch"}))
+    assert check_chunk(chunk, 1, SHAPE, frozenset({"scratch"})) is None  # no ChunkError
     # A consumable amount first does not stop the values after it from being checked.
-    check_chunk(Chunk(custom=(("ngpus", 2), ("flag", False))), 1, SHAPE)
+    assert check_chunk(Chunk(custom=(("ngpus", 2), ("flag", False))), 1, SHAPE) is None
 
 
 @pytest.mark.parametrize(
