@@ -13,8 +13,9 @@ beside a copy of the sources, so the working tree is never touched.
 The kernels in ``sched/kernels`` are numba functions. mutmut leaves decorated functions
 alone, so the staged copy drops their ``@njit`` lines and the run sets
 ``NUMBA_DISABLE_JIT=1``: what the tests then run is the same Python source that numba
-compiles. The summary (killed and surviving mutants per module, and each survivor's
-name for ``mutmut show``) goes to ``.mutate/GROUP/summary.json`` and to the output.
+compiles. Each mutant's status (with mutmut's version and the date) goes to
+``.mutate/GROUP/summary.json``; the output shows the score per module and each
+survivor's name for ``mutmut show``. ``--again`` runs only the last run's survivors.
 """
 
 from __future__ import annotations
