@@ -6,8 +6,9 @@ BIN := $(VENV)/bin
 # they drive, the report's plots and the sweeps' cluster.
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
+STAMP_MUTATE := $(VENV)/.installed-mutate
 
-.PHONY: run test bench lint format clean
+.PHONY: run test bench lint format clean mutate
 
 $(STAMP_RUN): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,7 +40,7 @@ if len(found) == 1:
 else:
     print("Makefile: the editable install's .pth is left as it is:", found or "none found")
 endef
-$(STAMP_RUN) $(STAMP_TEST): export PLAIN_PTH = $(plain_pth)
+$(STAMP_RUN) $(STAMP_TEST) $(STAMP_MUTATE): export PLAIN_PTH = $(plain_pth)
 
 run: $(STAMP_RUN)
 	$(BIN)/batchd demo --config conf/hpcline96.toml
@@ -48,6 +49,17 @@ test: $(STAMP_TEST)
 	$(BIN)/ruff check daemon client tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2
+
+$(STAMP_MUTATE): $(STAMP_TEST)
+	$(BIN)/pip install -q -e '.[test,report,sweep,mutate]'
+	$(BIN)/python -c "$$PLAIN_PTH"
+	touch $(STAMP_MUTATE)
+
+# Mutation testing (docs/testing.md), not part of `make test`: niced, one mutant at a
+# time. GROUPS="access model" runs some groups only (bench/mutate.py --list shows them);
+# AGAIN=1 runs only the mutants that survived the last run of those groups.
+mutate: $(STAMP_MUTATE)
+	nice -n 15 $(BIN)/python bench/mutate.py $(GROUPS) $(if $(AGAIN),--again)
 
 bench: $(STAMP_TEST)
 	$(BIN)/python bench/replay.py

@@ -33,3 +33,9 @@ def test_test_adds_the_extras_after_what_run_installs(tmp_path: Path) -> None:
     installs = planned(tmp_path, "test")
     assert installs[-2].endswith("pip install -q -e .")
     assert installs[-1].endswith("pip install -q -e '.[test,report,sweep]'")
+
+
+def test_mutate_adds_the_pinned_mutation_tool(tmp_path: Path) -> None:
+    installs = planned(tmp_path, "mutate")
+    assert installs[-2].endswith("pip install -q -e '.[test,report,sweep]'")
+    assert installs[-1].endswith("pip install -q -e '.[test,report,sweep,mutate]'")

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from batchd.model.chunks import Chunk, ChunkError, NodeShape, shared_layout
-from batchd.model.cores import footprint, piece_nodes, place_pieces
+from batchd.model.cores import footprint, piece_nodes, piece_starts, place_pieces
 from batchd.model.machine import CorePool, NodePool
 
 GB = 1 << 30
@@ -169,3 +169,22 @@ def test_the_core_pool_places_as_the_reference_does() -> None:
             for unit in pool.free_ids():
                 counts[unit // per] += 1
             assert pool.node_free == counts
+
+
+def test_a_footprint_is_the_largest_share_of_the_node_in_cores() -> None:
+    node = {"ncpus": 4, "mem": 8 * GB, "ngpus": 1}
+    assert footprint({"mem": 1}, node, 4) == 1  # no ncpus: one core
+    assert footprint({"ncpus": 1, "ngpus": 0, "scratch": 0}, node, 4) == 1  # zero asks nothing
+    assert footprint({"ncpus": 1, "mem": 2 * GB + 1}, node, 4) == 2  # rounded up
+    assert footprint({"ngpus": 1}, node, 4) == 4  # the node's only GPU: the whole node
+    assert footprint({"ngpus": 2}, node, 4) == 8  # twice what a node has: never fits
+    assert footprint({"ncpus": 3, "scratch": 1}, node, 4) == 4  # a resource it lacks
+    assert footprint({"scratch": 2}, node, 4) == 4
+    assert footprint({"ncpus": 2}, {"mem": 8 * GB}, 4) == 2  # CPUs count as they are
+
+
+def test_piece_starts_and_nodes_follow_the_pieces_in_order() -> None:
+    units = [10, 11, 12, 13, 14, 15]
+    assert piece_starts(units, [2, 1, 3]) == [10, 12, 13]
+    assert piece_nodes(units, [2, 1, 3], 4) == [2, 3, 3]
+    assert piece_starts([], [2]) == []

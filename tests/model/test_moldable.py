@@ -124,3 +124,13 @@ def test_bad_speedups(text: str, message: str) -> None:
 def test_the_requested_width_must_lie_in_the_range() -> None:
     with pytest.raises(MoldError, match="outside the range 16-64"):
         Moldable(16, 64, FIXED, 8, 10, 10)
+
+
+def test_one_second_scales_like_any_other_and_the_ends_of_the_range_are_widths() -> None:
+    m = Moldable(4, 8, Speedup("downey", 64, 0), 4, 1, 1)  # S(n) = n: L = 4 s
+    assert (m.runtime_on(4), m.estimate_on(4)) == (1, 1)
+    assert Moldable(4, 8, Speedup("downey", 64, 0), 8, 1, 1).runtime_on(4) == 2
+    assert Moldable(4, 8, Speedup("downey", 64, 0), 8, 1, 1).estimate_on(4) == 2
+    rigid = Moldable(8, 8, FIXED, 8, 100, 100)
+    assert rigid.rigid and rigid.allows(8) and not rigid.allows(7) and not rigid.allows(9)
+    assert [FIXED.at(n) for n in (1, 8, 1000)] == [1.0, 1.0, 1.0]

@@ -85,3 +85,36 @@ def test_points_given_directly_are_checked_too() -> None:
         Utility([(0, 1), (1, float("inf"))])
     with pytest.raises(UtilityError, match="at least two points"):
         Utility([])
+
+
+def test_format_number_of_very_large_and_very_small_numbers_has_no_exponent() -> None:
+    assert format_number(1e16) == "10000000000000000"
+    assert format_number(2.5e-5) == "0.000025"
+    assert format_number(-3.0) == "-3"
+
+
+def test_value_at_interpolates_from_the_first_second_on() -> None:
+    f = Utility.parse("0:1000,100:0")
+    assert f.value_at(0.5) == 995.0
+    assert f.value_at(-1) == 1000.0
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("", "a utility function needs at least two points, got none"),
+        (":5,10:0", "point 1 (':5'): expected TIME:VALUE"),
+        ("0:1e999,10:0", "point 1 ('0:1e999'): '1e999' is not a finite value"),
+    ],
+)
+def test_a_bad_text_is_refused_in_so_many_words(text: str, says: str) -> None:
+    with pytest.raises(UtilityError) as refused:
+        Utility.parse(text)
+    assert str(refused.value) == says
+
+
+def test_seconds_only_takes_plain_seconds_and_refuses_the_rest() -> None:
+    assert Utility.parse("0:10,60.5:0", seconds_only=True).points == ((0, 10), (60.5, 0))
+    with pytest.raises(UtilityError) as refused:
+        Utility.parse("0:10,1h:0", seconds_only=True)
+    assert str(refused.value) == "point 2 ('1h:0'): '1h' is not a time in seconds"

@@ -16,7 +16,8 @@ from structlog.testing import capture_logs
 from api_helpers import TOKENS, new_service
 from batchd.server.app import create_app
 from batchd.server.auth import AuthFailure
-from batchd.server.authguard import AuthGuard
+from batchd.server.authguard import AuthGuard, guarded_token_user
+from batchd.server.errors import ApiError
 from batchd.server.ratelog import RateLimitedLog
 
 GOOD = {"Authorization": f"Bearer {TOKENS['alice']}"}
@@ -160,3 +161,88 @@ async def test_a_token_of_any_bytes_is_refused_not_a_failure(tmp_path: Path) -> 
             good = {"Authorization": "Bearer tökén-0123456789abcdef"}
             async with session.get(url, headers=good) as resp:
                 assert resp.status == 200
+
+
+def test_a_refusal_says_when_to_try_again_in_whole_seconds_and_is_logged() -> None:
+    guard = AuthGuard(budget=5, clock=Clock())
+    with capture_logs() as logs:
+        soon = guard.refused("10.0.0.1", 0.2)
+        later = guard.refused("10.0.0.1", 7.1)
+    assert (soon.status, soon.code, soon.headers) == (
+        429,
+        "too_many_requests",
+        {"Retry-After": "1"},
+    )
+    assert soon.message == "too many failed authentications from 10.0.0.1; try again in 1 s"
+    assert later.headers == {"Retry-After": "8"}
+    assert [(e["event"], e["peer"], e["failures"], e["retry_after"]) for e in logs] == [
+        ("auth_blocked", "10.0.0.1", 5, 0.2),
+        ("auth_blocked", "10.0.0.1", 5, 7.1),
+    ]
+
+
+def test_the_defaults_are_three_free_then_a_quarter_second_doubling_to_four() -> None:
+    clock = Clock()
+    guard = AuthGuard(clock=clock)
+    with capture_logs():
+        delays = [guard.failed("10.0.0.1", unknown()) for _ in range(29)]
+        assert delays[:9] == [0, 0, 0, 0.25, 0.5, 1, 2, 4, 4]
+        assert guard.retry_after("10.0.0.1") is None  # 29 of a budget of 30
+        guard.failed("10.0.0.1", unknown())
+        clock.now += 59.5
+        assert guard.retry_after("10.0.0.1") == pytest.approx(0.5)  # a window of 60 s
+        for i in range(10_000):
+            guard.failed(f"10.1.{i // 256}.{i % 256}", unknown())
+    assert len(guard.failures) == 10_000  # the first address was forgotten
+    assert "10.0.0.1" not in guard.failures and "10.1.0.0" in guard.failures
+
+
+def test_a_failure_leaves_the_window_exactly_its_length_later() -> None:
+    clock = Clock()
+    guard = AuthGuard(free=0, delay=0, budget=1, window=60, clock=clock)
+    with capture_logs():
+        guard.failed("10.0.0.1", unknown())
+    clock.now += 59
+    assert guard.retry_after("10.0.0.1") == pytest.approx(1)
+    clock.now += 1
+    assert guard.retry_after("10.0.0.1") is None
+    assert "10.0.0.1" not in guard.failures
+
+
+def test_a_failure_is_logged_with_its_delay_to_the_log_given() -> None:
+    clock = Clock()
+    limited = RateLimitedLog(limit=1, period=10, clock=clock)
+    guard = AuthGuard(free=0, delay=0.5, clock=clock, log=limited)
+    assert guard.log is limited
+    with capture_logs() as logs:
+        guard.failed("10.0.0.1", unknown())
+        guard.failed("10.0.0.1", unknown())  # over the log's limit: left out
+    assert logs == [
+        {
+            "event": "auth_failed",
+            "log_level": "warning",
+            "peer": "10.0.0.1",
+            "reason": "unknown_token",
+            "header_length": 40,
+            "failures": 1,
+            "delay": 0.5,
+        }
+    ]
+
+
+class Peerless:
+    """A request as aiohttp gives it when the peer's address is unknown."""
+
+    remote = None
+    headers: dict[str, str] = {}
+
+
+async def test_an_unknown_address_is_counted_as_unknown_and_waits_its_delay() -> None:
+    guard = AuthGuard(free=0, delay=0.3, budget=1, clock=Clock())
+    began = time.monotonic()
+    with capture_logs(), pytest.raises(AuthFailure):
+        await guarded_token_user(Peerless(), {}, guard)  # type: ignore[arg-type]
+    assert time.monotonic() - began >= 0.25
+    with pytest.raises(ApiError) as refused:
+        await guarded_token_user(Peerless(), {}, guard)  # type: ignore[arg-type]
+    assert refused.value.message.startswith("too many failed authentications from unknown;")

@@ -32,9 +32,7 @@ def parse_size(text: str) -> int:
             "tb, pb (or w, kw, mw, ... for 8-byte words), e.g. 4gb"
         )
     prefix, unit = m.group(2).lower(), m.group(3).lower()
-    if prefix and not unit:
-        unit = "b"  # "4g": PBS reads a bare prefix as bytes
-    value = int(m.group(1)) << _SHIFT[prefix]
+    value = int(m.group(1)) << _SHIFT[prefix]  # "4g", a bare prefix, is bytes as in PBS
     if unit == "w":
         value *= WORD
     if value > SIZE_MAX:

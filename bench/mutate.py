@@ -1,0 +1,238 @@
+"""Mutation testing of the scheduler core and the server's access checks, with mutmut.
+
+    python bench/mutate.py                 # every group, one after the other
+    python bench/mutate.py access model    # some groups
+    python bench/mutate.py --list          # the groups, their modules and their tests
+
+Each group mutates a few modules and runs against the test files that cover them;
+mutmut narrows that further, per function, to the tests that called it in a first
+clean run. The run happens in a staged copy, ``.mutate/GROUP/``: mutmut 3 wants the
+package under ``src/`` (the tree keeps it under ``daemon/``), and it writes its mutants
+beside a copy of the sources, so the working tree is never touched.
+
+The kernels in ``sched/kernels`` are numba functions. mutmut leaves decorated functions
+alone, so the staged copy drops their ``@njit`` lines and the run sets
+``NUMBA_DISABLE_JIT=1``: what the tests then run is the same Python source that numba
+compiles. Each mutant's status (with mutmut's version and the date) goes to
+``.mutate/GROUP/summary.json``; the output shows the score per module and each
+survivor's name for ``mutmut show``. ``--again`` runs only the last run's survivors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+STAGE = ROOT / ".mutate"
+
+
+@dataclass(frozen=True)
+class Group:
+    modules: tuple[str, ...]  # globs under daemon/, as mutmut's only_mutate sees them
+    tests: tuple[str, ...]  # test files or folders that cover them
+
+
+GROUPS: dict[str, Group] = {
+    "access": Group(
+        modules=(
+            "batchd/server/service/access.py",
+            "batchd/server/service/admission.py",
+            "batchd/server/auth.py",
+            "batchd/server/authguard.py",
+        ),
+        # Their unit tests: every API test passes through these checks, so with the API
+        # tests each mutant would run a hundred servers.
+        tests=(
+            "tests/server/service/test_access.py",
+            "tests/server/service/test_admission.py",
+            "tests/server/test_auth.py",
+            "tests/server/test_auth_guard.py",
+        ),
+    ),
+    "model": Group(
+        modules=("batchd/model/*",),
+        tests=(
+            "tests/model",
+            "tests/site",
+            "tests/sched/policies/test_limits.py",
+            "tests/workload/test_swf_bounds.py",
+        ),
+    ),
+    "kernels": Group(
+        modules=("batchd/sched/kernels/*",),
+        tests=(
+            "tests/sched/kernels",
+            "tests/sched/core/test_whatif.py",
+            "tests/sched/test_schedules.py",
+        ),
+    ),
+    "sched-core": Group(
+        modules=("batchd/sched/core/*",),
+        tests=("tests/sched/core", "tests/sched/test_schedules.py"),
+    ),
+    "engine": Group(
+        modules=("batchd/engine/*",),
+        tests=(
+            "tests/engine/test_engine.py",
+            "tests/engine/test_external.py",
+            "tests/engine/test_shared_nodes.py",
+            "tests/engine/test_state_writers.py",
+            "tests/sched/test_schedules.py",
+        ),
+    ),
+}
+
+# What the staged copy needs besides the package and the tests (mutmut copies tests/).
+ALSO_COPY = ("conf",)
+NJIT = re.compile(r"^@njit\(.*\)\n", re.MULTILINE)
+RESULT = re.compile(r"^\s+(\S+)__mutmut_(\d+): (.+)$")
+
+
+def stage(name: str, group: Group) -> Path:
+    """A fresh copy of the tree laid out for mutmut, with the group's settings."""
+    where = STAGE / name
+    shutil.rmtree(where, ignore_errors=True)
+    src = where / "src"
+    ignore = shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc")
+    for package in ("daemon/batchd", "daemon/batchd_studies", "client/batchclient"):
+        shutil.copytree(ROOT / package, src / Path(package).name, ignore=ignore)
+    shutil.copytree(ROOT / "tests", where / "tests", ignore=ignore)
+    for extra in ALSO_COPY:
+        shutil.copytree(ROOT / extra, where / extra, ignore=ignore)
+    for kernel in (src / "batchd" / "sched").rglob("*.py"):
+        text = kernel.read_text()
+        if NJIT.search(text):
+            kernel.write_text(NJIT.sub("", text))
+    settings = {
+        "source_paths": ["src"],
+        "only_mutate": [f"src/{module}" for module in group.modules],
+        "also_copy": list(ALSO_COPY),
+        "pytest_add_cli_args": ["-p", "no:cacheprovider", "-p", "no:xdist", "-q"],
+        "pytest_add_cli_args_test_selection": list(group.tests),
+    }
+    config = (ROOT / "pyproject.toml").read_text() + "\n[tool.mutmut]\n"
+    config += "".join(f"{key} = {json.dumps(value)}\n" for key, value in settings.items())
+    (where / "pyproject.toml").write_text(config)
+    return where
+
+
+def environment() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)  # the staged copy, not the working tree, must be imported
+    env["NUMBA_DISABLE_JIT"] = "1"
+    return env
+
+
+def mutmut(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [str(Path(sys.executable).parent / "mutmut"), *args]
+    return subprocess.run(command, cwd=where, env=environment(), text=True, capture_output=True)
+
+
+KILLED = ("killed", "timeout", "caught by type check")
+
+
+def results(where: Path) -> dict[str, str]:
+    """Each mutant's status, as ``mutmut results`` lists them."""
+    listed = mutmut(where, "results", "--all", "true").stdout
+    found = (RESULT.match(line) for line in listed.splitlines())
+    return {f"{m[1]}__mutmut_{m[2]}": m[3].strip() for m in found if m}
+
+
+def by_module(statuses: dict[str, str]) -> dict[str, dict[str, object]]:
+    """Per module: how many mutants were killed, and the survivors with their status."""
+    modules: dict[str, dict[str, object]] = {}
+    for name, status in sorted(statuses.items()):
+        parts = name.partition("__mutmut_")[0].split(".")
+        module = ".".join(p for p in parts if not p.startswith(("x_", "x\u01c1")))
+        entry = modules.setdefault(module, {"killed": 0, "total": 0, "survivors": []})
+        entry["total"] = int(str(entry["total"])) + 1
+        if status in KILLED:
+            entry["killed"] = int(str(entry["killed"])) + 1
+        else:
+            survivors = entry["survivors"]
+            assert isinstance(survivors, list)
+            survivors.append(f"{name}: {status}")
+    return modules
+
+
+def run(name: str, group: Group, max_children: int, again: bool) -> dict[str, dict[str, object]]:
+    """Mutate the group; ``again``: only the mutants the last run left alive, the rest
+    keeping their last status (after new tests, say)."""
+    last = STAGE / name / "summary.json"
+    previous: dict[str, str] = json.loads(last.read_text())["statuses"] if again else {}
+    only = [mutant for mutant, status in previous.items() if status not in KILLED]
+    if again and not only:
+        return by_module(previous)
+    where = stage(name, group)
+    started = time.monotonic()
+    log = where / "run.log"
+    command = [str(Path(sys.executable).parent / "mutmut"), "run", "--max-children"]
+    with log.open("w") as out:
+        done = subprocess.run(
+            [*command, str(max_children), *only],
+            cwd=where,
+            env=environment(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    if done.returncode != 0:
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-30:])
+        raise SystemExit(f"mutate: mutmut run failed for {name} (see {where}/run.log):\n{tail}")
+    now = results(where)
+    statuses = {**previous, **{mutant: now[mutant] for mutant in only}} if again else now
+    seconds = round(time.monotonic() - started)
+    print(f"{name}: {seconds} s", flush=True)
+    summary = {
+        "group": name,
+        "mutmut": version("mutmut"),
+        "date": dt.date.today().isoformat(),
+        "seconds": seconds,
+        "statuses": statuses,
+    }
+    (where / "summary.json").write_text(json.dumps(summary, indent=0) + "\n")
+    return by_module(statuses)
+
+
+def report(name: str, modules: dict[str, dict[str, object]]) -> None:
+    for module, entry in sorted(modules.items()):
+        killed, total = int(str(entry["killed"])), int(str(entry["total"]))
+        print(f"{name:10} {module:45} {killed:4}/{total:<4} {100 * killed / max(total, 1):5.1f} %")
+        survivors = entry["survivors"]
+        assert isinstance(survivors, list)
+        for survivor in survivors:
+            print(f"{'':10}   survived: {survivor}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("groups", nargs="*", help=f"some of {', '.join(GROUPS)} (default all)")
+    parser.add_argument("--list", action="store_true", help="show the groups and stop")
+    parser.add_argument("--max-children", type=int, default=1, help="mutants run at once")
+    parser.add_argument(
+        "--again", action="store_true", help="run only the last run's survivors again"
+    )
+    args = parser.parse_args()
+    unknown = [name for name in args.groups if name not in GROUPS]
+    if unknown:
+        parser.error(f"no group {', '.join(unknown)}: choose from {', '.join(GROUPS)}")
+    if args.list:
+        for name, group in GROUPS.items():
+            print(f"{name}: {' '.join(group.modules)}\n    tests: {' '.join(group.tests)}")
+        return
+    for name in args.groups or list(GROUPS):
+        report(name, run(name, GROUPS[name], args.max_children, args.again))
+
+
+if __name__ == "__main__":
+    main()

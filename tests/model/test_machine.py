@@ -1,0 +1,65 @@
+"""Node pools taking given nodes (a restart), node intervals, grids and job states."""
+
+from __future__ import annotations
+
+import pytest
+
+from batchd.model.job import Job
+from batchd.model.machine import CorePool, Grid, Machine, NodePool, node_intervals
+from batchd.model.states import JobState, StateError, change_state
+
+
+@pytest.mark.parametrize(
+    ("nodes", "text"),
+    [
+        ([], ""),
+        ([5], "5"),
+        ([3, 0, 1, 2, 8], "0-3 8"),
+        ([1, 3, 5], "1 3 5"),
+        ([0, 1, 4, 6, 7, 9], "0-1 4 6-7 9"),
+    ],
+)
+def test_node_intervals(nodes: list[int], text: str) -> None:
+    assert node_intervals(nodes) == text
+
+
+def test_a_pool_takes_the_very_nodes_it_is_given_once() -> None:
+    pool = NodePool(4)
+    pool.take([3, 1])
+    assert (pool.free, pool.free_ids()) == (2, [0, 2])
+    for nodes, says in [
+        ([1], "nodes [1] are not all free"),
+        ([4, 0], "nodes [4] are not all free"),
+        ([-1], "nodes [-1] are not all free"),
+        ([0, 0], "nodes [0, 0] are not all free"),
+    ]:
+        with pytest.raises(ValueError) as refused:
+            pool.take(nodes)
+        assert str(refused.value) == says
+    assert pool.free_ids() == [0, 2]  # a refusal takes nothing
+
+
+def test_a_core_pool_counts_what_it_takes_per_node() -> None:
+    pool = CorePool(8, 4)  # two nodes of four cores
+    pool.take([0, 1, 5])
+    assert pool.free == 5
+    assert pool.allocate_pieces((3,), spread=False) == [4, 6, 7]  # the node with three free
+    with pytest.raises(ValueError, match=r"nodes \[0\] are not all free"):
+        pool.take([0])
+
+
+def test_a_grid_finds_its_machines_by_name() -> None:
+    grid = Grid([Machine("a", 4), Machine("b", 8)])
+    assert (grid.index("a"), grid.index("b")) == (0, 1)
+    with pytest.raises(KeyError):
+        grid.index("c")
+
+
+def test_a_job_changes_state_only_as_a_job_can() -> None:
+    job = Job(7, 0, 1, 10, 10)
+    change_state(job, JobState.RUNNING)
+    assert job.state is JobState.RUNNING
+    with pytest.raises(StateError) as refused:
+        change_state(job, JobState.HELD)
+    assert str(refused.value) == "job 7: cannot go from RUNNING to HELD"
+    assert job.state is JobState.RUNNING
