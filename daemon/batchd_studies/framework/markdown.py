@@ -6,6 +6,7 @@ an empty line.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,17 @@ __all__ = ["markdown_table"]  # the sweep's, shared with the studies
 
 MISSING = "-"
 DISCUSSION_FILE = "discussion.md"  # a person's discussion, included in the report if present
+
+
+def docs_link(out: Path, page: str) -> str:
+    """The link from a report in ``out`` to ``page`` of the manual: relative to the
+    nearest ``docs`` folder above ``out`` (a study one folder deeper links one more
+    ``..``), else ``../page``, as from a study folder beside the manual's pages."""
+    folder = Path(os.path.abspath(out))
+    for docs in folder.parents:
+        if docs.name == "docs":
+            return Path(os.path.relpath(docs, folder), page).as_posix()
+    return f"../{page}"
 
 
 def fmt_int(value: Any) -> str:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from batchd_studies.framework.markdown import (
     discussion_section,
+    docs_link,
     failures_section,
     figures_section,
     invocation_lines,
@@ -33,13 +35,13 @@ from batchd_studies.moldable.workloads import Source
 FIG_NUMBERS = {"system": ("2", "3", "7", "8"), "random": ("4", "5", "9", "10")}
 
 
-def _header(meta: Mapping[str, Any]) -> list[str]:
+def _header(meta: Mapping[str, Any], out: Path) -> list[str]:
     lines = [
         "# Moldable jobs: the study of seed 004 on batchd",
         "",
         "After G. Sabin, M. Lang and P. Sadayappan, *Moldable Parallel Job Scheduling Using "
         "Job Efficiency: An Iterative Approach* (seed 004, sec. 3-6, Figs. 2-5 and 7-10), "
-        "replayed with `batchd replay` ([moldable.md](../moldable.md)).",
+        f"replayed with `batchd replay` ([moldable.md]({docs_link(out, 'moldable.md')})).",
         "",
         *invocation_lines(meta),
     ]
@@ -67,7 +69,7 @@ def _setup(
         "up to ObF x its square-root weight fraction x the system size, moved by EF as "
         "Fig. 1; the iterative scheme is Fig. 6 on conservative backfilling; greedy takes at "
         "submission the width that ends the job soonest; the rigid ones run the requested "
-        "width. Details: [scheduling.md](../scheduling.md).",
+        f"width. Details: [scheduling.md]({docs_link(opts.out, 'scheduling.md')}).",
         "- Turnaround: end - submit, averaged over every finished job; sizes are processor-"
         "seconds on the requested width (the seed's categories, and below 200).",
         "",
@@ -140,7 +142,7 @@ def make_report(
     grid = [s for s in scheds if s.fairshare]
     others = [s for s in scheds if not s.fairshare]
     effective = {a: effective_loads(facts, a) for a in opts.a}
-    lines = [*_header(meta), *_setup(opts, source, size_note, scheds)]
+    lines = [*_header(meta, opts.out), *_setup(opts, source, size_note, scheds)]
     lines += ["## Workloads", "", workloads_table(facts), ""]
     checked = check_claims(index, Setting(opts.loads, grid))
     lines += ["## The seed's claims", "", claims_count(checked), "", claims_table(checked), ""]

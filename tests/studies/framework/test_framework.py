@@ -20,6 +20,7 @@ from batchd_studies.dynp.runs import results_file as dynp_results
 from batchd_studies.framework import StudyError
 from batchd_studies.framework.cli import Scope
 from batchd_studies.framework.code import CODE_FIELD, code_digest
+from batchd_studies.framework.markdown import docs_link
 from batchd_studies.framework.results import ResultsFile, run_key
 from batchd_studies.framework.runs import run_missing
 from batchd_studies.framework.traces import read_trace
@@ -281,3 +282,13 @@ def test_a_study_runs_on_dask_with_the_same_entries(tmp_path: Path) -> None:
     )
     assert (on_dask.new, on_dask.failures) == (6, [])
     assert on_dask.results == local.results
+
+
+def test_a_report_links_the_manual_from_any_depth(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert docs_link(Path("docs/moldable-study"), "moldable.md") == "../moldable.md"
+    assert docs_link(Path("docs/moldable-study/512-nodes"), "x.md") == "../../x.md"
+    assert docs_link(tmp_path / "docs" / "a" / "b" / "c", "x.md") == "../../../x.md"
+    assert docs_link(Path("elsewhere/study"), "x.md") == "../x.md"  # no manual above
