@@ -83,9 +83,11 @@ class Replayed:
 
 def study_of(argv: Sequence[str]) -> Study[Any, Any]:
     """The study ``batchd report NAME OPTIONS`` would run (argv from NAME on)."""
-    from batchd.cli import build_parser
+    from batchd_studies.cli import add_report_command
 
-    args: argparse.Namespace = build_parser("report").parse_args(["report", *argv])
+    parser = argparse.ArgumentParser(prog="batchd")
+    add_report_command(parser.add_subparsers(dest="command", required=True))
+    args: argparse.Namespace = parser.parse_args(["report", *argv])
     options_module, study_module, cls = STUDIES[args.report]
     options = importlib.import_module(options_module).options_from_args(args)
     study: Study[Any, Any] = getattr(importlib.import_module(study_module), cls)(options)
