@@ -68,12 +68,20 @@ def test_a_stopped_daemon_leaves_its_jobs_running(tmp_path: Path) -> None:
     folder = daemon_dir()
     try:
         d = LocalDaemon(folder, write_site(folder)).start()
-        job = d.qsub('sleep 6\necho "$PBS_JOBID survived"\nexit 7\n', "-N", "long", "-S", "/bin/sh")
+        # The job runs until the test releases it (a loaded host may take seconds to
+        # restart the daemon), and at most five minutes.
+        release = d.work / "release-long"
+        script = (
+            f"i=0; while [ ! -e {release} ] && [ $i -lt 3000 ]; do sleep 0.1; i=$((i+1)); done\n"
+            'echo "$PBS_JOBID survived"\nexit 7\n'
+        )
+        job = d.qsub(script, "-N", "long", "-S", "/bin/sh")
         d.wait(job, "R")
         assert d.stop() == 0  # SIGTERM: the daemon stops cleanly, the job goes on
         time.sleep(0.5)
         d.start()
         assert d.job(job)["job_state"] == "R"  # found again, still running
+        release.touch()
         ended = d.wait(job, timeout=30)
         assert ended["Exit_status"] == 7
         assert (d.work / f"long.o{job.split('.')[0]}").read_text() == f"{job} survived\n"
