@@ -88,7 +88,7 @@ def digest(case: Case) -> tuple[str, list[str], float]:
     )
     jobs = hashlib.sha256()
     for j in sorted(result.jobs, key=lambda j: j.id):
-        fields = (j.id, j.submit, j.start, j.end, tuple(j.nodes), j.result.outcome, j.result.killed)
+        fields = (j.id, j.submit, j.start, j.end, tuple(j.units), j.result.outcome, j.result.killed)
         jobs.update(repr((*fields, j.result.submit_plan, j.result.started_by)).encode())
     summary = json.dumps(without_wall(result.summary), sort_keys=True, default=str)
     digests = [jobs.hexdigest(), hashlib.sha256(summary.encode()).hexdigest()]

@@ -232,7 +232,7 @@ def run_replay(
     began = time.perf_counter()
     origin, zone = trace_clock(workload)
     policies = build_policies(setup, replay_calendar(setup.site, zone), origin, opts.seed)
-    engine = Engine(setup.grid, policies, kill=opts.kill, keep_nodes=opts.hosts)
+    engine = Engine(setup.grid, policies, kill=opts.kill, keep_units=opts.hosts)
     engine.load(workload.jobs)
     total = len(workload.jobs)
     engine.run(progress=(lambda done: progress(done, total)) if progress else None)

@@ -452,7 +452,7 @@ def test_machines_of_a_grid_run_independently() -> None:
     ]
     engine.load(jobs)
     engine.run()
-    got = {j.id: (j.start, j.end, j.nodes, j.result.started_by) for j in jobs}
+    got = {j.id: (j.start, j.end, j.units, j.result.started_by) for j in jobs}
     assert got == {
         1: (0, 10, [0, 1], "fcfs"),
         2: (10, 12, [0], "fcfs"),

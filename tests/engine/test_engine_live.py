@@ -54,7 +54,7 @@ def test_no_policy_uses_reserved_nodes(
     for j in jobs:
         assert j.start >= j.submit
         if j.start < resv.end and j.end > resv.start:
-            assert not set(j.nodes) & set(resv.nodes), (j, resv)
+            assert not set(j.units) & set(resv.units), (j, resv)
 
 
 @pytest.mark.parametrize("policy", policy_names())
@@ -70,7 +70,7 @@ def test_node_out_of_service_is_never_handed_out(policy: str) -> None:
     eng.run(until=400)
     assert first.end == 100
     for j in later:
-        assert j.state is JobState.FINISHED and 2 not in j.nodes
+        assert j.state is JobState.FINISHED and 2 not in j.units
     assert wide.state is JobState.QUEUED  # wider than the nodes in service: it waits
     eng.node_in(0, 2)
     eng.instant(400)
@@ -161,5 +161,5 @@ def test_a_loaded_job_of_a_reservation_queue_runs_on_the_reserved_nodes(step: st
         eng.run(until=19)
         eng.instant(20)
     assert job.state is JobState.RUNNING and job.start == 20
-    assert sorted(job.nodes) == sorted(resv.nodes)
+    assert sorted(job.units) == sorted(resv.units)
     assert eng.machines[0].free == NODES - 2  # no node beyond the reservation's

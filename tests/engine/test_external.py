@@ -120,7 +120,7 @@ def test_a_reservation_closing_stops_its_real_jobs() -> None:
     job = Job(id=1, submit=0, width=2, estimate=100, runtime=100, queue="R1", external=True)
     eng.submit(job)
     eng.advance_to(10)
-    assert job.state is JobState.RUNNING and sorted(job.nodes) == sorted(resv.nodes)
+    assert job.state is JobState.RUNNING and sorted(job.units) == sorted(resv.units)
     eng.advance_to(50)
     assert job.state is JobState.EXITING and stops == [job]
     eng.exited(job, "ok", end=51)
@@ -130,7 +130,7 @@ def test_a_reservation_closing_stops_its_real_jobs() -> None:
 def test_a_restored_exiting_job_is_back_on_its_nodes() -> None:
     eng, _ = engine()
     job = real(1, width=2)
-    job.state, job.start, job.nodes, job.result.stopping = JobState.EXITING, 0, [0, 1], "end"
+    job.state, job.start, job.units, job.result.stopping = JobState.EXITING, 0, [0, 1], "end"
     job.result.outcome = "cancelled"
     eng.restore_running(job)
     assert eng.machines[0].free == NODES - 2 and eng.next_event_time() is None

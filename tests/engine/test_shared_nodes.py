@@ -37,7 +37,7 @@ def test_two_jobs_share_a_node() -> None:
     jobs = [job(1, 0, (1,), 10), job(2, 0, (1,), 5), job(3, 0, (2,), 8)]
     eng.load(jobs)
     eng.run()
-    assert [(j.start, j.nodes) for j in jobs] == [(0, [0]), (0, [1]), (0, [2, 3])]
+    assert [(j.start, j.units) for j in jobs] == [(0, [0]), (0, [1]), (0, [2, 3])]
 
 
 @pytest.mark.parametrize("policy", ["fcfs", "fcfs-easy", "fcfs-cons"])
@@ -55,9 +55,9 @@ def test_free_cores_on_different_nodes_do_not_hold_a_piece(policy: str) -> None:
         eng.call_at(t, lambda: held.append(set(eng.machines[0].unplaced)))
     eng.load([a, b, c, d, e])
     eng.run()
-    assert (a.nodes, b.nodes, c.nodes) == ([0], [1, 2], [3])
-    assert (d.start, d.nodes) == (10, [0, 1])
-    assert (e.start, e.nodes) == (10, [2])
+    assert (a.units, b.units, c.units) == ([0], [1, 2], [3])
+    assert (d.start, d.units) == (10, [0, 1])
+    assert (e.start, e.units) == (10, [2])
     assert held == [set(), {4}, set()]  # d was found no node from 5 until it started
 
 
@@ -90,11 +90,11 @@ def test_random_shared_workloads_keep_the_invariants(policy: str) -> None:
     events = []
     for j in jobs:
         assert j.start >= j.submit and j.end == j.start + j.runtime
-        assert len(j.nodes) == j.width == sum(j.pieces or ())
+        assert len(j.units) == j.width == sum(j.pieces or ())
         at = 0
         hosts = []
         for size in j.pieces or ():
-            piece_hosts = {u // cores for u in j.nodes[at : at + size]}
+            piece_hosts = {u // cores for u in j.units[at : at + size]}
             assert len(piece_hosts) == 1, f"job {j.id}: a piece over two nodes"
             hosts += piece_hosts
             at += size
@@ -104,10 +104,10 @@ def test_random_shared_workloads_keep_the_invariants(policy: str) -> None:
     busy: set[int] = set()
     for _, starting, j in sorted(events, key=lambda e: (e[0], e[1])):
         if starting:
-            assert not busy & set(j.nodes), f"job {j.id} on a busy core"
-            busy |= set(j.nodes)
+            assert not busy & set(j.units), f"job {j.id} on a busy core"
+            busy |= set(j.units)
         else:
-            busy -= set(j.nodes)
+            busy -= set(j.units)
     if policy == "fcfs":
         starts = [j.start for j in sorted(jobs, key=lambda j: (j.submit, j.id))]
         assert starts == sorted(starts)  # no job starts before one submitted ahead of it

@@ -26,8 +26,8 @@ def check_no_node_overlap(jobs: list[Job], nodes: int) -> None:
     """Sweep start/end events in time order (ends first) with per-node occupancy."""
     events: list[tuple[int, int, int, Job]] = []
     for j in jobs:
-        assert len(j.nodes) == j.width == len(set(j.nodes)), j.id
-        assert all(0 <= n < nodes for n in j.nodes), j.id
+        assert len(j.units) == j.width == len(set(j.units)), j.id
+        assert all(0 <= n < nodes for n in j.units), j.id
         if j.end > j.start:  # a zero-length job holds its nodes for no time
             events.append((j.start, 1, j.id, j))
             events.append((j.end, 0, j.id, j))
@@ -35,11 +35,11 @@ def check_no_node_overlap(jobs: list[Job], nodes: int) -> None:
     owner = [0] * nodes
     for _t, kind, jid, j in events:
         if kind == 1:
-            for n in j.nodes:
+            for n in j.units:
                 assert owner[n] == 0, f"job {jid} starts on node {n} held by job {owner[n]}"
                 owner[n] = jid
         else:
-            for n in j.nodes:
+            for n in j.units:
                 assert owner[n] == jid
                 owner[n] = 0
     assert not any(owner)

@@ -274,7 +274,7 @@ def test_trace_jobs_run_on_the_machine_of_the_default_queue(
     assert result.summary["policy"] == "fcfs" and result.summary["nodes"] == nodes
     machine = 0 if nodes == 4 else 1
     assert {j.machine for j in result.jobs} == {machine}
-    assert all(max(j.nodes) < nodes for j in result.jobs)
+    assert all(max(j.units) < nodes for j in result.jobs)
 
 
 def test_machines_with_clashing_node_names_are_refused(
@@ -564,4 +564,4 @@ def test_a_shared_machine_replays_the_widths_as_cores(tmp_path: Path) -> None:
     whole = run_replay(ReplayOptions(trace=str(METRICS_SWF), nodes=4, policy="fcfs"))
     # Two nodes of two cores are four units: the same schedule as four whole nodes.
     assert shared.summary["nodes"] == 4
-    assert [(j.start, j.nodes) for j in shared.jobs] == [(j.start, j.nodes) for j in whole.jobs]
+    assert [(j.start, j.units) for j in shared.jobs] == [(j.start, j.units) for j in whole.jobs]

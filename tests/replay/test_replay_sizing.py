@@ -69,9 +69,9 @@ def test_the_replay_prints_where_the_size_came_from(
 def test_finished_jobs_drop_their_nodes_unless_asked(tmp_path: Path) -> None:
     path = trace(tmp_path, "; MaxNodes: 8\n", [2, 3, 8])
     kept = run_replay(ReplayOptions(str(path), policy="fcfs-easy")).jobs
-    assert [j.nodes for j in kept] == [[0, 1], [2, 3, 4], list(range(8))]
+    assert [j.units for j in kept] == [[0, 1], [2, 3, 4], list(range(8))]
     dropped = run_replay(ReplayOptions(str(path), policy="fcfs-easy", hosts=False)).jobs
-    assert [j.nodes for j in dropped] == [[], [], []]
+    assert [j.units for j in dropped] == [[], [], []]
     assert [(j.start, j.end) for j in dropped] == [(j.start, j.end) for j in kept]
 
 
@@ -100,8 +100,8 @@ def test_nodes_held_by_count_give_the_same_schedule(policy: str) -> None:
     opts = {"trace": str(KTH), "policy": policy, "nodes": 100, "first": 3000}
     with_ids = run_replay(ReplayOptions(**opts))  # type: ignore[arg-type]
     by_count = run_replay(ReplayOptions(**opts, hosts=False))  # type: ignore[arg-type]
-    assert all(j.nodes for j in with_ids.jobs)
-    assert all(not j.nodes for j in by_count.jobs)
+    assert all(j.units for j in with_ids.jobs)
+    assert all(not j.units for j in by_count.jobs)
     assert [(j.id, j.start, j.end, j.result.outcome) for j in by_count.jobs] == [
         (j.id, j.start, j.end, j.result.outcome) for j in with_ids.jobs
     ]

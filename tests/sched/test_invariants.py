@@ -80,13 +80,13 @@ def simulate(
 
     def started(job: Job) -> None:
         assert job.start == engine.now
-        for node in job.nodes:
+        for node in job.units:
             assert node not in busy, f"job {job.id} got node {node} held by job {busy[node]}"
             busy[node] = job.id
 
     def ended(job: Job) -> None:
         assert job.end == engine.now
-        for node in job.nodes:
+        for node in job.units:
             assert busy.pop(node) == job.id
 
     engine.on_start.append(started)
@@ -106,8 +106,8 @@ def check_invariants(run: Run, nodes: int, kill: bool) -> None:
     for j in jobs:
         assert j.state is JobState.FINISHED
         assert j.submit <= j.start <= j.end, j
-        assert len(j.nodes) == j.width == len(set(j.nodes)), j
-        assert all(0 <= n < nodes for n in j.nodes), j
+        assert len(j.units) == j.width == len(set(j.units)), j
+        assert all(0 <= n < nodes for n in j.units), j
         assert j.result.killed == (kill and j.runtime > j.estimate), j
         assert j.end - j.start == (min(j.runtime, j.estimate) if kill else j.runtime), j
     # No node is used by two jobs at once: [start, end) intervals (a zero-length job holds
@@ -116,7 +116,7 @@ def check_invariants(run: Run, nodes: int, kill: bool) -> None:
     for a in timed:
         for b in timed:
             if a.id < b.id and a.start < b.end and b.start < a.end:
-                assert not set(a.nodes) & set(b.nodes), (a, b)
+                assert not set(a.units) & set(b.units), (a, b)
 
 
 def fingerprint(jobs: Sequence[Job]) -> list[tuple[object, ...]]:
@@ -125,7 +125,7 @@ def fingerprint(jobs: Sequence[Job]) -> list[tuple[object, ...]]:
             j.id,
             j.start,
             j.end,
-            tuple(j.nodes),
+            tuple(j.units),
             j.result.killed,
             j.result.submit_plan,
             j.result.started_by,

@@ -44,7 +44,7 @@ def schedule(jobs: dict[int, Job]) -> Table:
 
 
 def nodes_of(jobs: dict[int, Job]) -> dict[int, list[int]]:
-    return {i: j.nodes for i, j in sorted(jobs.items())}
+    return {i: j.units for i, j in sorted(jobs.items())}
 
 
 def run_engine(spec: list[tuple[int, int, int, int, int]], nodes: int, policy: str) -> Table:
@@ -385,7 +385,7 @@ def test_node_sets_lowest_ids_first() -> None:
     engine.load(jobs)
     engine.run()
     # 1 [0,4) on 0-1; 2 [0,10) on 2-4; at 4 job 1 ends, 3 takes node 0; at 5 job 4 takes 1.
-    assert {j.id: j.nodes for j in jobs} == {1: [0, 1], 2: [2, 3, 4], 3: [0], 4: [1]}
+    assert {j.id: j.units for j in jobs} == {1: [0, 1], 2: [2, 3, 4], 3: [0], 4: [1]}
     assert {j.id: (j.start, j.end) for j in jobs} == {
         1: (0, 4),
         2: (0, 10),

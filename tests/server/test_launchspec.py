@@ -77,7 +77,7 @@ def test_cpus_of_cores_and_of_whole_nodes() -> None:
 
 def record(resources: JobResources, index: int | None = None) -> JobRecord:
     job = Job(id=12 if index is None else subjob_key(12, index), submit=0, width=resources.width, estimate=300, runtime=300, name="sim",
-              queue="workq", user="alice", external=True, nodes=[4, 5, 6])  # fmt: skip
+              queue="workq", user="alice", external=True, units=[4, 5, 6])  # fmt: skip
     rec = JobRecord(job=job, owner="alice", ctime=0, qtime=0, resources=resources,
                     subjob_index=index, script="echo hi\n")  # fmt: skip
     rec.variables = {"PBS_O_WORKDIR": "/w", "HOME": "/fake", "PBS_JOBID": "forged", "A": "1"}

@@ -11,7 +11,7 @@ RESULT_KEYS = ("killed", "outcome", "submit_plan", "started_by")
 
 def finished_record() -> JobRecord:
     job = Job(id=7, submit=10, width=2, estimate=60, runtime=90, user="alice", queue="workq")
-    job.state, job.start, job.end, job.nodes = JobState.FINISHED, 20, 80, [0, 1]
+    job.state, job.start, job.end, job.units = JobState.FINISHED, 20, 80, [0, 1]
     job.result = JobResult(killed=True, outcome="walltime", submit_plan=15, started_by="SJF")
     return JobRecord(job=job, owner="alice", ctime=10, qtime=10)
 

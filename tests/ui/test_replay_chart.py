@@ -24,7 +24,7 @@ def finished(
     seq: int, start: int, end: int, nodes: list[int], name: str = "", user: str = "1"
 ) -> Job:
     job = Job(id=seq, submit=0, width=len(nodes), estimate=end - start, runtime=end - start)
-    job.name, job.user, job.start, job.end, job.nodes = name, user, start, end, nodes
+    job.name, job.user, job.start, job.end, job.units = name, user, start, end, nodes
     job.state = JobState.FINISHED
     return job
 

@@ -48,7 +48,7 @@ def test_load_fallbacks_order_and_skips() -> None:
     assert job.trace is not None
     assert job.trace.fields == (1, 0, 5, 100, 4, 90.5, -1, 4, 200, -1, 1, 3, 1, -1, 2, -1, -1, -1)
     assert job.state is JobState.QUEUED
-    assert (job.start, job.end, job.nodes, job.result.killed) == (-1, -1, [], False)
+    assert (job.start, job.end, job.units, job.result.killed) == (-1, -1, [], False)
     assert all(type(v) is int for j in wl.jobs for v in _shape(j)[:5])
 
 

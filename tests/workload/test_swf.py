@@ -200,7 +200,7 @@ def test_empty_and_header_only(tmp_path: Path) -> None:
 
 
 def _run(job: Job, start: int, end: int, nodes: list[int], killed: bool = False) -> None:
-    job.start, job.end, job.nodes, job.result.killed = start, end, nodes, killed
+    job.start, job.end, job.units, job.result.killed = start, end, nodes, killed
 
 
 @pytest.mark.parametrize("name", ["out.swf", "out.swf.gz"])

@@ -73,7 +73,7 @@ def test_load_gives_jobs_their_utility_and_tokens(tmp_path: Path, name: str) -> 
 def test_writer_round_trips_tokens_in_their_order(tmp_path: Path) -> None:
     wl = load_swf(_tokens_trace(tmp_path), nodes=8)
     for j in wl.jobs:
-        j.start, j.end, j.nodes = j.submit, j.submit + j.runtime, [0]
+        j.start, j.end, j.units = j.submit, j.submit + j.runtime, [0]
     out = tmp_path / "out.swf"
     write_swf(out, wl.header, wl.jobs)
     lines = [line for line in out.read_text().splitlines() if not line.startswith(";")]

@@ -61,12 +61,12 @@ class Engine(MachineControl, JobTransitions):
         *,
         kill: bool = True,
         keep_finished: bool = True,
-        keep_nodes: bool = True,
+        keep_units: bool = True,
     ) -> None:
         """``keep_finished``: collect finished jobs in ``finished`` (a replay's summary
         reads them); a daemon that runs for months passes False and hands each one on
-        through ``on_end`` instead. ``ended`` counts them either way. ``keep_nodes``:
-        jobs get and keep their node ids (qstat -x shows them); a replay that reads none
+        through ``on_end`` instead. ``ended`` counts them either way. ``keep_units``:
+        jobs get and keep their unit ids (qstat -x shows them); a replay that reads none
         passes False: jobs then hold nodes by count (on a machine whose nodes are
         shared, by ids dropped once each end is handled), which is what the policies
         see either way, and no id is ever made. Nodes cannot leave service then."""
@@ -84,9 +84,9 @@ class Engine(MachineControl, JobTransitions):
         ]
         self.now = 0
         self.keep_finished = keep_finished
-        self.keep_nodes = keep_nodes
+        self.keep_units = keep_units
         # Nodes held by count, without ids: nothing reads them, and no node is shared.
-        self._counting = not keep_nodes and all(m.slots_per_node == 1 for m in grid.machines)
+        self._counting = not keep_units and all(m.slots_per_node == 1 for m in grid.machines)
         self.finished: list[Job] = []
         self.ended = 0
         self.submitted = 0
@@ -321,12 +321,12 @@ class Engine(MachineControl, JobTransitions):
         if self._counting:
             pool.take_count(width)
         elif job.pieces is None:
-            job.nodes = pool.allocate(width)
+            job.units = pool.allocate(width)
         else:  # shared nodes: none when its pieces fit no node now (engine/shared.py)
             if (units := pool.allocate_pieces(job.pieces, job.spread)) is None:
                 m.unplaced.add(job.id)
                 return
-            job.nodes = units
+            job.units = units
         if job.state is not _QUEUED:  # change_state(job, RUNNING), once per job
             change_state(job, _RUNNING)
         job.state = _RUNNING
@@ -376,7 +376,7 @@ class Engine(MachineControl, JobTransitions):
             estimate = job.estimate
             m.remove_running(job.start + (estimate if estimate > 0 else 1), job)  # duration
         else:
-            m.pool.release(job.nodes)
+            m.pool.release(job.units)
             estimate = job.estimate
             m.remove_running(job.start + (estimate if estimate > 0 else 1), job)  # duration
         self.ended += 1  # _ended, inline: once per job
@@ -386,8 +386,8 @@ class Engine(MachineControl, JobTransitions):
             m.policy.job_ended(m, job)
         for hook in self.on_end:
             hook(job)
-        if not self.keep_nodes and job.nodes:
-            job.nodes = []
+        if not self.keep_units and job.units:
+            job.units = []
 
     # -- live control ---------------------------------------------------------------
     def call_at(self, when: int, fn: Callable[[], None]) -> Timer:
@@ -464,7 +464,7 @@ class Engine(MachineControl, JobTransitions):
         if self._counting:
             m.pool.give_back_count(job.width)
         else:
-            m.pool.release(job.nodes)
+            m.pool.release(job.units)
         m.remove_running(job.start + job.duration, job)
         change_state(job, JobState.QUEUED)
         self._reset_run(job)
@@ -476,7 +476,7 @@ class Engine(MachineControl, JobTransitions):
         if job.mold is not None:
             reshape(job, job.mold.width)  # it waits again as submitted
         job.start = job.end = UNSET
-        job.nodes = []
+        job.units = []
         job.result.killed = False
         job.result.started_by = ""
 

@@ -15,8 +15,9 @@ class MachineState:
     """One machine as the engine runs it; also the view its policy sees.
 
     Running jobs and open reservations are kept by estimated end. Each holds
-    the nodes it gives back when it ends: a node taken out of service while
-    busy does not come back, so the policy's picture stays exact.
+    the units (``units``: node ids, core ids on a machine whose nodes are shared)
+    it gives back when it ends: a unit taken out of service while busy does not
+    come back, so the policy's picture stays exact.
     """
 
     __slots__ = (
@@ -95,8 +96,8 @@ class MachineState:
         i = bisect_right(self._ends, end)
         self._ends.insert(i, end)
         if count < 0:
-            nodes = holder.nodes
-            count = len(nodes) if not self.pool._out else self._returning(nodes)
+            units = holder.units
+            count = len(units) if not self.pool._out else self._returning(units)
         self._widths.insert(i, count)
         self._holders.insert(i, holder)
 
@@ -108,19 +109,19 @@ class MachineState:
             i += 1
         del self._ends[i], self._widths[i], holders[i]
 
-    def _returning(self, nodes: list[int]) -> int:
+    def _returning(self, units: list[int]) -> int:
         pool = self.pool
         if pool.all_in_service:
-            return len(nodes)
-        return sum(1 for n in nodes if pool.in_service(n))
+            return len(units)
+        return sum(1 for n in units if pool.in_service(n))
 
     def refresh_widths(self) -> None:
         """Recount what each holder gives back, after nodes left or rejoined service."""
-        self._widths = [self._returning(h.nodes) for h in self._holders]
+        self._widths = [self._returning(h.units) for h in self._holders]
 
-    def holder_of(self, node: int) -> Job | Reservation | None:
+    def holder_of(self, unit: int) -> Job | Reservation | None:
         for h in self._holders:
-            if node in h.nodes:
+            if unit in h.units:
                 return h
         return None
 

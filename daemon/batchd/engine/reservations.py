@@ -39,13 +39,13 @@ class ResvRun:
         self.running: dict[int, Job] = {}
 
     def take(self, job: Job) -> None:
-        taken = set(job.nodes)
+        taken = set(job.units)
         self.free = [n for n in self.free if n not in taken]
         self.running[job.id] = job
 
     def give_back(self, job: Job) -> None:
         self.running.pop(job.id, None)
-        self.free = sorted(self.free + job.nodes)
+        self.free = sorted(self.free + job.units)
 
 
 class ReservationRunner:
@@ -77,10 +77,10 @@ class ReservationRunner:
             self.runs[resv.queue] = run
         if resv.state is ResvState.RUNNING:
             # Restored after a restart: it holds its nodes already.
-            m.pool.take(resv.nodes)
+            m.pool.take(resv.units)
             m.add_running(resv.end, resv)
             if run is not None:
-                run.free = sorted(resv.nodes)
+                run.free = sorted(resv.units)
         else:
             m.add_future(resv)
             engine.call_at(resv.start, lambda: self._open(resv))
@@ -99,12 +99,12 @@ class ReservationRunner:
         m.drop_future(resv)
         # Planners kept these nodes free; only a job past its estimate (no kill)
         # or nodes out of service can leave it short.
-        resv.nodes = self._hold(m.pool, resv.width)
+        resv.units = self._hold(m.pool, resv.width)
         resv.state = ResvState.RUNNING
         m.add_running(resv.end, resv)
         run = self.runs.get(resv.queue)
         if run is not None:
-            run.free = sorted(resv.nodes)
+            run.free = sorted(resv.units)
         m.policy.invalidate()
 
     @staticmethod
@@ -133,7 +133,7 @@ class ReservationRunner:
         if resv.state is ResvState.CONFIRMED:
             m.drop_future(resv)
         else:
-            m.pool.release(resv.nodes)
+            m.pool.release(resv.units)
             m.remove_running(resv.end, resv)
         resv.state = ResvState.FINISHED
         m.policy.invalidate()
@@ -159,11 +159,11 @@ class ReservationRunner:
                     usable = [n for n in usable if n not in taken]
                 self._start(run, job, nodes)
 
-    def _start(self, run: ResvRun, job: Job, nodes: list[int]) -> None:
+    def _start(self, run: ResvRun, job: Job, units: list[int]) -> None:
         engine = self.engine
         change_state(job, JobState.RUNNING)
         job.start = engine.now
-        job.nodes = nodes
+        job.units = units
         job.result.started_by = job.result.started_by or "reservation"
         run.take(job)
         engine.push_end(job)

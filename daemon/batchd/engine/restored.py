@@ -26,7 +26,7 @@ def running(engine: Engine, job: Job) -> None:
         engine.reserved.restore_running(run, job)
         return
     m = engine.machines[job.machine]
-    m.pool.take(job.nodes)
+    m.pool.take(job.units)
     m.add_running(job.start + job.duration, job)
     engine.push_end(job)
     m.policy.invalidate()

@@ -44,9 +44,11 @@ class Job:
     alone: from a trace; for a daemon's emulated job the BATCHD_RUNTIME it was submitted
     with, else its walltime, set at submission; a job that really runs (``external``)
     carries its walltime there (plans use it), and what it ran is ``run`` once it ended.
-    What became of the job (how it ended, the policy that started it, ...) is
-    ``result``, where a trace's job came from ``trace``; the other fields are what was
-    asked for and where and when it runs.
+    ``units`` are the ids of the units it holds while it runs: node ids, or core ids on
+    a machine whose nodes are shared (empty while it waits, and in a replay that holds
+    units by count). What became of the job (how it ended, the policy that started
+    it, ...) is ``result``, where a trace's job came from ``trace``; the other fields are
+    what was asked for and where and when it runs.
     """
 
     id: int
@@ -62,7 +64,7 @@ class Job:
     state: JobState = JobState.QUEUED
     start: int = UNSET
     end: int = UNSET
-    nodes: list[int] = field(default_factory=list)
+    units: list[int] = field(default_factory=list)
     trace: TraceLine | None = None  # the trace line it was read from, if any
     utility: Utility | None = None  # what its result is worth by turnaround (Lee's utility paper)
     # The trace's priority class, 0 the highest (Lee's utility paper's normalised priority, the
@@ -85,7 +87,7 @@ class Job:
 
     @property
     def duration(self) -> int:
-        """Planned length: the estimate, at least one second so it holds its nodes."""
+        """Planned length: the estimate, at least one second so it holds its units."""
         return self.estimate if self.estimate > 0 else 1
 
     @property

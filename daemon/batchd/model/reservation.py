@@ -14,7 +14,9 @@ class ResvState(Enum):
 
 @dataclass(slots=True, eq=False)
 class Reservation:
-    """``width`` nodes of machine ``machine`` from ``start`` until ``end``."""
+    """``width`` units of machine ``machine`` from ``start`` until ``end``; ``units``
+    are the ids it holds while open: node ids, or core ids on a machine whose nodes
+    are shared."""
 
     id: int
     start: int
@@ -24,7 +26,7 @@ class Reservation:
     owner: str = ""
     name: str = ""
     state: ResvState = ResvState.CONFIRMED
-    nodes: list[int] = field(default_factory=list)
+    units: list[int] = field(default_factory=list)
     # The queue its jobs are submitted to (PBS's R<seq>); empty: a reservation without jobs.
     queue: str = ""
     # The chunks asked for, as Resource_List.select shows them ("4:ncpus=2"); empty:

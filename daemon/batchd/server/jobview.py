@@ -127,7 +127,7 @@ def exec_hosts(rec: JobRecord, hosts: list[str], prefix: str = "") -> list[str]:
     """The host of each piece of a job: ``hosts`` names the machine's units; on shared
     nodes a piece's node is its first core's."""
     res = rec.resources or whole_nodes(rec.job.width)
-    units = rec.job.nodes
+    units = rec.job.units
     if res.cores:
         units = piece_starts(units, res.cores)
     return [prefix + hosts[n] for n in units]

@@ -176,7 +176,7 @@ def _common(
         "groups": list(acct.groups),
         "home": acct.home,
         "script": rec.script,
-        "cpus": cpus_of(job.nodes, site.machine[job.machine], allowed),
+        "cpus": cpus_of(job.units, site.machine[job.machine], allowed),
         "walltime": job.estimate,
         "mem": mem_limit(res),
         "cgroup": cgroup,
@@ -212,7 +212,7 @@ def slurm_job(
     env.update(HOME=acct.home, LOGNAME=acct.name, USER=acct.name, SHELL=shell, TMPDIR=tmpdir)
     env.update(slurm_variables(rec, machine, site.server_name, this_host()))
     names = machine.node_names()
-    first = names[job.nodes[0] // machine.slots_per_node] if job.nodes else this_host()
+    first = names[job.units[0] // machine.slots_per_node] if job.units else this_host()
     fields = pattern_fields(rec, first)
     asked: dict[str, Any] = rec.slurm or {}
     warn = asked.get("signal") or {}

@@ -131,7 +131,7 @@ def _other_row(svc: BatchService, rec: JobRecord) -> Row:
     state = job.state
     if state is JobState.RUNNING or state is JobState.EXITING:
         parts = rec.parts or [job]
-        alloc = tuple((p.machine, *node_runs(p.nodes)) for p in parts)
+        alloc = tuple((p.machine, *node_runs(p.units)) for p in parts)
         return (
             job.id,
             state.value,
@@ -224,5 +224,5 @@ def _reservation_row(svc: BatchService, resv: Reservation) -> dict[str, Any]:
         "start": resv.start,
         "end": resv.end,
         "nodes": resv.width // svc.nodes.per_node[resv.machine],
-        "runs": list(node_runs(resv.nodes)),
+        "runs": list(node_runs(resv.units)),
     }

@@ -163,7 +163,7 @@ class JobRecord:
             "submit": j.submit,
             "start": j.start,
             "end": j.end,
-            "node_ids": j.nodes,
+            "node_ids": j.units,
             "killed": j.result.killed,
             "outcome": j.result.outcome,
             "submit_plan": j.result.submit_plan,
@@ -224,7 +224,7 @@ class JobRecord:
         """A multi-site job's parts (only then: other rows are as before)."""
         return {
             "parts": [
-                {"machine": p.machine, "nodes": p.width, "node_ids": p.nodes, "end": p.end}
+                {"machine": p.machine, "nodes": p.width, "node_ids": p.units, "end": p.end}
                 for p in self.parts
             ],
             "original": list(self.original) if self.original is not None else None,
@@ -246,7 +246,7 @@ class JobRecord:
             state=JobState(row["state"]),
             start=row.get("start", UNSET),
             end=row.get("end", UNSET),
-            nodes=list(row["node_ids"]),
+            units=list(row["node_ids"]),
             result=JobResult(
                 killed=row["killed"],
                 outcome=row["outcome"],
@@ -274,7 +274,7 @@ class JobRecord:
                 state=JobState.FINISHED if p.get("end", UNSET) >= 0 else job.state,
                 start=job.start,
                 end=p.get("end", UNSET),
-                nodes=list(p["node_ids"]),
+                units=list(p["node_ids"]),
                 result=JobResult(
                     killed=job.result.killed,
                     outcome=job.result.outcome,
@@ -364,7 +364,7 @@ def resv_to_row(resv: Reservation) -> dict[str, Any]:
         "owner": resv.owner,
         "name": resv.name,
         "state": resv.state.value,
-        "node_ids": resv.nodes,
+        "node_ids": resv.units,
         "queue": resv.queue,
         "select": resv.select,
     }
@@ -380,7 +380,7 @@ def resv_from_row(row: dict[str, Any]) -> Reservation:
         owner=row["owner"],
         name=row["name"],
         state=ResvState(row["state"]),
-        nodes=list(row["node_ids"]),
+        units=list(row["node_ids"]),
         # Rows saved before reservations had queues: each gets the queue PBS would name.
         queue=str(row.get("queue", f"R{row['seq']}")),
         select=str(row.get("select", "")),  # rows saved before it: whole nodes

@@ -82,9 +82,9 @@ def slurm_variables(
     """The SLURM_* variables of a job starting now on its nodes."""
     job = rec.job
     names = machine.node_names()
-    indices = node_indices(job.nodes, machine)
+    indices = node_indices(job.units, machine)
     hosts = compress([names[n] for n in indices])
-    cpus = cpus_per_node(job.nodes, machine)
+    cpus = cpus_per_node(job.units, machine)
     req: dict[str, Any] = rec.slurm or {}
     ntasks = int(req.get("ntasks") or len(indices) or 1)
     tasks = tasks_per_node(ntasks, len(indices), req.get("ntasks_per_node"))

@@ -125,7 +125,7 @@ def node_out(
         for name, amount in assigned.items():
             used[name] = used.get(name, 0) + amount
         if per > 1:
-            cores += [(u % per, f"{jid}/{u % per}") for u in job.nodes if u // per == index]
+            cores += [(u % per, f"{jid}/{u % per}") for u in job.units if u // per == index]
         else:
             cores += [(i, f"{jid}/{i}") for i in range(max(assigned.get("ncpus", 1), 1))]
     if on_node:
@@ -168,11 +168,11 @@ def _assigned(svc: BatchService, holder: Job, machine: int, index: int) -> dict[
     res = rec.resources if rec is not None and not rec.parts else None
     per = svc.nodes.per_node[machine]
     if res is None:
-        return {"ncpus": sum(1 for u in holder.nodes if u // per == index)}
+        return {"ncpus": sum(1 for u in holder.units if u // per == index)}
     if not res.cores:
-        return res.on_node(holder.nodes.index(index))
+        return res.on_node(holder.units.index(index))
     used: dict[str, int] = {}
-    for position, node in enumerate(piece_nodes(holder.nodes, res.cores, per)):
+    for position, node in enumerate(piece_nodes(holder.units, res.cores, per)):
         if node == index:
             for name, amount in res.on_node(position).items():
                 used[name] = used.get(name, 0) + amount
@@ -277,7 +277,7 @@ def reservation_out(svc: BatchService, resv: Reservation) -> dict[str, Any]:
         "nodes": resv.width // svc.nodes.per_node[resv.machine],
         "machine": svc.nodes.machine_names[resv.machine],
         "node_list": [
-            svc.nodes.name(resv.machine, n) for n in svc.nodes.hosts_of(resv.machine, resv.nodes)
+            svc.nodes.name(resv.machine, n) for n in svc.nodes.hosts_of(resv.machine, resv.units)
         ],
         "queue": resv.queue,
         "select": resv.select or f"{resv.width // svc.nodes.per_node[resv.machine]}:ncpus=1",

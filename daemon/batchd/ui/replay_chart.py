@@ -46,7 +46,7 @@ def replay_chart(
         start = min(p.start for p in pieces) + origin
         end = max(p.end for p in pieces) + origin
         last = max(last, end)
-        alloc = [[p.machine, *node_runs(p.nodes)] for p in pieces if p.nodes]
+        alloc = [[p.machine, *node_runs(p.units)] for p in pieces if p.units]
         width = sum(p.width for p in pieces)
         rows.append([seq, "F", first.machine, width, first.estimate, start, end, alloc, None])
         info.append([seq, first.name, _owner(first), first.queue])

@@ -523,7 +523,7 @@ def write_jobs_csv(
                     job.start - job.submit,
                     turnaround,
                     f"{stretch:.6g}",
-                    node_intervals(job.nodes),
+                    node_intervals(job.units),
                     *(() if machines is None else (machines[job.machine],)),
                 )
             )

@@ -66,8 +66,8 @@ def check(sizes: list[int], jobs: list[Job], runs: list[Job], merged: list[Job])
     for run in runs:
         assert run.start >= by_id[run.id].submit
         assert 0 < run.width <= sizes[run.machine]
-        assert len(run.nodes) == run.width
-        assert all(0 <= n < sizes[run.machine] for n in run.nodes)
+        assert len(run.units) == run.width
+        assert all(0 <= n < sizes[run.machine] for n in run.units)
     parts: dict[int, set[int]] = {}
     for run in runs:
         parts.setdefault(run.id, set()).add(run.start)
@@ -81,10 +81,10 @@ def check(sizes: list[int], jobs: list[Job], runs: list[Job], merged: list[Job])
         held: set[int] = set()
         for _, kind, run in sorted(events, key=lambda e: (e[0], e[1])):
             if kind == 0:
-                held -= set(run.nodes)
+                held -= set(run.units)
             else:
-                assert not held & set(run.nodes), f"machine {m}: node used twice"
-                held |= set(run.nodes)
+                assert not held & set(run.units), f"machine {m}: node used twice"
+                held |= set(run.units)
 
 
 @pytest.mark.parametrize("sizes", GRIDS, ids=lambda s: "-".join(map(str, s)))

@@ -64,14 +64,14 @@ def check_invariants(jobs: list[Job], requested: dict[int, tuple[int, int]]) -> 
     """
     busy: dict[int, list[tuple[int, int]]] = {}
     for job in jobs:
-        assert len(job.nodes) == job.width
+        assert len(job.units) == job.width
         if job.mold is None:
             assert (job.width, job.runtime) == requested[job.id]
         else:
             assert job.mold.allows(job.width)
             assert job.runtime == job.mold.runtime_on(job.width)
             assert job.end - job.start == min(job.runtime, job.mold.estimate_on(job.width))
-        for node in job.nodes:
+        for node in job.units:
             busy.setdefault(node, []).append((job.start, job.end))
     for spans in busy.values():
         spans.sort()

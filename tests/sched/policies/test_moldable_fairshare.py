@@ -281,7 +281,7 @@ def test_invariants_on_random_moldable_traces(name: str, params: dict[str, str],
     assert promised, "no job was ever reserved: the trace tests nothing"
     busy: dict[int, list[tuple[int, int]]] = {}
     for job in jobs:
-        assert len(job.nodes) == job.width
+        assert len(job.units) == job.width
         if job.mold is None:
             assert (job.width, job.runtime) == requested[job.id]
         else:
@@ -290,7 +290,7 @@ def test_invariants_on_random_moldable_traces(name: str, params: dict[str, str],
             assert job.end - job.start == min(job.runtime, job.mold.estimate_on(job.width))
         if job.id in promised:
             assert job.start <= promised[job.id], "a reserved job started later than promised"
-        for node in job.nodes:
+        for node in job.units:
             busy.setdefault(node, []).append((job.start, job.end))
     for spans in busy.values():
         spans.sort()

@@ -111,9 +111,9 @@ def test_a_requeued_job_waits_again_as_submitted() -> None:
     engine = Engine(Grid([Machine("m", 8)]), [_At(8)])
     engine.load([job])
     engine.advance_to(0)
-    assert (job.width, job.runtime, job.estimate, len(job.nodes)) == (8, 25, 30, 8)
+    assert (job.width, job.runtime, job.estimate, len(job.units)) == (8, 25, 30, 8)
     engine.requeue(job)
-    assert (job.width, job.runtime, job.estimate, job.nodes) == (2, 100, 120, [])
+    assert (job.width, job.runtime, job.estimate, job.units) == (2, 100, 120, [])
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -42,16 +42,16 @@ def run(
     busy: dict[int, int] = {}
 
     def started(job: Job) -> None:
-        for node in job.nodes:
+        for node in job.units:
             assert node not in busy
             busy[node] = job.id
 
     def ended(job: Job) -> None:
-        for node in job.nodes:
+        for node in job.units:
             assert busy.pop(node) == job.id
 
     def requeued(job: Job) -> None:
-        assert job.nodes == [] and job.start < 0
+        assert job.units == [] and job.start < 0
         for node in [n for n, holder in busy.items() if holder == job.id]:
             del busy[node]
 
@@ -256,4 +256,4 @@ def test_invariants(spec: list[tuple[int, int, int, int]], discipline: str, over
     for a in timed:
         for b in timed:
             if a.id < b.id and a.start < b.end and b.start < a.end:
-                assert not set(a.nodes) & set(b.nodes)
+                assert not set(a.units) & set(b.units)

@@ -95,7 +95,7 @@ def test_the_grid_daemon_schedules_a_trace_as_the_grid_replay_does(
             [
                 f"{names[r.machine]}/{names[r.machine]}{n + 1:03d}"
                 for r in runs[j.id]
-                for n in r.nodes
+                for n in r.units
             ],
         )
         for j in replay.jobs

@@ -166,7 +166,7 @@ class MultisiteGrid(GridLayer):
                     machine=group[0].machine,
                     start=group[0].start,
                     end=max(p.end for p in group),
-                    nodes=[],
+                    units=[],
                     result=dataclasses.replace(
                         parent.result,
                         killed=killed,

@@ -242,7 +242,7 @@ class BatchService(Changes, Figures):
         if not rec.parts:
             return None
         names, hosts = self.nodes.machine_names, self.nodes.names
-        return [f"{names[p.machine]}/{hosts[p.machine][n]}" for p in rec.parts for n in p.nodes]
+        return [f"{names[p.machine]}/{hosts[p.machine][n]}" for p in rec.parts for n in p.units]
 
     def _note_assignments(self) -> None:
         """Before a commit, under a grid: each changed waiting job's machine, if it has one,
@@ -333,7 +333,7 @@ class BatchService(Changes, Figures):
     def count_allocated(self) -> None:
         """Nodes allocated to running jobs, counted afresh on each machine (after a restart)."""
         for m in self.engine.machines:
-            busy = sum(len(h.nodes) for h in m.holders() if isinstance(h, Job))
+            busy = sum(len(h.units) for h in m.holders() if isinstance(h, Job))
             self.metrics.set_allocated(m.index, self.now, busy)
 
     # -- server attributes ------------------------------------------------------------

@@ -184,7 +184,7 @@ class Lifecycle(Submission, JobRequests):
         self.metrics.job_started(job, self.engine.now)
         if rec is None:
             return
-        nodes = nodes_used(job.nodes, self.site.machine[job.machine].slots_per_node)
+        nodes = nodes_used(job.units, self.site.machine[job.machine].slots_per_node)
         rec.comment = f"Job run at {stamp(job.start)} on {nodes} nodes"
         self.events.run(rec)
         self.journal.touch(rec)

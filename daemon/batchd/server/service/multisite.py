@@ -87,7 +87,7 @@ class Parts:
         rec.parts, rec.original = [], None
         change_state(job, JobState.QUEUED)
         job.start = job.end = UNSET
-        job.nodes, job.result.killed, job.result.started_by = [], False, ""
+        job.units, job.result.killed, job.result.started_by = [], False, ""
         job.machine = 0
         self.engine.enqueue(job)
         self.metrics.job_requeued(job, "node_fail", now, busy=False)

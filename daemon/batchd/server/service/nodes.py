@@ -94,7 +94,7 @@ class Nodes:
         (a job's), reserved or idle."""
         per = self.per_node[machine]
         m = engine.machines[machine]
-        held = {unit: isinstance(h, Job) for h in m.holders() for unit in h.nodes}
+        held = {unit: isinstance(h, Job) for h in m.holders() for unit in h.units}
         out = []
         for unit in range(m.pool.size):
             state = self.states.get((machine, unit // per))
@@ -112,7 +112,7 @@ class Nodes:
         per = self.per_node[machine]
         out: dict[int, list[Job | Reservation]] = {}
         for h in engine.machines[machine].holders():
-            for unit in h.nodes:
+            for unit in h.units:
                 held = out.setdefault(unit // per, [])
                 if h not in held:
                     held.append(h)
