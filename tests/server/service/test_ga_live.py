@@ -92,7 +92,7 @@ nodes = 64
 
 [server]
 policy = "ga"
-policy_params = { generations = 1000000, budget = 6, seed = 1 }
+policy_params = { generations = 1000000, budget = 8, seed = 1 }
 
 [[queue]]
 name = "workq"
@@ -143,7 +143,7 @@ def test_the_api_answers_during_a_long_search_and_kill_9_loses_nothing(tmp_path:
         d.start()
         # A job holds all 64 nodes for 150 emulated seconds (1.5 s at 100x) while 40 jobs
         # queue behind it; when it ends, a search of 1,000,000 generations begins, which
-        # only its budget of 6 s stops.
+        # only its budget of 8 s stops.
         _submit(d, {"nodes": 64, "walltime": 150})
         for i in range(40):
             body = {"nodes": 1 + (i * 7) % 24, "walltime": 200 + 20 * (i % 9),
@@ -151,13 +151,13 @@ def test_the_api_answers_during_a_long_search_and_kill_9_loses_nothing(tmp_path:
             waiting.append(_submit(d, body))
         jobs = _wait_for(d, lambda js: js[waiting[0]]["comment"] == SEARCHING, 20)
         assert all(jobs[i]["state"] == "Q" for i in waiting)
-        # The search runs for 6 s; the API answers meanwhile, from committed state (a
-        # loop blocked by the search would hold an answer for 5 s or more; a loaded host
-        # delays one by a few hundred milliseconds, and once by 2.2 s at a load of 7).
+        # The search runs for 8 s; the API answers meanwhile, from committed state (a
+        # loop blocked by the search would hold an answer for 7 s or more; a loaded host
+        # delays one by a few hundred milliseconds, and by up to 3.5 s at a load of 8).
         times, answers = _latencies(d, 2.0)
         assert sum(a[waiting[0]]["comment"] == SEARCHING for a in answers) >= len(answers) - 1
         assert len(times) >= 10, times
-        assert max(times) < 3.0, times
+        assert max(times) < 5.0, times
         assert statistics.median(times) < 0.2, times
         # The budget stops it with the best order so far, and jobs start in that order.
         _wait_for(d, lambda js: any(js[i]["state"] == "R" for i in waiting), 20)
