@@ -41,7 +41,10 @@ def states(d: Daemon) -> dict[str, str]:
 def test_ids_tasks_and_whole_arrays(daemon: Daemon) -> None:
     assert ok(daemon, "scancel", "1", "3_[2-3]") == ""
     after = states(daemon)
-    assert (after["1"], after["3_2"], after["3_3"], after["3_4"]) == ("CA", "CA", "CA", "PD")
+    assert (after["1"], after["3_2"], after["3_3"]) == ("CA", "CA", "CA")
+    # 3_4 is left alone: waiting, or started on the nodes 1 gave back if a scheduling
+    # pass ran before squeue asked (a loaded host).
+    assert after["3_4"] in ("PD", "R"), after
     assert ok(daemon, "scancel", "3") == ""  # every unfinished task of the array
     after = states(daemon)
     assert {after[f"3_{i}"] for i in range(1, 6)} == {"CA"}
