@@ -67,14 +67,19 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from batchd.replay import ReplayOptions, run_replay
-    from batchd.sched.grid.params import parse_grid_param_args
     from batchd.sched.registry import parse_param_args
     from batchd.workload import write_jobs_csv, write_swf
 
+    params = parse_param_args(args.param)
+    grid_params: dict[str, str] = {}
+    if args.grid_param:  # the grid layer is imported only by a run that needs it
+        from batchd.sched.grid.params import parse_grid_param_args
+
+        grid_params = parse_grid_param_args(args.grid_param)
     opts = ReplayOptions(
         trace=args.trace,
         policy=args.policy,
-        params=parse_param_args(args.param),
+        params=params,
         machine=args.machine,
         nodes=args.nodes,
         shrink=args.shrink,
@@ -84,7 +89,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         double=args.double,
         seed=args.seed,
         grid=args.grid,
-        grid_params=parse_grid_param_args(args.grid_param),
+        grid_params=grid_params,
         records=bool(args.out_swf),  # only an SWF written back reads them
         hosts=bool(args.out_jobs_csv or args.gantt),  # only these read finished jobs' nodes
     )

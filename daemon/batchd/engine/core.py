@@ -337,7 +337,15 @@ class Engine(MachineControl, JobTransitions):
             job.result.started_by = m.policy.name
         estimate = job.estimate
         m.add_running(now + (estimate if estimate > 0 else 1), job, width if self._counting else -1)
-        self.push_end(job)
+        if not job.external:  # push_end, inline: once per job
+            runtime = job.runtime
+            if self.kill and runtime > estimate:
+                end = now + estimate
+                job.result.killed = True
+            else:
+                end = now + (runtime if runtime > 0 else 0)
+            self._seq = seq = self._seq + 1
+            _heappush(self._ends, (end, seq, job))
         for hook in self.on_start:
             hook(job)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics
@@ -64,6 +66,27 @@ class Children:
         return child
 
 
+@dataclass(frozen=True, slots=True)
+class PlanSummary:
+    """What the planned-schedule gauges take from a plan of a machine's waiting jobs."""
+
+    head_submit: int | None  # the submission time of the job first in line (None: none waits)
+    head_start: int  # its planned start (NEVER: none)
+    end: int | None  # the latest planned end (None: no job has a planned start)
+    first: int  # the earliest planned start (NEVER: none)
+
+    @classmethod
+    def of(cls, plan: list[tuple[Job, int]]) -> PlanSummary:
+        if not plan:
+            return cls(None, NEVER, None, NEVER)
+        # job.duration, spelled out: a property call per waiting job doubles the walk.
+        ends = [
+            start + (j.estimate if j.estimate > 0 else 1) for j, start in plan if start != NEVER
+        ]
+        head, start = plan[0]
+        return cls(head.submit, start, max(ends) if ends else None, min(map(itemgetter(1), plan)))
+
+
 class PlanGauges:
     """Figures of the planned schedule, recomputed by the scheduling loop, not per scrape."""
 
@@ -72,16 +95,29 @@ class PlanGauges:
         self.head_wait = 0.0
         self.makespan = 0.0
         self.at: float | None = None  # monotonic wall time of the last computation
+        self.summary: PlanSummary | None = None
+        self.stamp: object = None  # the scheduler's version the summary was made at
 
-    def compute(self, now: int, plan: list[tuple[Job, int]], running_ends: list[int]) -> None:
+    def holds(self, stamp: object, now: int) -> bool:
+        """The summary made at ``stamp`` is still the plan's: the plan has not changed
+        since, and no planned start has been reached (until then, a plan made afresh
+        places every job where it did)."""
+        return self.summary is not None and self.stamp == stamp and now < self.summary.first
+
+    def take(self, stamp: object, summary: PlanSummary) -> None:
+        self.stamp, self.summary = stamp, summary
+
+    def update(self, now: int, running_ends: list[int]) -> None:
+        """The gauges at ``now`` from the summary taken and the ends of the running jobs."""
+        summary = self.summary
+        assert summary is not None
         end = running_ends[-1] if running_ends else now
-        for job, start in plan:
-            if start != NEVER and start + job.duration > end:
-                end = start + job.duration
-        if plan:
-            head, start = plan[0]
+        if summary.end is not None and summary.end > end:
+            end = summary.end
+        if summary.head_submit is not None:
+            start = summary.head_start
             self.head_start = math.nan if start == NEVER else float(start)
-            self.head_wait = float(max(0, now - head.submit))
+            self.head_wait = float(max(0, now - summary.head_submit))
         else:
             self.head_start = math.nan
             self.head_wait = 0.0

@@ -7,7 +7,6 @@ import math
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from fractions import Fraction
 from functools import partial
 from itertools import compress, islice, repeat
 from operator import attrgetter, ge, gt, le, lt
@@ -414,6 +413,8 @@ def shrink_submits(jobs: list[Job], factor: float) -> None:
         raise ValueError(f"shrink factor must be a finite number > 0, got {factor}")
     if not jobs:
         return
+    from fractions import Fraction  # here: it imports decimal, which a replay rarely needs
+
     ratio = Fraction(str(factor))
     num, den = ratio.numerator, ratio.denominator
     if num == den:

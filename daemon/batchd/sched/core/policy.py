@@ -21,7 +21,6 @@ import copy
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeVar
 
@@ -29,6 +28,8 @@ from batchd.model.calendar import PrimeCalendar
 from batchd.model.job import Job
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future  # not at run time: it imports logging and threading
+
     from batchd.sched.core.forecast import Forecaster
     from batchd.sched.core.order import OrderKey
 

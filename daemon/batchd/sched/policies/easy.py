@@ -57,6 +57,14 @@ class EasyPolicy(OrderedPolicy):
 
     def _starting(self, view: MachineView) -> list[Job]:
         q = self.queue
+        if not q.jobs or (
+            not view.free and not view.reservations() and q.widths[0] <= view.capacity
+        ):
+            # Nothing waits, or no node is free and the counting pass below applies:
+            # nothing starts, and a remembered pass saw free nodes, so it is out of date.
+            # On short queues most passes are these.
+            self._blocked = None
+            return []
         now = view.now
         blocked = self._blocked
         if blocked is not None:

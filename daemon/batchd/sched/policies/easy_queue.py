@@ -78,9 +78,12 @@ class WidthFiledQueue(OrderedQueue):
 
     def pop_front(self, k: int) -> list[Job]:
         counts, classes = self.counts, self.classes
-        for key, width in zip(self.keys[:k], self.widths[:k], strict=True):
-            counts[width.bit_length()] -= 1
-            if classes is not None:
+        if classes is None:  # the usual case on a short queue: only the counts
+            for width in self.widths[:k]:
+                counts[width.bit_length()] -= 1
+        else:
+            for key, width in zip(self.keys[:k], self.widths[:k], strict=True):
+                counts[width.bit_length()] -= 1
                 self._unfile(classes, key, width)
         out = OrderedQueue.pop_front(self, k)
         self._short()

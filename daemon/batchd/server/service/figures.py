@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from batchd.metrics.exporter import PoolState
+from batchd.metrics.live import PlanSummary
+from batchd.server.collector import collector_paused
 from batchd.server.service.pool_states import pool_states
 
 if TYPE_CHECKING:
@@ -53,12 +55,21 @@ class Figures:
         return pool_states(self.engine, self.site, self.nodes, self.scheduler)
 
     def refresh_plan_gauges(self) -> None:
-        """Recompute the planned-schedule gauges (the scheduling loop calls this)."""
+        """Recompute the planned-schedule gauges (the scheduling loop calls this).
+
+        A machine's plan is made only if it may have changed since the last time, and
+        is not kept: a plan of a deep queue is one object per waiting job, made and
+        dropped with the collector paused, so that no collection walks it.
+        """
         self.sync()
+        now, version = self.now, self.scheduler.version
         for m in self.engine.machines:
-            self.metrics.plan_of(m.index).compute(
-                self.now, self.scheduler.plan(m.index), m.running_ends()
-            )
+            gauges = self.metrics.plan_of(m.index)
+            if not gauges.holds(version, now):
+                with collector_paused():
+                    summary = PlanSummary.of(self.scheduler.plan(m.index, keep=False))
+                gauges.take(version, summary)
+            gauges.update(now, m.running_ends())
 
     def counts(self) -> dict[str, int]:
         """Jobs by state letter; F: the finished jobs in the history."""

@@ -316,15 +316,17 @@ class Scheduler:
                 self.changed()
                 return
 
-    def plan(self, machine: int) -> list[tuple[Job, int]]:
-        """Every waiting job of a machine in its policy's order, with its planned start."""
+    def plan(self, machine: int, keep: bool = True) -> list[tuple[Job, int]]:
+        """Every waiting job of a machine in its policy's order, with its planned start;
+        kept for the version unless ``keep`` is false (a plan made once, then dropped)."""
         cached = self._plans.get(machine)
         if cached is not None and cached[0] == self.version:
             return cached[1]
         assert self.engine is not None
         m: MachineState = self.engine.machines[machine]
         plan = self._grid_plan(m) if self.layer is not None else m.policy.planned_starts(m)
-        self._plans[machine] = (self.version, plan, min((s for _, s in plan), default=NEVER))
+        if keep:
+            self._plans[machine] = (self.version, plan, min((s for _, s in plan), default=NEVER))
         return plan
 
     def _grid_plan(self, m: MachineState) -> list[tuple[Job, int]]:
