@@ -13,7 +13,14 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from batchd.model.calendar import PrimeCalendar
-from batchd.model.spans import WEEK, WindowError, parse_window, spans_of, week_intervals
+from batchd.model.spans import (
+    WEEK,
+    WindowError,
+    describe,
+    parse_window,
+    spans_of,
+    week_intervals,
+)
 from batchd.model.windows import (
     SpanWindow,
     Stopped,
@@ -291,3 +298,11 @@ def test_spans_in_seconds_of_the_week() -> None:
     assert week_intervals(spans_of(["Mon 00:00-Sun 24:00", "Tue 01:00-02:00"])) == [(0, WEEK)]
     apart = spans_of(["Tue 01:00-02:00", "Mon 08:00-09:00"])
     assert week_intervals(apart) == [(8 * H, 9 * H), (D + H, D + 2 * H)]
+
+
+def test_describe_shows_a_window_as_qstat_does() -> None:
+    assert describe("prime") == "prime"
+    assert describe(["Mon-Fri 07:00-19:30", "Sat 10:00-12:00"]) == (
+        "Mon-Fri 07:00-19:30, Sat 10:00-12:00"
+    )
+    assert describe(("Sun 01:00-02:00",)) == "Sun 01:00-02:00"
