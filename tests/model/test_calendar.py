@@ -627,3 +627,32 @@ def test_the_day_cache_is_bounded() -> None:
     assert len(cal._day_cache) == 4096
     cal._day(first + 4096)
     assert len(cal._day_cache) == 1
+
+
+def test_a_year_of_one_is_a_year() -> None:
+    assert PrimeCalendar((NAS_WEEKDAY,) * 7, year=1).out_of_date(utc(2030, 1, 1))
+
+
+def test_describe_skips_days_without_prime_time_wherever_they_are() -> None:
+    week = (ALL_NONPRIME, *(NAS_WEEKDAY,) * 4, ALL_PRIME, ALL_NONPRIME)
+    assert PrimeCalendar(week).describe() == (
+        "prime Tue-Fri 06:00-19:00, Sat all day, no holidays, UTC"
+    )
+
+
+def test_holidays_at_the_edges_of_the_look_ahead_count() -> None:
+    # In an all-prime week only holidays change the period; the look-ahead is 732 days
+    # either way, both ends included.
+    start = dt.date(2026, 1, 1)
+    noon = utc(2026, 1, 1, 12)
+    ahead, behind = start + dt.timedelta(732), start - dt.timedelta(732)
+    dated = PrimeCalendar((ALL_PRIME,) * 7, holidays=frozenset({ahead, behind}))
+    assert dated.next_change(noon) == utc(ahead.year, ahead.month, ahead.day)
+    after_behind = behind + dt.timedelta(1)
+    assert dated.period_bounds(noon)[0] == utc(
+        after_behind.year, after_behind.month, after_behind.day
+    )
+    # February 29, 2028 is 732 days after February 27, 2026, with none between.
+    leap = PrimeCalendar((ALL_PRIME,) * 7, annual_holidays=frozenset({(2, 29)}))
+    assert leap.next_change(utc(2026, 2, 27, 12)) == utc(2028, 2, 29)
+    assert leap.period_bounds(utc(2026, 3, 2, 12))[0] == utc(2024, 3, 1)

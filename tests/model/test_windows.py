@@ -306,3 +306,36 @@ def test_describe_shows_a_window_as_qstat_does() -> None:
         "Mon-Fri 07:00-19:30, Sat 10:00-12:00"
     )
     assert describe(("Sun 01:00-02:00",)) == "Sun 01:00-02:00"
+
+
+def test_fitting_a_job_in_a_window() -> None:
+    utc = PrimeCalendar.default()
+    monday = T0 - (13 * H + 46 * 60 + 40)
+    nights = make_window(["Mon-Fri 23:00-04:00"], utc)
+    assert not fits(nights, T0, 60)  # closed at T0: nothing fits, however short
+    two = make_window(["Mon 08:00-09:00", "Mon 10:00-14:00"], utc)
+    # The first opening is too short for two hours; the second is the answer.
+    assert next_fit(two, monday + 7 * H, 2 * H) == monday + 10 * H
+    # An opening exactly at the end of the horizon is beyond it.
+    assert next_fit(two, monday + 7 * H, 60, horizon=H) is None
+    assert next_fit(two, monday + 7 * H, 60, horizon=H + 1) == monday + 8 * H
+    uneven = make_window(["Mon 20:00-22:00", "Wed 08:00-18:00"], utc)
+    assert longest_opening(uneven, monday, 86_400) == 2 * H
+    assert longest_opening(uneven, monday) == 10 * H
+
+
+def test_the_longest_opening_is_looked_for_from_the_time_given() -> None:
+    friday = dt.date(2026, 3, 6)
+    cal = PrimeCalendar(PrimeCalendar.default().days, holidays=frozenset({friday}), year=2026)
+    monday = int(dt.datetime(2026, 3, 2, tzinfo=dt.UTC).timestamp())
+    # Thursday 19:00 to Monday 06:00: the holiday joins the weekend.
+    assert longest_opening(make_window("nonprime", cal), monday) == 83 * H
+
+
+def test_a_span_window_changes_on_its_own_local_day() -> None:
+    la = ZoneInfo("America/Los_Angeles")
+    win = make_window(["Sun 21:00-22:00"], PrimeCalendar.default(la))
+    # Sunday 20:00 in Los Angeles is Monday 04:00 UTC: the change is still that Sunday.
+    sunday_20 = int(dt.datetime(2026, 3, 1, 20, 0, tzinfo=la).timestamp())
+    assert win.next_change(sunday_20) == sunday_20 + H
+    assert close_of(win, sunday_20 + H) == sunday_20 + 2 * H
