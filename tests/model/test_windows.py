@@ -339,3 +339,27 @@ def test_a_span_window_changes_on_its_own_local_day() -> None:
     sunday_20 = int(dt.datetime(2026, 3, 1, 20, 0, tzinfo=la).timestamp())
     assert win.next_change(sunday_20) == sunday_20 + H
     assert close_of(win, sunday_20 + H) == sunday_20 + 2 * H
+
+
+def test_bad_days_in_ranges_and_second_days_name_the_span() -> None:
+    for span, day in (("Mon-Xyz 07:00-08:00", "Xyz"), ("Mon 20:00-Xyz 07:00", "Xyz")):
+        with pytest.raises(WindowError) as err:
+            parse_window(span)
+        assert str(err.value).startswith(f"bad day {day!r} in {span!r} (Mon, Tue")
+    with pytest.raises(WindowError, match=r"^bad day 'MONX' in 'MONX 20:00-Tue 07:00'"):
+        parse_window("MONX 20:00-Tue 07:00")
+
+
+def test_a_span_to_the_end_of_the_week_and_one_from_midnight() -> None:
+    utc = PrimeCalendar.default()
+    assert week_intervals(spans_of("Sun 20:00-24:00")) == [(6 * 86_400 + 20 * H, WEEK)]
+    monday = T0 - (13 * H + 46 * 60 + 40)
+    tuesday = make_window(["Tue 00:00-01:00"], utc)
+    assert tuesday.is_open(monday + 86_400) and not tuesday.is_open(monday + 86_400 - 1)
+
+
+def test_a_span_window_is_open_by_its_own_local_day() -> None:
+    kiritimati = ZoneInfo("Pacific/Kiritimati")  # UTC+14: its Monday starts on Sunday UTC
+    win = make_window(["Mon 08:00-09:00"], PrimeCalendar.default(kiritimati))
+    monday_0830 = int(dt.datetime(2026, 3, 2, 8, 30, tzinfo=kiritimati).timestamp())
+    assert win.is_open(monday_0830) and not win.is_open(monday_0830 + H)
