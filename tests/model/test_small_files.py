@@ -48,8 +48,8 @@ def test_a_file_that_grew_after_its_check_is_refused(
         st = real_fstat(fd)
         return _stat(st.st_mode, st.st_uid, size=10)
 
-    monkeypatch.setattr(small_files.os, "stat", lambda p: _stat(stat.S_IFREG | 0o644, size=10))
-    monkeypatch.setattr(small_files.os, "fstat", looks_small)
+    monkeypatch.setattr(os, "stat", lambda p: _stat(stat.S_IFREG | 0o644, size=10))
+    monkeypatch.setattr(os, "fstat", looks_small)
     with pytest.raises(FileRefused, match=r"^is larger than 10 bytes$"):
         read_small_file(path, cap=10)
 
@@ -88,7 +88,7 @@ def test_the_file_is_opened_without_waiting_being_inherited_or_taking_a_terminal
         flags.append(f)
         return real_open(p, f, *rest)
 
-    monkeypatch.setattr(small_files.os, "open", spy)
+    monkeypatch.setattr(os, "open", spy)
     assert read_small_file(path).data == b"[machine]\n"
     wanted = os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK
     assert len(flags) == 1
@@ -102,11 +102,11 @@ def test_whether_the_content_may_be_quoted(tmp_path: Path, monkeypatch: pytest.M
     path.chmod(0o644)
     assert read_small_file(path).quotable is True
     path.chmod(0o600)
-    monkeypatch.setattr(small_files.os, "getuid", lambda: 0)
+    monkeypatch.setattr(os, "getuid", lambda: 0)
     assert read_small_file(path).quotable is (path.stat().st_uid != 0)
     # root's own private file stays quiet; a user's own private file may be quoted
     assert may_quote(_stat(stat.S_IFREG | 0o600, uid=0)) is False
-    monkeypatch.setattr(small_files.os, "getuid", lambda: 1234)
+    monkeypatch.setattr(os, "getuid", lambda: 1234)
     assert may_quote(_stat(stat.S_IFREG | 0o600, uid=1234)) is True
     assert may_quote(_stat(stat.S_IFREG | 0o600, uid=1235)) is False
     assert may_quote(_stat(stat.S_IFREG | 0o604, uid=1235)) is True
