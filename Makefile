@@ -57,9 +57,10 @@ $(STAMP_MUTATE): $(STAMP_TEST)
 
 # Mutation testing (docs/testing.md), not part of `make test`: niced, one mutant at a
 # time. GROUPS="access model" runs some groups only (bench/mutate.py --list shows them);
-# AGAIN=1 runs only the mutants that survived the last run of those groups.
+# AGAIN=1 runs only the mutants that survived the last run of those groups, and
+# ONLY="batchd.model.windows ..." only those of some modules.
 mutate: $(STAMP_MUTATE)
-	nice -n 15 $(BIN)/python bench/mutate.py $(GROUPS) $(if $(AGAIN),--again)
+	nice -n 15 $(BIN)/python bench/mutate.py $(GROUPS) $(if $(AGAIN),--again) $(if $(ONLY),--only $(ONLY))
 
 bench: $(STAMP_TEST)
 	$(BIN)/python bench/replay.py

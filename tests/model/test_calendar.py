@@ -532,3 +532,127 @@ def test_open_ended_answers_are_reused_only_where_they_hold() -> None:
         assert cal.period_bounds(t) == fresh.period_bounds(t), t
         assert cal.period_at(t) == fresh.period_at(t), t
         assert cal.next_change(t) == fresh.next_change(t), t
+
+
+# --------------------------------------------------------------- descriptions and zones
+
+
+def test_describe_names_each_group_of_days_and_counts_holidays() -> None:
+    nine = DaySlots(9 * H + 30 * 60, 17 * H)
+    week = (NAS_WEEKDAY, nine, NAS_WEEKDAY, NAS_WEEKDAY, NAS_WEEKDAY, ALL_PRIME, ALL_NONPRIME)
+    one = PrimeCalendar(week, holidays=frozenset({dt.date(2026, 1, 1)}), year=2026)
+    assert one.describe() == (
+        "prime Mon 06:00-19:00, Tue 09:30-17:00, Wed-Fri 06:00-19:00, Sat all day, "
+        "1 holiday in 2026, UTC"
+    )
+    annual = PrimeCalendar(
+        (ALL_PRIME,) * 7, annual_holidays=frozenset({(1, 1), (12, 25)}), tz=dt.UTC
+    )
+    assert annual.describe() == "prime Mon-Sun all day, 2 holidays every year, UTC"
+    plus_two = dt.timezone(dt.timedelta(hours=2))
+    assert PrimeCalendar((ALL_PRIME,) * 7, tz=plus_two).describe() == (
+        "prime all the time, UTC+02:00"
+    )
+    assert PrimeCalendar((ALL_NONPRIME,) * 7, tz=LA).describe() == (
+        "non-prime all the time, America/Los_Angeles"
+    )
+
+
+def test_a_calendar_needs_seven_days() -> None:
+    with pytest.raises(ValueError, match=r"^PrimeCalendar needs 7 DaySlots, Monday first$"):
+        PrimeCalendar((ALL_PRIME,) * 6)
+    with pytest.raises(ValueError, match=r"^PrimeCalendar needs 7 DaySlots, Monday first$"):
+        PrimeCalendar((ALL_PRIME,) * 6 + ((0, None),))  # type: ignore[arg-type]
+    assert PrimeCalendar([ALL_PRIME] * 7).days == (ALL_PRIME,) * 7  # type: ignore[arg-type]
+
+
+def test_the_usual_prime_slot_falls_back_to_the_weekend_and_prefers_the_longer() -> None:
+    weekend_only = (ALL_NONPRIME,) * 5 + (DaySlots(8 * H, 12 * H), ALL_NONPRIME)
+    assert PrimeCalendar(weekend_only).prime_slot_seconds() == 4 * H
+    assert PrimeCalendar((ALL_NONPRIME,) * 7).prime_slot_seconds() == 0
+    short, long = DaySlots(8 * H, 10 * H), DaySlots(8 * H, 12 * H)
+    tie = (short, long, ALL_NONPRIME, ALL_NONPRIME, ALL_NONPRIME, ALL_PRIME, ALL_PRIME)
+    assert PrimeCalendar(tie).prime_slot_seconds() == 4 * H
+    most = (short, short, long, ALL_NONPRIME, ALL_NONPRIME, ALL_PRIME, ALL_PRIME)
+    assert PrimeCalendar(most).prime_slot_seconds() == 2 * H
+
+
+def test_a_year_of_zero_is_never_out_of_date() -> None:
+    cal = PrimeCalendar((NAS_WEEKDAY,) * 7, year=0)
+    assert not cal.out_of_date(utc(2030, 1, 1))
+    assert PrimeCalendar((NAS_WEEKDAY,) * 7, year=2029).out_of_date(utc(2030, 1, 1))
+
+
+def test_time_zone_names() -> None:
+    berlin = resolve_timezone(" Europe/Berlin ")
+    assert getattr(berlin, "key", None) == "Europe/Berlin"
+    assert resolve_timezone("UTC").utcoffset(None) == dt.timedelta(0)
+    # Without a zone of that spelling, any case of "UTC" is still UTC.
+    assert resolve_timezone("utc") is dt.UTC
+    message = (
+        "unknown time zone {!r} (use an IANA name such as 'America/Los_Angeles', "
+        "'Europe/Berlin' or 'UTC')"
+    )
+    for name in ("Mars/Olympus", "", "  ", "America", "../etc/passwd"):
+        with pytest.raises(CalendarError) as err:
+            resolve_timezone(name)
+        assert str(err.value) == message.format(name)
+
+
+def test_two_boundaries_inside_one_clock_jump_make_one_step() -> None:
+    berlin = resolve_timezone("Europe/Berlin")
+    # 2026-03-29, a Sunday: 02:00 becomes 03:00 (01:00 UTC). Prime from 02:15 to 02:45
+    # never happens; the next change after Sunday 00:00 is Monday 06:00 (CEST).
+    sunday = DaySlots(2 * H + 15 * 60, 2 * H + 45 * 60)
+    cal = PrimeCalendar((NAS_WEEKDAY,) * 5 + (ALL_NONPRIME, sunday), tz=berlin)
+    midnight = utc(2026, 3, 28, 23)
+    assert cal.period_at(utc(2026, 3, 29, 1)) == "nonprime"
+    assert cal.next_change(midnight) == utc(2026, 3, 30, 4)
+
+
+def test_holidays_recurring_on_february_29_in_an_all_prime_week() -> None:
+    cal = PrimeCalendar((ALL_PRIME,) * 7, annual_holidays=frozenset({(2, 29)}))
+    assert cal.next_change(utc(2026, 3, 1)) == utc(2028, 2, 29)
+    assert cal.period_bounds(utc(2028, 2, 29, 12)) == (utc(2028, 2, 29), utc(2028, 3, 1))
+    # The look back is two years: the holiday of 2024 is beyond it.
+    assert cal.period_bounds(utc(2027, 6, 1)) == (None, utc(2028, 2, 29))
+    assert cal.period_bounds(utc(2026, 1, 1)) == (utc(2024, 3, 1), None)
+
+
+def test_the_day_cache_is_bounded() -> None:
+    cal = PrimeCalendar.default()
+    first = dt.date(2026, 1, 1).toordinal()
+    for ordinal in range(first, first + 4096):
+        cal._day(ordinal)
+    assert len(cal._day_cache) == 4096
+    cal._day(first + 4096)
+    assert len(cal._day_cache) == 1
+
+
+def test_a_year_of_one_is_a_year() -> None:
+    assert PrimeCalendar((NAS_WEEKDAY,) * 7, year=1).out_of_date(utc(2030, 1, 1))
+
+
+def test_describe_skips_days_without_prime_time_wherever_they_are() -> None:
+    week = (ALL_NONPRIME, *(NAS_WEEKDAY,) * 4, ALL_PRIME, ALL_NONPRIME)
+    assert PrimeCalendar(week).describe() == (
+        "prime Tue-Fri 06:00-19:00, Sat all day, no holidays, UTC"
+    )
+
+
+def test_holidays_at_the_edges_of_the_look_ahead_count() -> None:
+    # In an all-prime week only holidays change the period; the look-ahead is 732 days
+    # either way, both ends included.
+    start = dt.date(2026, 1, 1)
+    noon = utc(2026, 1, 1, 12)
+    ahead, behind = start + dt.timedelta(732), start - dt.timedelta(732)
+    dated = PrimeCalendar((ALL_PRIME,) * 7, holidays=frozenset({ahead, behind}))
+    assert dated.next_change(noon) == utc(ahead.year, ahead.month, ahead.day)
+    after_behind = behind + dt.timedelta(1)
+    assert dated.period_bounds(noon)[0] == utc(
+        after_behind.year, after_behind.month, after_behind.day
+    )
+    # February 29, 2028 is 732 days after February 27, 2026, with none between.
+    leap = PrimeCalendar((ALL_PRIME,) * 7, annual_holidays=frozenset({(2, 29)}))
+    assert leap.next_change(utc(2026, 2, 27, 12)) == utc(2028, 2, 29)
+    assert leap.period_bounds(utc(2026, 3, 2, 12))[0] == utc(2024, 3, 1)

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from batchd.model.chunks import Chunk, ChunkError, NodeShape, shared_layout
-from batchd.model.cores import footprint, piece_nodes, piece_starts, place_pieces
+from batchd.model.cores import footprint, nodes_used, piece_nodes, piece_starts, place_pieces
 from batchd.model.machine import CorePool, NodePool
 
 GB = 1 << 30
@@ -188,3 +188,11 @@ def test_piece_starts_and_nodes_follow_the_pieces_in_order() -> None:
     assert piece_starts(units, [2, 1, 3]) == [10, 12, 13]
     assert piece_nodes(units, [2, 1, 3], 4) == [2, 3, 3]
     assert piece_starts([], [2]) == []
+
+
+def test_nodes_used_counts_the_nodes_units_are_on() -> None:
+    assert nodes_used([0, 1, 2, 3], 4) == 1
+    assert nodes_used([3, 4], 4) == 2
+    assert nodes_used([0, 8, 9], 4) == 2
+    assert nodes_used([5, 6, 7], 1) == 3  # one unit a node: each unit is a node
+    assert nodes_used([], 4) == 0

@@ -57,3 +57,8 @@ def test_a_night_prime_slot_wraps_around_midnight() -> None:
         NONPRIME,
         NONPRIME,
     )
+
+
+def test_the_canonical_days_are_made_by_their_constructors() -> None:
+    assert DaySlots.all_prime() == DaySlots(0, None) == ALL_PRIME
+    assert DaySlots.all_nonprime() == DaySlots(None, 0) == ALL_NONPRIME

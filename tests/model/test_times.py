@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
+import time
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -15,6 +17,7 @@ from batchd.model.times import (
     parse_duration,
     plausible_time,
     positive_duration,
+    stamp,
 )
 
 
@@ -114,3 +117,10 @@ def test_local_epoch_of_a_repeated_wall_time_is_its_first() -> None:
     # 2024-10-27 03:00 local goes back to 02:00: 02:30 happens twice, first at 00:30 UTC.
     first = int(dt.datetime(2024, 10, 27, 0, 30, tzinfo=dt.UTC).timestamp())
     assert local_epoch(BERLIN, dt.date(2024, 10, 27), 2 * 3600 + 1800) == first
+
+
+def test_stamp_shows_the_local_time_to_the_second() -> None:
+    t = 1_700_000_000
+    assert stamp(t) == time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", stamp(t))
+    assert stamp(t + 1) != stamp(t)
