@@ -247,7 +247,9 @@ def run_replay(
     )
 
 
-def _load(opts: ReplayOptions, nodes: int) -> Workload:
+def _load(opts: ReplayOptions, nodes: int, records: bool | None = None) -> Workload:
+    """The trace's jobs for a machine of ``nodes``; their SWF fields kept as
+    ``opts.records`` says unless ``records`` is given (a grid replay keeps them)."""
     try:
         return load_trace(
             opts.trace,
@@ -257,7 +259,7 @@ def _load(opts: ReplayOptions, nodes: int) -> Workload:
             perfect_estimates=opts.perfect_estimates,
             seed=opts.seed,
             double=opts.double,
-            records=opts.records,
+            records=opts.records if records is None else records,
         )
     except TraceError as exc:
         raise ReplayError(str(exc)) from None
@@ -330,18 +332,7 @@ def run_grid_replay(
     machines = setup.grid.machines
     total = sum(m.nodes for m in machines)
     widest = widest_job(setup.structure, [m.nodes for m in machines])
-    try:
-        workload = load_trace(
-            opts.trace,
-            widest,
-            shrink=opts.shrink,
-            first=opts.first,
-            perfect_estimates=opts.perfect_estimates,
-            seed=opts.seed,
-            double=opts.double,
-        )
-    except TraceError as exc:
-        raise ReplayError(str(exc)) from None
+    workload = _load(opts, widest, records=True)
     for job in workload.jobs:
         job.queue = setup.queue
         job.machine = 0  # the grid's ports take any width; the layer places it
