@@ -81,6 +81,62 @@ GROUPS: dict[str, Group] = {
         modules=("batchd/sched/core/*",),
         tests=("tests/sched/core", "tests/sched/test_schedules.py"),
     ),
+    "policies-backfill": Group(
+        modules=(
+            "batchd/sched/policies/__init__.py",
+            "batchd/sched/policies/conservative.py",
+            "batchd/sched/policies/decider.py",
+            "batchd/sched/policies/easy.py",
+            "batchd/sched/policies/easy_queue.py",
+            "batchd/sched/policies/gate.py",
+            "batchd/sched/policies/inorder.py",
+            "batchd/sched/policies/limits.py",
+            "batchd/sched/policies/queues.py",
+            "batchd/sched/policies/reordered.py",
+            "batchd/sched/policies/reserved.py",
+            "batchd/sched/policies/standing.py",
+            "batchd/sched/registry.py",
+        ),
+        tests=(
+            "tests/sched/policies/test_easy_queue.py",
+            "tests/sched/policies/test_limits.py",
+            "tests/sched/test_schedules.py",
+        ),
+    ),
+    "policies-dynamic": Group(
+        modules=(
+            "batchd/sched/policies/current_utility.py",
+            "batchd/sched/policies/dynp.py",
+            "batchd/sched/policies/moldable_fairshare.py",
+            "batchd/sched/policies/moldable_greedy.py",
+            "batchd/sched/policies/moldable_iterative.py",
+            "batchd/sched/policies/primetime.py",
+            "batchd/sched/policies/quality.py",
+            "batchd/sched/policies/utility_easy.py",
+        ),
+        tests=(
+            "tests/sched/policies/test_dynp.py",
+            "tests/sched/policies/test_dynp_candidate.py",
+            "tests/sched/policies/test_moldable_fairshare.py",
+            "tests/sched/policies/test_moldable_greedy.py",
+            "tests/sched/policies/test_moldable_iterative.py",
+            "tests/sched/policies/test_primetime.py",
+            "tests/sched/policies/test_quality.py",
+            "tests/sched/policies/test_utility_orders.py",
+        ),
+    ),
+    "grid": Group(
+        modules=("batchd/sched/grid/*",),
+        tests=(
+            "tests/sched/grid/test_grid_central.py",
+            "tests/sched/grid/test_grid_local.py",
+            "tests/sched/grid/test_grid_multisite.py",
+        ),
+    ),
+    "ga": Group(
+        modules=("batchd/sched/ga/*",),
+        tests=("tests/sched/ga",),
+    ),
     "engine": Group(
         modules=("batchd/engine/*",),
         tests=(
@@ -121,6 +177,10 @@ def stage(name: str, group: Group) -> Path:
         "also_copy": list(ALSO_COPY),
         "pytest_add_cli_args": ["-p", "no:cacheprovider", "-p", "no:xdist", "-q"],
         "pytest_add_cli_args_test_selection": list(group.tests),
+        # A mutant that loops is stopped after 3x its tests' clean CPU time plus 9 s,
+        # rather than mutmut's 30x plus 30 s: minutes a mutant on a whole policy's tests.
+        "timeout_multiplier": 1.5,
+        "timeout_constant": 3.0,
     }
     config = (ROOT / "pyproject.toml").read_text() + "\n[tool.mutmut]\n"
     config += "".join(f"{key} = {json.dumps(value)}\n" for key, value in settings.items())
