@@ -1,8 +1,8 @@
 """How the cost of one conservative re-plan grows with the backlog of waiting jobs.
 
-Part 1 times one full plan, as ``batchd.sched.policies.conservative.build_plan`` makes it:
-``Profile.of_running(...)`` for the running jobs, then ``.plan(widths, durations,
-now)`` for the whole waiting queue in FCFS, SJF or LJF order. The machine has
+Part 1 times one full plan, as a re-plan of ``ConservativePolicy`` makes it
+(``plans.base_profile``): ``Profile.of_running(...)`` for the running jobs, then
+``.plan(widths, durations, now)`` for the whole waiting queue in FCFS, SJF or LJF order. The machine has
 about half its nodes busy with running jobs whose estimated ends are staggered
 over two days. The waiting jobs are the first N of one seeded draw (widths 1..100
 log-uniform, so skewed to small jobs; estimates 60 s .. 2 days log-uniform), or
@@ -339,13 +339,13 @@ def replay_once(
     rec = Recorder(policy)
     if not skip:
         _no_skip(policy)
-    original = conservative.build_plan
+    original = conservative.base_profile
 
-    def build_plan(queue: Any, view: Any) -> Any:
+    def base_profile(view: Any, room: int) -> Any:
         rec.full_plans += 1
-        return original(queue, view)
+        return original(view, room)
 
-    conservative.build_plan = build_plan
+    conservative.base_profile = base_profile
     try:
         engine = Engine(Grid([Machine("cluster", nodes)]), [policy])
         engine.load(workload.jobs)
@@ -353,7 +353,7 @@ def replay_once(
         engine.run()
         wall = time.perf_counter() - began
     finally:
-        conservative.build_plan = original
+        conservative.base_profile = original
     return policy, rec, engine, wall
 
 
