@@ -182,3 +182,33 @@ def test_the_peer_is_the_user_at_the_other_end_of_a_unix_socket() -> None:
     finally:
         for s in (here, there, tcp):
             s.close()
+
+
+HIGH_UID = 3_000_000_000  # above 2^31: a signed read would make it negative
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can connect as another uid")
+def test_a_peer_uid_above_2_31_is_read_as_the_unsigned_number_it_is() -> None:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.settimeout(10)
+    # An abstract name: no directory whose permissions the other uid would need.
+    listener.bind(f"\0batchd-test-peer-{os.getpid()}")
+    listener.listen(1)
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child process
+        try:
+            os.setgid(HIGH_UID)
+            os.setuid(HIGH_UID)
+            client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            client.connect(listener.getsockname())
+            client.recv(1)
+        finally:
+            os._exit(0)
+    try:
+        conn, _ = listener.accept()
+        with conn:
+            request = make_mocked_request("GET", "/jobs", transport=Transport(conn))
+            assert peer_user(request) == f"uid{HIGH_UID}"
+    finally:
+        os.waitpid(child, 0)
+        listener.close()

@@ -69,14 +69,18 @@ def load_tokens(path: str | Path) -> dict[str, str]:
     return tokens
 
 
+# struct ucred: a pid_t (signed), then a uid_t and a gid_t (unsigned, up to 2^32 - 2).
+PEER_CREDENTIALS = struct.Struct("iII")
+
+
 def peer_user(request: web.Request) -> str | None:
     """The user of the process at the other end of a Unix socket, or None on TCP."""
     transport = request.transport
     sock = transport.get_extra_info("socket") if transport is not None else None
     if sock is None or sock.family != socket.AF_UNIX:
         return None
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _pid, uid, _gid = struct.unpack("3i", creds)
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, PEER_CREDENTIALS.size)
+    _pid, uid, _gid = PEER_CREDENTIALS.unpack(creds)
     return user_name(uid)
 
 
