@@ -8,31 +8,30 @@ _NUMBERED = re.compile(r"^(.*?)(\d+)$")
 
 
 def compress(names: list[str]) -> str:
-    """The names as one hostlist, in the order given, each run of consecutive numbers
-    with the same prefix and width folded into a range (``node[001-003,005]``)."""
-    groups: list[tuple[str, int, list[int]]] = []  # prefix, digits, numbers
-    plain: dict[int, str] = {}
-    for name in names:
+    """The names as one hostlist, as Slurm writes it: sorted and made unique, names that
+    differ only in a trailing number in one bracket (``node[001-003,005]``). Numbers with
+    leading zeros keep their width; numbers without join whatever their width
+    (``n9,n10`` is ``n[9-10]``), as Slurm's hostranges combine."""
+    plain: list[str] = []
+    numbered: list[tuple[str, int, int]] = []  # prefix, number, digits
+    for name in sorted(set(names)):
         m = _NUMBERED.match(name)
         if m is None:
-            plain[len(groups)] = name
-            groups.append(("", -1, []))
-            continue
-        prefix, digits = m.group(1), m.group(2)
-        last = groups[-1] if groups else None
-        if last is not None and last[0] == prefix and last[1] == len(digits) and last[2]:
-            last[2].append(int(digits))
+            plain.append(name)
         else:
-            groups.append((prefix, len(digits), [int(digits)]))
-    parts = []
-    for i, (prefix, width, numbers) in enumerate(groups):
-        if width < 0:
-            parts.append(plain[i])
-        elif len(numbers) == 1:
-            parts.append(f"{prefix}{numbers[0]:0{width}d}")
+            numbered.append((m.group(1), int(m.group(2)), len(m.group(2))))
+    padded = {(p, w) for p, n, w in numbered if len(str(n)) < w}
+    groups: dict[tuple[str, int], list[int]] = {}
+    for prefix, number, width in numbered:
+        groups.setdefault((prefix, width if (prefix, width) in padded else 0), []).append(number)
+    out = [(name, name) for name in plain]
+    for (prefix, width), numbers in groups.items():
+        numbers.sort()
+        if len(numbers) == 1:
+            out.append((prefix, f"{prefix}{numbers[0]:0{width}d}"))
         else:
-            parts.append(f"{prefix}[{_ranges(numbers, width)}]")
-    return ",".join(parts)
+            out.append((prefix, f"{prefix}[{_ranges(numbers, width)}]"))
+    return ",".join(text for _, text in sorted(out))
 
 
 def _ranges(numbers: list[int], width: int) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import random
 
 import pytest
 
@@ -15,13 +16,30 @@ from batchclient.slurm import hostlist, ids, states, times
         (["node001", "node002", "node003", "node005"], "node[001-003,005]"),
         (["n1"], "n1"),
         (["login", "node01", "node02"], "login,node[01-02]"),
-        (["a9", "a10"], "a9,a10"),  # widths differ: not one range
+        (["a9", "a10"], "a[9-10]"),  # no leading zeros: one range whatever the width
+        (["a10", "a9", "a9"], "a[9-10]"),  # sorted and made unique, as Slurm's hostlists
+        (["n01", "n1"], "n01,n1"),  # padded and unpadded stay apart
         ([], ""),
     ],
 )
 def test_hostlist_round_trip(names: list[str], text: str) -> None:
     assert hostlist.compress(names) == text
-    assert hostlist.expand(text) == names
+    assert sorted(hostlist.expand(text)) == sorted(set(names))
+
+
+def test_the_commands_and_the_daemon_write_a_hostlist_alike() -> None:
+    """SLURM_JOB_NODELIST is written by the daemon, squeue's NODELIST by the command:
+    the same nodes must read the same in both."""
+    from batchd.model.hostlist import compress as daemon_compress
+
+    rng = random.Random(7)
+    for _ in range(500):
+        names = [
+            rng.choice(["n", "node", "gpu-", "x"]) + rng.choice(["", "0", "00"]) + str(n)
+            for n in rng.choices(range(120), k=rng.randint(0, 12))
+        ]
+        names += rng.choices(["login", "head"], k=rng.randint(0, 1))
+        assert hostlist.compress(names) == daemon_compress(names), names
 
 
 @pytest.mark.parametrize("bad", ["node[", "node[3-1]", "node[a-b]", "x]"])
