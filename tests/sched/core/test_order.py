@@ -29,7 +29,7 @@ def ordered(key, jobs: list[Job]) -> list[int]:  # type: ignore[no-untyped-def]
 
 
 def test_the_orders_by_name() -> None:
-    assert ORDERS == {"fcfs": fcfs_key, "sjf": sjf_key, "ljf": ljf_key}
+    assert {"fcfs": fcfs_key, "sjf": sjf_key, "ljf": ljf_key} == ORDERS
 
 
 def test_higher_priority_comes_first_in_every_order() -> None:

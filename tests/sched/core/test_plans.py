@@ -17,7 +17,15 @@ VIEW = HandView(100, 10, [120, 150], [4, 3], [(130, 140, 5), (200, 210, 2)])
 def test_the_base_holds_the_running_jobs_and_the_reservations() -> None:
     profile = base_profile(VIEW, 3)
     assert profile.capacity == 10 and profile.origin == 100
-    assert profile.steps() == [(100, 3), (120, 7), (130, 2), (140, 7), (150, 10), (200, 8), (210, 10)]
+    assert profile.steps() == [
+        (100, 3),
+        (120, 7),
+        (130, 2),
+        (140, 7),
+        (150, 10),
+        (200, 8),
+        (210, 10),
+    ]
 
 
 def test_an_idle_machine_is_all_free() -> None:
@@ -26,7 +34,12 @@ def test_an_idle_machine_is_all_free() -> None:
 
 def test_a_queue_is_planned_in_its_order_from_now() -> None:
     queue = OrderedQueue(fcfs_key)
-    for job in (Job(1, 0, 5, 30, 30), Job(2, 1, 3, 10, 10), Job(3, 2, 8, 5, 5), Job(4, 3, 11, 1, 1)):
+    for job in (
+        Job(1, 0, 5, 30, 30),
+        Job(2, 1, 3, 10, 10),
+        Job(3, 2, 8, 5, 5),
+        Job(4, 3, 11, 1, 1),
+    ):
         queue.insert(job)
     profile, starts = plan_queue(queue, VIEW)
     # 5 for 30 s: 7 free at 120 but 2 in [130, 140); at 140 7 free, 10 from 150 -> 140.
