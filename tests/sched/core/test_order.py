@@ -124,3 +124,11 @@ def test_arrays_hold_the_widths_durations_and_starts() -> None:
     assert widths.tolist() == [2, 7] and durations.tolist() == [30, 12]
     starts = queue.starts_array()
     assert starts.dtype == np.int64 and starts.tolist() == [5, NEVER]
+
+
+def test_an_empty_queue_gives_empty_int64_arrays() -> None:
+    queue = OrderedQueue(fcfs_key)
+    widths, durations = queue.arrays()
+    starts = queue.starts_array()
+    assert [a.dtype for a in (widths, durations, starts)] == [np.dtype(np.int64)] * 3
+    assert [a.shape for a in (widths, durations, starts)] == [(0,)] * 3

@@ -176,5 +176,9 @@ def test_the_context_builds_with_its_builder() -> None:
     assert ctx.build("fcfs", {"k": "v"}) is inner
     assert ctx.build("sjf") is inner
     assert built == [("fcfs", {"k": "v"}, ctx), ("sjf", None, ctx)]
-    with pytest.raises(ValueError, match="cannot build policy 'x'"):
+    with pytest.raises(ValueError) as refused:
         BuildContext().build("x")
+    assert str(refused.value) == (
+        "cannot build policy 'x': this context was given no builder "
+        "(build the wrapping policy with batchd.sched.registry.make_policy)"
+    )

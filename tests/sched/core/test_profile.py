@@ -259,3 +259,43 @@ def test_both_profiles_follow_the_plain_one(seed: int) -> None:
             assert p.origin == plain.origin, where
             probe = rng.randint(plain.origin - 2, plain.origin + 50)
             assert p.free_at(probe) == plain.free_at(probe), where
+
+
+def nearly_full() -> Profile:
+    """A compiled profile with one spare slot: 3 steps in its 4."""
+    prof = Profile(5, 0, room=1)
+    prof.reserve(10, 20, 1)
+    assert prof.n == 3 and len(prof.t) == 4
+    return prof
+
+
+# Each job placed inside a step splits it twice: the arrays must grow first.
+AFTER = [(0, 5), (10, 4), (20, 5), (25, 3), (28, 5)]
+
+
+def test_plan_makes_room_for_its_jobs() -> None:
+    prof = nearly_full()
+    assert prof.plan(np.array([2]), np.array([3]), 25).tolist() == [25]
+    assert prof.steps() == AFTER
+
+
+def test_reserve_all_makes_room_for_its_jobs() -> None:
+    prof = nearly_full()
+    prof.reserve_all(np.array([2]), np.array([3]), np.array([25]))
+    assert prof.steps() == AFTER
+
+
+def test_compress_makes_room_for_its_jobs() -> None:
+    prof = nearly_full()
+    assert prof.compress(np.array([2]), np.array([3]), np.array([NEVER]), 25).tolist() == [25]
+    assert prof.steps() == AFTER
+
+
+def test_place_reserve_and_release_make_room() -> None:
+    for op in ("place", "reserve", "release"):
+        prof = nearly_full()
+        if op == "place":
+            assert prof.place(2, 3, 25) == 25
+        else:
+            getattr(prof, op)(25, 28, 2 if op == "reserve" else -2)
+        assert prof.steps() == AFTER, op
