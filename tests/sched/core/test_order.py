@@ -132,3 +132,20 @@ def test_an_empty_queue_gives_empty_int64_arrays() -> None:
     starts = queue.starts_array()
     assert [a.dtype for a in (widths, durations, starts)] == [np.dtype(np.int64)] * 3
     assert [a.shape for a in (widths, durations, starts)] == [(0,)] * 3
+
+
+def test_a_key_equal_to_the_last_goes_before_it_as_a_change() -> None:
+    queue = OrderedQueue(fcfs_key)
+    first, twin = job(1, 10, 30), job(1, 10, 30)
+    queue.insert(first)
+    assert queue.insert(twin) == 0
+    assert queue.jobs == [twin, first] and queue.changes == 1
+
+
+def test_removing_jobs_not_waiting_that_sort_last_leaves_the_queue() -> None:
+    queue = OrderedQueue(fcfs_key)
+    a, b = job(1, 10, 30), job(2, 20, 30)
+    queue.insert(a)
+    queue.insert(b)
+    queue.remove_many([job(3, 99, 1), b])
+    assert queue.jobs == [a] and queue.changes == 1

@@ -299,3 +299,49 @@ def test_place_reserve_and_release_make_room() -> None:
         else:
             getattr(prof, op)(25, 28, 2 if op == "reserve" else -2)
         assert prof.steps() == AFTER, op
+
+
+def all_ints(steps: list[tuple[int, int]]) -> bool:
+    return all(type(x) is int for step in steps for x in step)
+
+
+def test_the_compiled_steps_are_integers_after_growing() -> None:
+    prof = Profile(9, 0, room=1)
+    assert all_ints(prof.steps())
+    for k in range(6):
+        prof.reserve(10 * k + 1, 10 * k + 5, 1)
+    assert len(prof.t) > 4 and all_ints(prof.steps())
+    assert prof.t.dtype == np.int64 and prof.f.dtype == np.int64
+
+
+def test_room_for_many_running_jobs_and_more() -> None:
+    ends = list(range(10, 110, 10))
+    prof = Profile.of_running(20, 0, ends, [1] * 10, room=10)
+    assert prof.steps() == [(0, 10)] + [(e, 10 + k + 1) for k, e in enumerate(ends)]
+    assert all_ints(prof.steps())
+
+
+def test_many_jobs_placed_inside_steps_grow_the_arrays() -> None:
+    # 5 jobs from 25 ending at 28, 30, ...: each adds a step, the first two.
+    widths, durations = np.array([1] * 5), np.array([3, 5, 7, 9, 11])
+    want = [(0, 5), (10, 4), (20, 5), (25, 0), (28, 1), (30, 2), (32, 3), (34, 4), (36, 5)]
+    prof = nearly_full()
+    assert prof.plan(widths, durations, 25).tolist() == [25] * 5
+    assert prof.steps() == want
+    prof = nearly_full()
+    assert prof.compress(widths, durations, np.array([NEVER] * 5), 25).tolist() == [25] * 5
+    assert prof.steps() == want
+    # Three apart: each splits a step twice.
+    prof = nearly_full()
+    prof.reserve_all(np.array([2, 2, 2]), np.array([3, 3, 3]), np.array([25, 35, 45]))
+    assert prof.steps() == [(0, 5), (10, 4), (20, 5), (25, 3), (28, 5), (35, 3), (38, 5)] + [
+        (45, 3),
+        (48, 5),
+    ]
+
+
+def test_the_reference_refuses_lists_of_different_lengths() -> None:
+    with pytest.raises(ValueError):
+        ListProfile.of_running(4, 0, [10, 20], [1])
+    with pytest.raises(ValueError):
+        ListProfile(4).plan([1, 1], [5], 0)
