@@ -175,3 +175,46 @@ def test_a_list_planned_between_forgets_the_queue() -> None:
     assert f.plan_queue(view(), q) == [0, 100]
     assert f.plan(view(), [b]) == [50]
     assert f.plan_queue(view(), q) == [0, 100]
+
+
+def test_after_an_empty_plan_jobs_are_planned() -> None:
+    a, b, _, _ = jobs()
+    f = Forecaster()
+    assert f.plan(view(), []) == []
+    assert f.plan(view(), [a, b]) == [0, 100]
+    assert f.plan(view(3), [a, b]) == [3, 103]
+
+
+def test_with_backfilling_a_job_appended_passes_one_that_never_starts(
+    planned: list[int],
+) -> None:
+    _, b, c, wide = jobs()
+    f = Forecaster()
+    assert f.plan(view(), [wide]) == [NEVER]
+    assert f.plan(view(), [wide, c]) == [NEVER, 0]
+    assert f.plan(view(), [wide, c, b]) == [NEVER, 0, 50]
+    assert planned == [1]
+
+
+def test_a_job_appended_earlier_than_the_plan_moves_its_first_start(
+    planned: list[int],
+) -> None:
+    _, b, c, _ = jobs()
+    f = Forecaster()
+    assert f.plan(view(), [b]) == [50]
+    assert f.plan(view(), [b, c]) == [50, 0]  # placed on the kept plan: C starts first
+    assert f.plan(view(5), [b, c]) == [50, 5]  # so at 5 C has not started: planned afresh
+    assert planned == [1, 2]
+
+
+def test_in_order_the_first_start_is_kept_too(planned: list[int]) -> None:
+    a, _, c, _ = jobs()
+    f = Forecaster(in_order=True)
+    assert f.plan(view(), [c, a]) == [0, 5]
+    assert f.plan(view(3), [c, a]) == [3, 8]
+    assert planned == [2, 2]
+    g = Forecaster(in_order=True)
+    assert g.plan(view(), [a]) == [0]
+    assert g.plan(view(), [a, c]) == [0, 50]  # C not before A, when 4 are free beside it
+    assert g.plan(view(60), [a, c]) == [60, 60]  # A did not start: both planned afresh
+    assert planned == [2, 2, 1, 2]
