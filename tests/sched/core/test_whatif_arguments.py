@@ -139,7 +139,7 @@ def test_inputs_from_a_view() -> None:
     assert easy_starts(*got).tolist() == [10, 5]
     empty = inputs_from(HandView(0, 2), [])
     assert [a.tolist() for a in empty[2:]] == [[], [], [], [], []]
-    assert empty.running_ends.dtype == np.int64 and empty.widths.dtype == np.int64
+    assert [a.dtype for a in empty[2:]] == [np.dtype(np.int64)] * 5
 
 
 def test_reservations_of_a_view_as_rows() -> None:
