@@ -149,3 +149,13 @@ def test_removing_jobs_not_waiting_that_sort_last_leaves_the_queue() -> None:
     queue.insert(b)
     queue.remove_many([job(3, 99, 1), b])
     assert queue.jobs == [a] and queue.changes == 1
+
+
+def test_removing_many_counts_one_change_more() -> None:
+    queue = OrderedQueue(fcfs_key)
+    a, b, c = job(1, 10, 30), job(2, 20, 30), job(3, 5, 30)
+    queue.insert(a)
+    queue.insert(b)
+    queue.insert(c)  # at the front: one change
+    queue.remove_many([a])
+    assert queue.changes == 2 and queue.jobs == [c, b]

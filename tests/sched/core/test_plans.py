@@ -67,3 +67,12 @@ def test_the_signature_is_the_machine_a_plan_depends_on() -> None:
     assert machine_signature(VIEW) == (10, (120, 150), (4, 3), ((130, 140, 5), (200, 210, 2)))
     moved = HandView(105, 10, [120, 150], [4, 3], [(130, 140, 5), (200, 210, 2)])
     assert machine_signature(moved) == machine_signature(VIEW)  # time is not part of it
+
+
+def test_room_for_many_running_jobs_and_reservations() -> None:
+    ends = [10, 20, 30, 40, 50]
+    pending = [(100 + 10 * k, 105 + 10 * k, 1) for k in range(5)]
+    profile = base_profile(HandView(0, 20, ends, [1] * 5, pending), 0)
+    running = [(0, 15), (10, 16), (20, 17), (30, 18), (40, 19), (50, 20)]
+    reserved = [(t, f) for s, e, _ in pending for t, f in ((s, 19), (e, 20))]
+    assert profile.steps() == running + reserved
