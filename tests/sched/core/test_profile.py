@@ -345,3 +345,9 @@ def test_the_reference_refuses_lists_of_different_lengths() -> None:
         ListProfile.of_running(4, 0, [10, 20], [1])
     with pytest.raises(ValueError):
         ListProfile(4).plan([1, 1], [5], 0)
+
+
+def test_room_for_a_hundred_running_jobs() -> None:
+    ends = list(range(1, 101))
+    prof = Profile.of_running(200, 0, ends, [1] * 100)
+    assert prof.steps() == [(0, 100)] + [(e, 100 + e) for e in ends]
