@@ -79,7 +79,18 @@ GROUPS: dict[str, Group] = {
     ),
     "sched-core": Group(
         modules=("batchd/sched/core/*",),
-        tests=("tests/sched/core", "tests/sched/test_schedules.py"),
+        # Unit tests only: the hand-made schedules and the engine comparisons of
+        # test_forecast.py and test_whatif.py run whole policies, seconds a mutant.
+        tests=(
+            "tests/sched/core/test_forecaster.py",
+            "tests/sched/core/test_order.py",
+            "tests/sched/core/test_order_queue.py",
+            "tests/sched/core/test_plans.py",
+            "tests/sched/core/test_policy.py",
+            "tests/sched/core/test_policy_defaults.py",
+            "tests/sched/core/test_profile.py",
+            "tests/sched/core/test_whatif_arguments.py",
+        ),
     ),
     "policies-backfill": Group(
         modules=(
