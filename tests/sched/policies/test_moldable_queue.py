@@ -1,0 +1,179 @@
+"""The moldable policies' queues: jobs that leave, the plans and widths they show, and the
+step statistics, on small cases worked out by hand."""
+
+from __future__ import annotations
+
+import pytest
+from moldutil import mold_job
+
+from batchd.engine.core import Engine
+from batchd.model.job import Job
+from batchd.model.machine import Grid, Machine
+from batchd.model.moldable import Moldable, Speedup
+from batchd.sched.core.policy import BuildContext
+from batchd.sched.policies.moldable_fairshare import MoldableFairshare, MoldRows
+from batchd.sched.policies.moldable_greedy import MoldableGreedy
+from batchd.sched.policies.moldable_iterative import MoldableIterative, StepResult, StepStats
+from batchd.sched.registry import make_policy
+
+LINEAR10 = Speedup("downey", 10, 0)  # S(n) = n up to 10 nodes
+LINEAR4 = Speedup("downey", 4, 0)
+
+
+def _engine(nodes: int, policy: object, jobs: list[Job]) -> Engine:
+    engine = Engine(Grid([Machine("m", nodes)]), [policy])  # type: ignore[list-item]
+    engine.load(jobs)
+    return engine
+
+
+# -- moldable-greedy -------------------------------------------------------------------------
+
+
+def test_greedy_shows_chosen_widths_and_forgets_a_withdrawn_choice() -> None:
+    # 10 nodes; a rigid job holds 6 until 100. Jobs 2, 3 and 4 (linear, 100 s on 2
+    # nodes) come at 0, 1, 2. Job 2 takes the 4 free nodes now (50 s); job 3 those 4
+    # from 50 (ends 100); job 4 finds nothing free before 100 and takes all 10 (20 s).
+    policy = make_policy("moldable-greedy")
+    assert isinstance(policy, MoldableGreedy)
+    rigid = Job(1, 0, 6, 100, 100)
+    a, b, c = (mold_job(i, i - 2, Moldable(1, 10, LINEAR10, 2, 100, 100)) for i in (2, 3, 4))
+    engine = _engine(10, policy, [rigid, a, b, c])
+    engine.advance_to(2)
+    view = engine.machines[0]
+    assert (a.start, a.width) == (0, 4)
+    assert (policy.planned_width(b), policy.planned_width(c)) == (4, 10)
+    assert policy.planned_starts(view) == [(b, 50), (c, 100)]
+    # Job 3 leaves: its choice is forgotten (its requested width again), and the plan
+    # made anew keeps job 4 at its chosen 10 nodes, so from 100 (at its requested 2
+    # nodes it would start at 50).
+    engine.withdraw(b)
+    assert policy.planned_width(b) == 2
+    assert b not in policy.chosen
+    assert policy.planned_starts(view) == [(c, 100)]
+    engine.run()
+    assert (c.start, c.width, c.end) == (100, 10, 120)
+    assert b.start == -1
+
+
+# -- moldable-fairshare ----------------------------------------------------------------------
+
+
+def _linear(jid: int, submit: int, work: int) -> Job:
+    return mold_job(jid, submit, Moldable(1, 10, LINEAR10, 1, work, work))
+
+
+def _fairshare(nodes: int) -> MoldableFairshare:
+    policy = make_policy("moldable-fairshare", None, BuildContext(nodes=nodes))
+    assert isinstance(policy, MoldableFairshare)
+    return policy
+
+
+def test_fairshare_withdraw_frees_the_share_of_the_job_that_left() -> None:
+    # 10 nodes full until 100; three equal jobs (work 1000): limits 3 each (10/3). When
+    # job 4 leaves, the two left weigh half each: limits 5, both from 100 for 200 s.
+    policy = _fairshare(10)
+    rigid = Job(1, 0, 10, 100, 100)
+    a, b, c = _linear(2, 1, 1000), _linear(3, 2, 1000), _linear(4, 3, 1000)
+    engine = _engine(10, policy, [rigid, a, b, c])
+    engine.advance_to(3)
+    view = engine.machines[0]
+    assert [s for _, s in policy.planned_starts(view)] == [100, 100, 100]
+    assert [policy.planned_width(j) for j in (a, b, c)] == [3, 3, 3]
+    spare = len(policy.table.spare)
+    engine.withdraw(c)
+    assert policy.waiting() == [a, b]
+    assert len(policy.table.spare) == spare + 1  # its row is free for the next job
+    assert policy.planned_width(c) == c.width  # no longer planned
+    assert policy.planned_starts(view) == [(a, 100), (b, 100)]
+    assert (policy.planned_width(a), policy.planned_width(b)) == (5, 5)
+    engine.run()
+    assert [(j.start, j.width, j.end) for j in (a, b)] == [(100, 5, 300), (100, 5, 300)]
+
+
+def test_fairshare_refuses_to_withdraw_a_job_it_does_not_hold() -> None:
+    policy = _fairshare(4)
+    held = _linear(2, 5, 100)
+    engine = _engine(4, policy, [Job(1, 0, 4, 100, 100), held])
+    engine.advance_to(5)
+    view = engine.machines[0]
+    for stranger in (_linear(3, 9, 100), _linear(1, 0, 100), _linear(7, 5, 100)):
+        with pytest.raises(KeyError, match=f"job {stranger.id} is not waiting in this queue"):
+            policy.withdraw(view, stranger)
+    assert policy.waiting() == [held]
+
+
+def test_fairshare_plan_of_an_empty_queue() -> None:
+    policy = _fairshare(4)
+    engine = _engine(4, policy, [])
+    view = engine.machines[0]
+    assert policy.planned_starts(view) == []
+    job = _linear(1, 0, 100)
+    assert policy.planned_width(job) == job.width
+
+
+def test_mold_rows_grow_and_reuse_the_rows_of_jobs_that_left() -> None:
+    table = MoldRows(2)
+    rigid = Job(1, 0, 3, 50, 40)
+    rows = [table.add(rigid), table.add(_linear(2, 0, 100))]
+    assert rows == [0, 1]
+    assert table.ints[0].tolist() == [3, 3, 3, 50, 1, 0]
+    assert table.floats[0].tolist() == [
+        1.0,
+        0.0,
+        pytest.approx((3 * 50) ** 0.5),
+    ]  # width x estimate
+    assert table.ints[1].tolist() == [1, 10, 1, 100, 0, 0]
+    assert table.floats[1].tolist() == [10.0, 0.0, 10.0]  # sqrt(100 s x S(1) = 1)
+    third = table.add(_linear(3, 0, 400))  # full: the table doubles
+    assert (third, len(table.ints), len(table.floats)) == (2, 4, 4)
+    assert table.ints[:2].tolist() == [[3, 3, 3, 50, 1, 0], [1, 10, 1, 100, 0, 0]]
+    table.decide(1, 7)
+    assert (table.decided(0), table.decided(1)) == (0, 7)
+    table.free(1)
+    assert table.add(_linear(4, 0, 9)) == 1
+    assert table.add(_linear(5, 0, 9)) == 3
+
+
+# -- moldable-iterative ----------------------------------------------------------------------
+
+
+def test_iterative_plan_in_hand_is_dropped_when_the_machine_changes() -> None:
+    # 4 nodes held until 100; X (linear, 400 s on 1) plans all 4 from 100. Once the
+    # machine changes the plan in hand no longer holds: X shows its requested width.
+    policy = make_policy("moldable-iterative")
+    assert isinstance(policy, MoldableIterative)
+    x = mold_job(2, 1, Moldable(1, 4, LINEAR4, 1, 400, 400))
+    engine = _engine(4, policy, [Job(1, 0, 4, 100, 100), x])
+    engine.advance_to(1)
+    assert policy.planned_width(x) == 4
+    policy.invalidate()
+    assert policy.planned_width(x) == 1
+    assert policy.planned_starts(engine.machines[0]) == [(x, 100)]
+    assert policy.planned_width(x) == 4  # planned again
+
+
+def _result(trials: int, accepted: int) -> StepResult:
+    return StepResult(None, None, trials, accepted)  # type: ignore[arg-type]
+
+
+def test_step_statistics_summary() -> None:
+    stats = StepStats()
+    assert stats.summary() == {
+        "steps": 0,
+        "avg_queue": 0.0,
+        "trials": 0,
+        "accepted": 0,
+        "step_seconds_mean": 0.0,
+        "step_seconds_max": 0.0,
+    }
+    stats.add(4, _result(7, 2), 0.5)
+    stats.add(3, _result(5, 1), 2.0)
+    stats.add(3, _result(0, 0), 0.25)
+    assert stats.summary() == {
+        "steps": 3,
+        "avg_queue": 3.3333,
+        "trials": 12,
+        "accepted": 3,
+        "step_seconds_mean": 2.75 / 3,
+        "step_seconds_max": 2.0,
+    }
