@@ -1,0 +1,145 @@
+"""dynP's pieces on their own: the basic AERT bounds, the reduced future a plan is measured
+on, and the report's averages. Values are worked out by hand."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from batchd.engine.core import Engine
+from batchd.engine.machine import MachineState
+from batchd.model.job import Job
+from batchd.model.machine import Grid, Machine
+from batchd.model.times import NEVER
+from batchd.sched.policies.decider import FCFS, LJF, SJF
+from batchd.sched.policies.dynp import DynP, DynPBasic
+from batchd.sched.registry import make_policy
+
+# -- basic dynP: the AERT against the bounds -------------------------------------------
+
+
+def _basic(lower: int, upper: int) -> DynPBasic:
+    policy = make_policy("dynp-basic", {"lower": str(lower), "upper": str(upper), "threshold": "1"})
+    assert isinstance(policy, DynPBasic)
+    return policy
+
+
+@pytest.mark.parametrize(
+    ("estimates", "chosen"),
+    [
+        ([0], [FCFS]),  # an AERT of 0 says nothing: the order stays
+        ([1], [SJF]),
+        ([100], [SJF]),  # up to the lower bound: SJF
+        ([101], [FCFS]),
+        ([300, 100], [LJF, FCFS]),  # (300 + 100) / 2 = 200, the upper bound: FCFS
+        ([201], [LJF]),
+    ],
+)
+def test_basic_aert_against_lower_100_and_upper_200(estimates: list[int], chosen: list[str]):
+    # One idle node, nothing started: each newcomer counts with those before it.
+    policy = _basic(100, 200)
+    assert policy.name == "dynp-basic"
+    view = MachineState(0, Machine("m", 1), policy, kill=True)
+    got = []
+    for i, estimate in enumerate(estimates, start=1):
+        policy.job_submitted(view, Job(i, 0, 1, estimate, 1))
+        got.append(policy.current)
+    assert got == chosen
+
+
+def test_basic_switch_promises_the_start_of_the_new_plan():
+    # One node idle: the job that makes dynP switch to SJF is planned, and promised, now.
+    policy = _basic(100, 200)
+    view = MachineState(0, Machine("m", 1), policy, kill=True)
+    job = Job(1, 0, 1, 50, 50)
+    policy.job_submitted(view, job)
+    assert policy.current == SJF
+    assert job.result.submit_plan == 0
+
+
+def test_basic_zero_aert_with_zero_bounds_keeps_the_order():
+    # lower = upper = 0: any positive AERT is above both (LJF). Job 1 (10 s) starts at
+    # once; job 2 comes with no estimate, alone in the queue: AERT 0, LJF is kept. An
+    # idle machine's first job with AERT 0 keeps FCFS the same way.
+    policy = _basic(0, 0)
+    jobs = [Job(1, 0, 1, 10, 10), Job(2, 1, 1, 0, 1)]
+    engine = Engine(Grid([Machine("m", 1)]), [policy])
+    engine.load(jobs)
+    engine.run()
+    assert [j.result.started_by for j in jobs] == [LJF, LJF]
+    fresh = _basic(0, 0)
+    fresh.job_submitted(MachineState(0, Machine("m", 1), fresh, kill=True), Job(1, 0, 1, 0, 1))
+    assert fresh.current == FCFS
+
+
+# -- the reduced future ---------------------------------------------------------------------
+
+
+def _measured(future: str, starts: list[int], now: int = 0, submits: list[int] | None = None):
+    policy = make_policy("dynp", {"quality": "awt", "reduced_future": future})
+    assert isinstance(policy, DynP)
+    count = len(starts)
+    arrays = (np.array(starts, dtype=np.int64), np.ones(count, dtype=np.int64))
+    durations = np.full(count, 10, dtype=np.int64)
+    subs = np.zeros(count, dtype=np.int64) if submits is None else np.array(submits)
+    return policy.measure_arrays(*arrays, durations, subs, now)
+
+
+def test_first_k_measures_the_k_earliest_starts():
+    # AWT with every submit at 0 is the mean start: the two earliest of 50, 10, 30, 20.
+    assert _measured("2", [50, 10, 30, 20]) == 15
+    # A job without a start is never scored; the two earliest placed are 10 and 20.
+    assert _measured("2", [50, 10, 30, NEVER, 20]) == 15
+    # K as large as the placed jobs: all of them.
+    assert _measured("4", [50, 10, 30, NEVER, 20]) == Fraction(110, 4)
+
+
+def test_first_k_keeps_the_earlier_submitted_of_equal_starts():
+    # 80 jobs, job i submitted at i; 40 start at 5, then 40 at 1. K = 1: the first job
+    # to start at 1 in queue order, job 40, waited 1 - 40 = -39 s (a stable sort).
+    starts = [5] * 40 + [1] * 40
+    assert _measured("1", starts, submits=list(range(80))) == -39
+
+
+def test_horizon_measures_the_jobs_that_start_before_it():
+    # Horizon 100 s from now = 1000: starts 1000 and 1099 count, 1100 does not.
+    assert _measured("100s", [1000, 1099, 1100], now=1000) == Fraction(2099, 2)
+    assert _measured("100s", [1000, 1099, NEVER, 1100], now=1000) == Fraction(2099, 2)
+    assert _measured("100s", [1000, 1099, NEVER, 1100], now=0) == 0  # none within 100 s
+
+
+def test_the_whole_future_scores_every_placed_job():
+    policy = make_policy("dynp", {"quality": "awt"})
+    assert isinstance(policy, DynP)
+    starts = np.array([30, NEVER, 10], dtype=np.int64)
+    ones = np.ones(3, dtype=np.int64)
+    zeros = np.zeros(3, dtype=np.int64)
+    assert policy.measure_arrays(starts, ones, ones, zeros, 0) == 20
+
+
+# -- the report -------------------------------------------------------------------------------
+
+
+def test_report_averages_over_the_decider_calls():
+    # Two nodes. A (1 node) runs [0, 1000). B (2 nodes, 5000 s) at 10, C (2 nodes, 100 s)
+    # at 20, D (1 node, 500 s) at 30. dynP decides at 20 (B, C wait: SJF is better, a
+    # switch), at 30 (B, C, D), at 530 (D ended; B, C) and at 1000 (B, C): SJF kept three
+    # times of four, 2 + 3 + 2 + 2 = 9 waiting jobs over the four calls.
+    policy = make_policy("dynp")
+    assert isinstance(policy, DynP)
+    empty = policy.report()["dynp"]
+    assert (empty["kept_share"], empty["avg_backlog"], empty["tuning_seconds_mean"]) == (0, 0, 0)
+    jobs = [Job(1, 0, 1, 1000, 1000), Job(2, 10, 2, 5000, 5000)]
+    jobs += [Job(3, 20, 2, 100, 100), Job(4, 30, 1, 500, 500)]
+    engine = Engine(Grid([Machine("m", 2)]), [policy])
+    engine.load(jobs)
+    engine.run()
+    report = policy.report()["dynp"]
+    assert report["decider_calls"] == 4
+    assert report["kept_share"] == 0.75
+    assert report["avg_backlog"] == 2.25
+    assert policy.tuning_total > 0
+    assert report["tuning_seconds_mean"] == pytest.approx(policy.tuning_total / 4)
+    assert 0 < report["tuning_seconds_max"] <= policy.tuning_total
