@@ -13,6 +13,7 @@ from batchd.engine.machine import MachineState
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.times import NEVER
+from batchd.sched.core.order import ORDERS, OrderedQueue
 from batchd.sched.policies.decider import FCFS, LJF, SJF
 from batchd.sched.policies.dynp import DynP, DynPBasic
 from batchd.sched.registry import make_policy
@@ -143,3 +144,83 @@ def test_report_averages_over_the_decider_calls():
     assert policy.tuning_total > 0
     assert report["tuning_seconds_mean"] == pytest.approx(policy.tuning_total / 4)
     assert 0 < report["tuning_seconds_max"] <= policy.tuning_total
+    # Promises: job 2 alone at 10 (placed at 1000); jobs 3 and 4 in the plans adopted at
+    # their arrivals, SJF's: 3 at 1000, 4 at once beside A.
+    assert [j.result.submit_plan for j in jobs[1:]] == [1000, 1000, 30]
+
+
+# -- measure: the sums' short-cut only where it gives the same value --------------------------
+
+
+def _queue(count: int) -> OrderedQueue:
+    queue = OrderedQueue(ORDERS["fcfs"])
+    for i in range(count):
+        queue.insert(Job(i + 1, 0, 1, 60, 60))
+    return queue
+
+
+@pytest.mark.parametrize(
+    ("params", "starts", "now", "quality"),
+    [
+        ({"reduced_future": "1"}, [10, 20, 30], 0, 10),  # the first job to start only
+        ({"reduced_future": "15s"}, [10, 20, 30], 0, 10),  # those before 15 s from now
+        ({"reduced_future": "15s"}, [10, 20, 30], 10, 15),
+        ({}, [10, NEVER, 30], 0, 20),  # a job without a start is not scored
+        ({}, [NEVER, NEVER, NEVER], 0, 0),
+        ({}, [10, 20, 30], 0, 20),
+    ],
+)
+def test_measure_scores_the_jobs_the_reduced_future_keeps(
+    params: dict[str, str], starts: list[int], now: int, quality: int
+):
+    policy = make_policy("dynp", {"quality": "awt", **params})
+    assert isinstance(policy, DynP)
+    ones = np.ones(3, dtype=np.int64)
+    sums: list[tuple[int, int]] = []
+    got = policy.measure(_queue(3), np.array(starts, dtype=np.int64), ones, ones * 60, now, sums)
+    assert got == quality
+
+
+def test_measure_of_slowdown_needs_each_submit():
+    # SLDwW: responses 60 and 120 s of 60 s jobs: slowdowns 1 and 2, mean 1.5.
+    policy = make_policy("dynp", {"quality": "sldww"})
+    assert isinstance(policy, DynP)
+    ones = np.ones(2, dtype=np.int64)
+    starts = np.array([0, 60], dtype=np.int64)
+    assert policy.measure(_queue(2), starts, ones, ones * 60, 0, []) == 1.5
+
+
+def test_measure_standing_plans_the_list_as_it_stands():
+    # One idle node; a (300 s), b (100 s), c (200 s) wait, the list sorted as SJF: b, c,
+    # a. Then d (50 s) is appended: the list stands b, c, a, d (SJF would put d first).
+    # Planned from 0: b 0, c 100, a 300, d 600: AWT (0 + 100 + 300 + 600) / 4 = 250.
+    policy = make_policy(
+        "dynp",
+        {"fcfs_candidate": "as-queued", "min_backlog": "10", "quality": "awt",
+         "reduced_future": "1000s"},
+    )  # fmt: skip
+    assert isinstance(policy, DynP) and policy.standing is not None
+    view = MachineState(0, Machine("m", 1), policy, kill=True)
+    for i, estimate in enumerate((300, 100, 200), start=1):
+        policy.job_submitted(view, Job(i, 0, 1, estimate, estimate))
+    policy.standing.sort_as(SJF)
+    policy.job_submitted(view, Job(4, 0, 1, 50, 50))
+    assert policy.measure_standing(view, {SJF: -1}) == 250
+
+
+# -- slackness ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("slackness", "starts"), [("40", (1100, 1000)), ("41", (1000, 6000))])
+def test_slackness_is_the_share_the_plan_in_force_is_favoured_by(
+    slackness: str, starts: tuple[int, int]
+):
+    # One node busy until 1000; job 2 (5000 s) at 10, job 3 (100 s) at 20. ARTwW of the
+    # FCFS plan (2 then 3): (5990 + 6080) / 2 = 6035; of SJF's: (1080 + 6090) / 2 = 3585,
+    # 59.4 % of it. FCFS counts 60 % of 6035 = 3621 with slackness 40 (SJF wins), 59 % =
+    # 3560.65 with 41 (FCFS is kept).
+    jobs = [Job(1, 0, 1, 1000, 1000), Job(2, 10, 1, 5000, 5000), Job(3, 20, 1, 100, 100)]
+    engine = Engine(Grid([Machine("m", 1)]), [make_policy("dynp", {"slackness": slackness})])
+    engine.load(jobs)
+    engine.run()
+    assert (jobs[1].start, jobs[2].start) == starts
