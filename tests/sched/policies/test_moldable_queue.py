@@ -7,9 +7,12 @@ import pytest
 from moldutil import mold_job
 
 from batchd.engine.core import Engine
+from batchd.engine.machine import MachineState
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.moldable import Moldable, Speedup
+from batchd.model.reservation import Reservation
+from batchd.model.times import NEVER
 from batchd.sched.core.policy import BuildContext
 from batchd.sched.policies.moldable_fairshare import MoldableFairshare, MoldRows
 from batchd.sched.policies.moldable_greedy import MoldableGreedy
@@ -177,3 +180,47 @@ def test_step_statistics_summary() -> None:
         "step_seconds_mean": 2.75 / 3,
         "step_seconds_max": 2.0,
     }
+
+
+def test_fairshare_widths_before_a_plan_once_reserved_and_when_nothing_fits() -> None:
+    # 3 nodes: a rigid job holds 2 until 100, and an advance reservation the third from 10
+    # to 200. X (fixed runtime 50 s, 1..3 nodes, asks for 2) cannot start now (the free
+    # node is taken at 10); from 100 it fits on 1 or 2 nodes alike and is reserved on
+    # the narrowest, 1.
+    policy = _fairshare(3)
+    fixed = Moldable(1, 3, Speedup("fixed", 1, 0), 2, 50, 50)
+    x = mold_job(2, 0, fixed)
+    engine = Engine(Grid([Machine("m", 3)]), [policy])
+    engine.add_reservation(Reservation(id=1, start=10, end=200, width=1))
+    engine.load([Job(1, 0, 2, 100, 100), x])
+    engine.advance_to(0)
+    assert policy.reservation == (x, 100)
+    assert policy.planned_width(x) == 1  # decided, though no plan was asked for
+    engine.run()
+    assert (x.start, x.width) == (100, 1)
+
+
+def test_fairshare_width_of_a_job_not_yet_decided_nor_planned() -> None:
+    # Queued, with no pass run and no plan made: its requested width.
+    policy = _fairshare(4)
+    job = mold_job(2, 0, Moldable(1, 4, LINEAR4, 2, 100, 100))
+    policy.job_submitted(MachineState(0, Machine("m", 4), policy, kill=True), job)
+    assert policy.waiting() == [job]
+    assert policy.planned_width(job) == 2
+
+
+def test_fairshare_plan_shows_width_one_and_requested_width_when_nothing_fits() -> None:
+    # 4 nodes full until 100, 2 of them out of service. Four equal jobs (linear, ask for
+    # 2 nodes, 1..4) have limits of 1 node each (4 nodes / 4); a fifth needs 3 nodes at
+    # least and never fits on the 2 in service: no start, shown at its requested width.
+    policy = _fairshare(4)
+    equal = [mold_job(i, i, Moldable(1, 4, LINEAR4, 2, 100, 100)) for i in (2, 3, 4, 5)]
+    wide = mold_job(6, 6, Moldable(3, 4, LINEAR4, 3, 100, 100))
+    engine = _engine(4, policy, [Job(1, 0, 2, 100, 100), *equal, wide])
+    engine.node_out(0, 2)
+    engine.node_out(0, 3)
+    engine.advance_to(6)
+    plan = dict(policy.planned_starts(engine.machines[0]))
+    assert plan[wide] == NEVER
+    assert [policy.planned_width(j) for j in equal] == [1, 1, 1, 1]
+    assert policy.planned_width(wide) == 3
