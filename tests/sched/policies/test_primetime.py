@@ -14,21 +14,24 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from batchd.engine.core import Engine
+from batchd.model.calendar import PrimeCalendar
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.replay import ReplayOptions, run_replay
 from batchd.sched.core.policy import BuildContext
-from batchd.sched.policies.primetime import PrimeTime
+from batchd.sched.policies.primetime import NonPrimeTime, PrimeTime
 from batchd.sched.registry import PolicyError, make_policy
 
 THU_0600, THU_1900, FRI_0600, FRI_1900, MON_0600 = 21_600, 68_400, 108_000, 154_800, 367_200
 HOUR = 3600
+DAY = 24 * HOUR
 NODES = 10
 
 
@@ -257,3 +260,30 @@ def test_invariants(spec: list[tuple[int, int, int, int]], discipline: str, over
         for b in timed:
             if a.id < b.id and a.start < b.end and b.start < a.end:
                 assert not set(a.units) & set(b.units)
+
+
+def test_a_held_large_job_is_told_when_non_prime_opens_or_ends() -> None:
+    policy = make_policy("primetime", {"prime_nodes": "5", "prime_runtime": "02:00:00"})
+    assert isinstance(policy, PrimeTime)
+    engine = Engine(Grid([Machine("m", NODES)]), [policy])
+    wide = job(1, 10 * HOUR, 8, HOUR)  # Thu 10:00, too wide for prime time
+    late = job(2, 20 * HOUR, 4, 12 * HOUR)  # Thu 20:00, 12 h: past Fri 06:00
+    engine.load([wide, late])
+    engine.advance_to(10 * HOUR)
+    assert policy.explain(wide, 10 * HOUR) == (
+        "it runs in nonprime time, which opens at 1970-01-01 19:00:00 UTC"
+    )
+    engine.advance_to(20 * HOUR)
+    assert policy.explain(late, 20 * HOUR) == (
+        "its walltime does not fit before nonprime time ends at 1970-01-02 06:00:00 UTC"
+    )
+
+
+def test_non_prime_stamps_are_local_times_on_the_shifted_clock() -> None:
+    pacific = PrimeCalendar.default(ZoneInfo("US/Pacific"))
+    large = NonPrimeTime(pacific, DAY)  # the clock's 0 is 1970-01-02 00:00 UTC
+    assert large.closed(0) == "it runs in nonprime time, which opens at 1970-01-01 16:00:00 PST"
+    assert large.closed(None) == "it runs in nonprime time, which opens never"
+    assert large.unfit(job(1, 0, 1, 60), HOUR) == (
+        "its walltime does not fit before nonprime time ends at 1970-01-01 17:00:00 PST"
+    )
