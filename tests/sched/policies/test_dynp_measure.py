@@ -14,6 +14,7 @@ from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.times import NEVER
 from batchd.sched.core.order import ORDERS, OrderedQueue
+from batchd.sched.policies import dynp
 from batchd.sched.policies.decider import FCFS, LJF, SJF
 from batchd.sched.policies.dynp import DynP, DynPBasic
 from batchd.sched.registry import make_policy
@@ -131,7 +132,8 @@ def test_report_averages_over_the_decider_calls():
     policy = make_policy("dynp")
     assert isinstance(policy, DynP)
     empty = policy.report()["dynp"]
-    assert (empty["kept_share"], empty["avg_backlog"], empty["tuning_seconds_mean"]) == (0, 0, 0)
+    assert (empty["kept_share"], empty["avg_backlog"]) == (0, 0)
+    assert (empty["tuning_seconds_mean"], empty["tuning_seconds_max"]) == (0, 0)
     jobs = [Job(1, 0, 1, 1000, 1000), Job(2, 10, 2, 5000, 5000)]
     jobs += [Job(3, 20, 2, 100, 100), Job(4, 30, 1, 500, 500)]
     engine = Engine(Grid([Machine("m", 2)]), [policy])
@@ -224,3 +226,51 @@ def test_slackness_is_the_share_the_plan_in_force_is_favoured_by(
     engine.load(jobs)
     engine.run()
     assert (jobs[1].start, jobs[2].start) == starts
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.switches: list[tuple[str, str]] = []
+        self.tunings: list[tuple[str, float]] = []
+
+    def switched(self, old: str, new: str) -> None:
+        self.switches.append((old, new))
+
+    def tuned(self, case: str, seconds: float) -> None:
+        self.tunings.append((case, seconds))
+
+    def searched(self, seconds: float, stopped: str) -> None:
+        raise AssertionError("dynP does not search")
+
+
+class _Clock:
+    """A performance counter that moves a quarter second at each reading."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        self.now += 0.25
+        return self.now
+
+
+def test_switches_and_tuning_times_are_told_and_counted(monkeypatch: pytest.MonkeyPatch):
+    # The four jobs above with the simple decider and the FCFS list as it stands: SJF at
+    # 20 (case 7), FCFS at 30 (6b), SJF at 530 (7), FCFS at 1000 (6b). Each tuning step
+    # reads the clock twice: a quarter second apart.
+    monkeypatch.setattr(dynp, "time", _Clock())
+    policy = make_policy("dynp", {"decider": "simple", "fcfs_candidate": "as-queued"})
+    assert isinstance(policy, DynP) and policy.name == "dynp"
+    heard = _Recorder()
+    policy.observe(heard)
+    jobs = [Job(1, 0, 1, 1000, 1000), Job(2, 10, 2, 5000, 5000)]
+    jobs += [Job(3, 20, 2, 100, 100), Job(4, 30, 1, 500, 500)]
+    engine = Engine(Grid([Machine("m", 2)]), [policy])
+    engine.load(jobs)
+    engine.run()
+    assert heard.switches == [(FCFS, SJF), (SJF, FCFS), (FCFS, SJF), (SJF, FCFS)]
+    assert heard.tunings == [("7", 0.25), ("6b", 0.25), ("7", 0.25), ("6b", 0.25)]
+    report = policy.report()["dynp"]
+    assert report["switches"] == {FCFS: 2, SJF: 2, LJF: 0}
+    assert (report["tuning_seconds_mean"], report["tuning_seconds_max"]) == (0.25, 0.25)
+    assert report["kept_share"] == 0.0

@@ -14,8 +14,9 @@ from batchd.model.moldable import Moldable, Speedup
 from batchd.model.reservation import Reservation
 from batchd.model.times import NEVER
 from batchd.sched.core.policy import BuildContext
+from batchd.sched.core.profile import Profile
 from batchd.sched.policies.moldable_fairshare import MoldableFairshare, MoldRows
-from batchd.sched.policies.moldable_greedy import MoldableGreedy
+from batchd.sched.policies.moldable_greedy import MoldableGreedy, greedy_width
 from batchd.sched.policies.moldable_iterative import MoldableIterative, StepResult, StepStats
 from batchd.sched.registry import make_policy
 
@@ -224,3 +225,30 @@ def test_fairshare_plan_shows_width_one_and_requested_width_when_nothing_fits() 
     assert plan[wide] == NEVER
     assert [policy.planned_width(j) for j in equal] == [1, 1, 1, 1]
     assert policy.planned_width(wide) == 3
+
+
+def test_greedy_width_on_an_idle_machine() -> None:
+    idle = Profile.of_running(4, 0, [], [], room=4)
+    # A fixed runtime ignores A: every width ends alike, so the narrowest, 1.
+    fixed = mold_job(1, 0, Moldable(1, 4, Speedup("fixed", 4, 0), 2, 100, 100))
+    assert greedy_width(fixed, idle, 0) == 1
+    # Linear speedup to 4: the widest ends soonest.
+    assert greedy_width(mold_job(2, 0, Moldable(1, 4, LINEAR4, 2, 100, 100)), idle, 0) == 4
+    # No width of 5..6 ever fits on 4 nodes: the requested width; a rigid job keeps its own.
+    wide = mold_job(3, 0, Moldable(5, 6, LINEAR10, 6, 100, 100))
+    assert greedy_width(wide, idle, 0) == 6
+    assert greedy_width(Job(4, 0, 3, 100, 100), idle, 0) == 3
+
+
+def test_greedy_plans_a_job_without_an_estimate_for_one_second() -> None:
+    # 2 idle nodes. Job 1 has no estimate: every width lasts 1 s, so it takes 1 node (it
+    # asked for 2) for [0, 1). Job 2 wants both nodes: it is planned at 1.
+    policy = make_policy("moldable-greedy")
+    assert isinstance(policy, MoldableGreedy) and policy.name == "moldable-greedy"
+    view = MachineState(0, Machine("m", 2), policy, kill=True)
+    unknown = mold_job(1, 0, Moldable(1, 2, LINEAR4, 2, 100, 0))
+    rigid = Job(2, 0, 2, 50, 50)
+    policy.job_submitted(view, unknown)
+    policy.job_submitted(view, rigid)
+    assert policy.planned_width(unknown) == 1
+    assert (unknown.result.submit_plan, rigid.result.submit_plan) == (0, 1)
