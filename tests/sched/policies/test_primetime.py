@@ -26,7 +26,7 @@ from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.replay import ReplayOptions, run_replay
 from batchd.sched.core.policy import BuildContext
-from batchd.sched.policies.primetime import NonPrimeTime, PrimeTime
+from batchd.sched.policies.primetime import NonPrimeTime, PrimeTime, PrimeTimeParams
 from batchd.sched.registry import PolicyError, make_policy
 
 THU_0600, THU_1900, FRI_0600, FRI_1900, MON_0600 = 21_600, 68_400, 108_000, 154_800, 367_200
@@ -287,3 +287,22 @@ def test_non_prime_stamps_are_local_times_on_the_shifted_clock() -> None:
     assert large.unfit(job(1, 0, 1, 60), HOUR) == (
         "its walltime does not fit before nonprime time ends at 1970-01-01 17:00:00 PST"
     )
+
+
+def test_the_timezone_parameter_wins_over_the_site_and_the_calendar_file(tmp_path: Path) -> None:
+    holidays = tmp_path / "holidays"
+    holidays.write_text("YEAR 1970\nweekday 0600 1900\nsaturday none all\nsunday none all\n")
+    site = PrimeCalendar.default(ZoneInfo("UTC"))
+    for calendar in ("default", str(holidays)):
+        params = PrimeTimeParams(calendar=calendar, timezone="US/Pacific")
+        assert str(params.make_calendar(site).tz) == "US/Pacific"
+        assert str(PrimeTimeParams(calendar=calendar).make_calendar(site).tz) == "UTC"
+
+
+def test_a_calendar_without_prime_time_never_changes_period(tmp_path: Path) -> None:
+    holidays = tmp_path / "holidays"
+    holidays.write_text("YEAR 1970\nweekday none all\nsaturday none all\nsunday none all\n")
+    policy = make_policy("primetime", {"calendar": str(holidays), "timezone": "UTC"})
+    assert isinstance(policy, PrimeTime)
+    assert policy.period(10 * HOUR) == ("nonprime", None)
+    assert run([job(1, 10 * HOUR, 8, 3 * HOUR)], calendar=str(holidays))[2][1].start == 10 * HOUR
