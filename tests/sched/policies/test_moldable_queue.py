@@ -15,9 +15,15 @@ from batchd.model.reservation import Reservation
 from batchd.model.times import NEVER
 from batchd.sched.core.policy import BuildContext
 from batchd.sched.core.profile import Profile
+from batchd.sched.policies import moldable_iterative
 from batchd.sched.policies.moldable_fairshare import MoldableFairshare, MoldRows
 from batchd.sched.policies.moldable_greedy import MoldableGreedy, greedy_width
-from batchd.sched.policies.moldable_iterative import MoldableIterative, StepResult, StepStats
+from batchd.sched.policies.moldable_iterative import (
+    MoldableIterative,
+    StepInput,
+    StepResult,
+    StepStats,
+)
 from batchd.sched.registry import make_policy
 
 LINEAR10 = Speedup("downey", 10, 0)  # S(n) = n up to 10 nodes
@@ -252,3 +258,73 @@ def test_greedy_plans_a_job_without_an_estimate_for_one_second() -> None:
     policy.job_submitted(view, rigid)
     assert policy.planned_width(unknown) == 1
     assert (unknown.result.submit_plan, rigid.result.submit_plan) == (0, 1)
+
+
+def test_fairshare_queue_stays_in_submit_order_whatever_the_arrival_order() -> None:
+    # A job put back in the queue (released, altered) may come after a later one: it
+    # still goes before it. Rigid widths 1 and 3 on 4 idle nodes: both start now.
+    policy = _fairshare(4)
+    view = MachineState(0, Machine("m", 4), policy, kill=True)
+    late, early = Job(2, 5, 3, 50, 50), Job(1, 3, 1, 100, 100)
+    policy.job_submitted(view, late)
+    policy.job_submitted(view, early)
+    assert policy.waiting() == [early, late]
+    assert policy.planned_starts(view) == [(early, 0), (late, 0)]
+    assert (policy.planned_width(early), policy.planned_width(late)) == (1, 3)
+    policy.withdraw(view, early)
+    assert policy.waiting() == [late]
+
+
+@pytest.mark.parametrize(
+    ("context", "shape"), [(None, [(0, 5, 20)] * 2), (20, [(0, 10, 10), (10, 10, 20)])]
+)
+def test_fairshare_system_size_is_the_machine_or_the_one_built_for(
+    context: int | None, shape: list[tuple[int, int, int]]
+) -> None:
+    # Two equal jobs (work 100) on 10 nodes: half the system each. Built without a size,
+    # the system is the machine's 10 nodes (5 each, side by side); built for 20 nodes,
+    # each may take 10 and they run one after the other.
+    policy = make_policy("moldable-fairshare", None, BuildContext(nodes=context))
+    assert isinstance(policy, MoldableFairshare)
+    jobs = [_linear(1, 0, 100), _linear(2, 0, 100)]
+    _engine(10, policy, jobs).run()
+    assert [(j.start, j.width, j.end) for j in jobs] == shape
+
+
+def test_iterative_step_input_and_plan_after_a_partial_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 4 nodes; at 0 R (rigid, 2 nodes, 100 s), M (1..4, linear, 200 s on 1) and W (rigid,
+    # 4 nodes, 10 s). Fig. 6: M on 2 beside R until 100 (ends 100 + 100 + 110 = 310);
+    # on 3 it would wait for R. R and M start; W keeps its plan: all 4 nodes at 100.
+    # Each step reads the clock twice, a quarter second apart.
+    monkeypatch.setattr(moldable_iterative, "time", _Clock())
+    policy = make_policy("moldable-iterative")
+    assert isinstance(policy, MoldableIterative)
+    steps: list[StepInput] = []
+    policy.on_step = steps.append
+    r, w = Job(1, 0, 2, 100, 100), Job(3, 0, 4, 10, 10)
+    m = mold_job(2, 0, Moldable(1, 4, LINEAR4, 1, 200, 200))
+    engine = _engine(4, policy, [r, m, w])
+    engine.advance_to(0)
+    assert [(j.start, j.width) for j in (r, m)] == [(0, 2), (0, 2)]
+    assert policy.planned_width(w) == 4
+    assert policy.planned_starts(engine.machines[0]) == [(w, 100)]
+    assert len(steps) == 1 and steps[0].now == 0
+    assert steps[0].shapes.tolist() == [[2, 2, 2, 100, 1], [1, 4, 1, 200, 0], [4, 4, 4, 10, 1]]
+    engine.run()
+    assert (w.start, w.end) == (100, 110)
+    summary = policy.report()["moldable_iterative"]
+    assert summary["step_seconds_max"] == 0.25
+    assert summary["step_seconds_mean"] == 0.25
+
+
+class _Clock:
+    """A performance counter that moves a quarter second at each reading."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        self.now += 0.25
+        return self.now
