@@ -134,14 +134,29 @@ def test_mold_rows_grow_and_reuse_the_rows_of_jobs_that_left() -> None:
     ]  # width x estimate
     assert table.ints[1].tolist() == [1, 10, 1, 100, 0, 0]
     assert table.floats[1].tolist() == [10.0, 0.0, 10.0]  # sqrt(100 s x S(1) = 1)
-    third = table.add(_linear(3, 0, 400))  # full: the table doubles
-    assert (third, len(table.ints), len(table.floats)) == (2, 4, 4)
+    rows += [table.add(_linear(3, 0, 400)), table.add(_linear(4, 0, 9))]  # full: it doubles
+    assert (rows, len(table.ints), len(table.floats)) == ([0, 1, 2, 3], 4, 4)
     assert table.ints[:2].tolist() == [[3, 3, 3, 50, 1, 0], [1, 10, 1, 100, 0, 0]]
+    assert table.add(_linear(5, 0, 9)) == 4  # and doubles again
+    assert len(table.ints) == 8
     table.decide(1, 7)
     assert (table.decided(0), table.decided(1)) == (0, 7)
     table.free(1)
-    assert table.add(_linear(4, 0, 9)) == 1
-    assert table.add(_linear(5, 0, 9)) == 3
+    assert table.add(_linear(6, 0, 9)) == 1
+    assert table.add(_linear(7, 0, 9)) == 5
+
+
+def test_mold_rows_weigh_the_work_on_the_requested_width() -> None:
+    table = MoldRows(4)
+    # 100 s on 2 nodes of a linear speedup: 200 processor-seconds of work.
+    two = table.add(mold_job(1, 0, Moldable(1, 4, LINEAR4, 2, 100, 100)))
+    assert table.floats[two].tolist() == [4.0, 0.0, pytest.approx(200**0.5)]
+    # Without an estimate the work counts as 1 s on the requested width: S(2) = 2.
+    unknown = table.add(mold_job(2, 0, Moldable(1, 4, LINEAR4, 2, 100, 0)))
+    assert table.floats[unknown].tolist() == [4.0, 0.0, pytest.approx(2**0.5)]
+    fixed = table.add(mold_job(3, 0, Moldable(1, 4, Speedup("fixed"), 2, 100, 100)))
+    assert table.ints[fixed].tolist() == [1, 4, 2, 100, 1, 0]  # flat: no node helps
+    assert table.floats[fixed][2] == pytest.approx(100**0.5)
 
 
 # -- moldable-iterative ----------------------------------------------------------------------
@@ -264,6 +279,7 @@ def test_fairshare_queue_stays_in_submit_order_whatever_the_arrival_order() -> N
     # A job put back in the queue (released, altered) may come after a later one: it
     # still goes before it. Rigid widths 1 and 3 on 4 idle nodes: both start now.
     policy = _fairshare(4)
+    assert (policy.name, policy.reservation) == ("moldable-fairshare", None)
     view = MachineState(0, Machine("m", 4), policy, kill=True)
     late, early = Job(2, 5, 3, 50, 50), Job(1, 3, 1, 100, 100)
     policy.job_submitted(view, late)
