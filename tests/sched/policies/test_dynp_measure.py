@@ -274,3 +274,13 @@ def test_switches_and_tuning_times_are_told_and_counted(monkeypatch: pytest.Monk
     assert report["switches"] == {FCFS: 2, SJF: 2, LJF: 0}
     assert (report["tuning_seconds_mean"], report["tuning_seconds_max"]) == (0.25, 0.25)
     assert report["kept_share"] == 0.0
+
+
+def test_a_horizon_of_one_hour_counts_only_the_jobs_planned_within_it():
+    # The jobs above at 20: the FCFS plan has only job 2 starting within the hour (1000):
+    # ARTwW 5990. SJF's has both (3 at 1000, 2 at 1100): 3585. SJF wins.
+    jobs = [Job(1, 0, 1, 1000, 1000), Job(2, 10, 1, 5000, 5000), Job(3, 20, 1, 100, 100)]
+    engine = Engine(Grid([Machine("m", 1)]), [make_policy("dynp", {"reduced_future": "1h"})])
+    engine.load(jobs)
+    engine.run()
+    assert (jobs[1].start, jobs[2].start) == (1100, 1000)

@@ -344,3 +344,16 @@ class _Clock:
     def perf_counter(self) -> float:
         self.now += 0.25
         return self.now
+
+
+def test_fairshare_plans_around_more_reservations_than_jobs() -> None:
+    # 4 nodes; five advance reservations of one node each, [10, 20) to [50, 60). A job
+    # of work 8 (linear) takes all 4 nodes now: 2 s, done before the first one.
+    policy = _fairshare(4)
+    engine = Engine(Grid([Machine("m", 4)]), [policy])
+    for k in range(5):
+        engine.add_reservation(Reservation(id=k + 1, start=10 * (k + 1), end=10 * (k + 2), width=1))
+    job = _linear(1, 0, 8)
+    engine.load([job])
+    engine.run()
+    assert (job.start, job.width, job.end) == (0, 4, 2)
