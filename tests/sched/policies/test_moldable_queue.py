@@ -23,6 +23,7 @@ from batchd.sched.policies.moldable_iterative import (
     StepInput,
     StepResult,
     StepStats,
+    job_shape,
 )
 from batchd.sched.registry import make_policy
 
@@ -325,7 +326,8 @@ def test_iterative_step_input_and_plan_after_a_partial_start(
     engine.advance_to(0)
     assert [(j.start, j.width) for j in (r, m)] == [(0, 2), (0, 2)]
     assert policy.planned_width(w) == 4
-    assert policy.planned_starts(engine.machines[0]) == [(w, 100)]
+    plan = policy.planned_starts(engine.machines[0])
+    assert plan == [(w, 100)] and type(plan[0][1]) is int  # a second count, as qstat shows
     assert len(steps) == 1 and steps[0].now == 0
     assert steps[0].shapes.tolist() == [[2, 2, 2, 100, 1], [1, 4, 1, 200, 0], [4, 4, 4, 10, 1]]
     engine.run()
@@ -357,3 +359,12 @@ def test_fairshare_plans_around_more_reservations_than_jobs() -> None:
     engine.load([job])
     engine.run()
     assert (job.start, job.width, job.end) == (0, 4, 2)
+
+
+def test_job_shape_of_rigid_moldable_and_fixed_jobs() -> None:
+    assert job_shape(Job(1, 0, 3, 50, 50)) == ((3, 3, 3, 50, 1), (1.0, 0.0))
+    linear = mold_job(2, 0, Moldable(1, 4, LINEAR4, 2, 100, 100))
+    assert job_shape(linear) == ((1, 4, 2, 100, 0), (4.0, 0.0))
+    # A fixed runtime is fixed whatever A it carries.
+    fixed = mold_job(3, 0, Moldable(1, 4, Speedup("fixed", 4, 0), 2, 100, 100))
+    assert job_shape(fixed) == ((1, 4, 2, 100, 1), (4.0, 0.0))
