@@ -40,6 +40,8 @@ def test_a_withdrawn_job_leaves_every_order_and_the_plan(name: str, params: dict
     assert policy.planned_starts(engine.machines[0])[-1] == (jobs[3], 1800)
     engine.withdraw(jobs[2])
     assert all(jobs[2] not in q.jobs for q in policy.queues.values())
+    # Asked at once (qstat), the plan is already without it.
+    assert policy.planned_starts(engine.machines[0])[-1] == (jobs[3], 1500)
     if isinstance(policy, DynP) and policy.standing is not None:
         assert jobs[2] not in policy.standing.appended
         assert jobs[3] in policy.standing.appended

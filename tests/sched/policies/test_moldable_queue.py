@@ -60,6 +60,9 @@ def test_greedy_shows_chosen_widths_and_forgets_a_withdrawn_choice() -> None:
     engine.withdraw(b)
     assert policy.planned_width(b) == 2
     assert b not in policy.chosen
+    late = Job(5, 2, 1, 10, 10)  # rigid: never chosen a width, withdrawn all the same
+    policy.job_submitted(view, late)
+    policy.withdraw(view, late)
     assert policy.planned_starts(view) == [(c, 100)]
     engine.run()
     assert (c.start, c.width, c.end) == (100, 10, 120)
@@ -90,10 +93,10 @@ def test_fairshare_withdraw_frees_the_share_of_the_job_that_left() -> None:
     view = engine.machines[0]
     assert [s for _, s in policy.planned_starts(view)] == [100, 100, 100]
     assert [policy.planned_width(j) for j in (a, b, c)] == [3, 3, 3]
-    spare = len(policy.table.spare)
+    spare, row = len(policy.table.spare), policy.rows[2]
     engine.withdraw(c)
     assert policy.waiting() == [a, b]
-    assert len(policy.table.spare) == spare + 1  # its row is free for the next job
+    assert len(policy.table.spare) == spare + 1 and policy.table.spare[-1] == row  # free again
     assert policy.planned_width(c) == c.width  # no longer planned
     assert policy.planned_starts(view) == [(a, 100), (b, 100)]
     assert (policy.planned_width(a), policy.planned_width(b)) == (5, 5)
@@ -290,6 +293,10 @@ def test_fairshare_queue_stays_in_submit_order_whatever_the_arrival_order() -> N
     assert (policy.planned_width(early), policy.planned_width(late)) == (1, 3)
     policy.withdraw(view, early)
     assert policy.waiting() == [late]
+    unplanned = Job(3, 9, 1, 10, 10)  # withdrawn before any plan showed it
+    policy.job_submitted(view, unplanned)
+    policy.withdraw(view, unplanned)
+    assert policy.waiting() == [late]
 
 
 @pytest.mark.parametrize(
@@ -368,3 +375,21 @@ def test_job_shape_of_rigid_moldable_and_fixed_jobs() -> None:
     # A fixed runtime is fixed whatever A it carries.
     fixed = mold_job(3, 0, Moldable(1, 4, Speedup("fixed", 4, 0), 2, 100, 100))
     assert job_shape(fixed) == ((1, 4, 2, 100, 1), (4.0, 0.0))
+
+
+def test_fairshare_limits_follow_the_queue_through_an_arrival_and_a_departure() -> None:
+    # 10 nodes full until 100. Jobs 2, 3, 4 (work 1000 each) have limits of 3 nodes. Job 5
+    # (work 16000) comes and job 3 leaves: weights sqrt(1000), sqrt(1000), sqrt(16000),
+    # 31.6 + 31.6 + 126.5 = 189.7 of 10 nodes: limits 1, 1 and 6.
+    policy = _fairshare(10)
+    a, b, c = _linear(2, 1, 1000), _linear(3, 2, 1000), _linear(4, 3, 1000)
+    big = _linear(5, 4, 16000)
+    engine = _engine(10, policy, [Job(1, 0, 10, 100, 100), a, b, c, big])
+    engine.advance_to(3)
+    view = engine.machines[0]
+    policy.planned_starts(view)
+    assert [policy.planned_width(j) for j in (a, b, c)] == [3, 3, 3]
+    engine.advance_to(4)
+    engine.withdraw(b)
+    policy.planned_starts(view)
+    assert [policy.planned_width(j) for j in (a, c, big)] == [1, 1, 6]
