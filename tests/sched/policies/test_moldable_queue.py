@@ -393,3 +393,14 @@ def test_fairshare_limits_follow_the_queue_through_an_arrival_and_a_departure() 
     engine.withdraw(b)
     policy.planned_starts(view)
     assert [policy.planned_width(j) for j in (a, c, big)] == [1, 1, 6]
+
+
+def test_fairshare_limits_of_a_newcomer_after_jobs_started() -> None:
+    # 10 nodes. Two rigid jobs of 4 nodes start at 0 (until 100). At 1 a job of work 1000
+    # (linear) comes alone: its limit is the whole system, so it ends soonest on all 10
+    # nodes from 100 (at 200), not on the 2 free ones now (at 501), nor on 5 (at 300).
+    policy = _fairshare(10)
+    a, b = Job(1, 0, 4, 100, 100), Job(2, 0, 4, 100, 100)
+    job = _linear(3, 1, 1000)
+    _engine(10, policy, [a, b, job]).run()
+    assert (job.start, job.width, job.end) == (100, 10, 200)
