@@ -404,3 +404,24 @@ def test_fairshare_limits_of_a_newcomer_after_jobs_started() -> None:
     job = _linear(3, 1, 1000)
     _engine(10, policy, [a, b, job]).run()
     assert (job.start, job.width, job.end) == (100, 10, 200)
+
+
+def test_fairshare_limits_after_two_departures_and_an_arrival() -> None:
+    # 10 nodes full until 100; jobs 2, 3, 4 of work 1000: limits 3 each. Job 4 leaves:
+    # 5 each. Job 5 (work 16000) comes and job 3 leaves: weights sqrt(1000) and
+    # sqrt(16000) = 4 x sqrt(1000), a fifth and four fifths of 10 nodes: 2 and 8.
+    policy = _fairshare(10)
+    a, b, c = _linear(2, 1, 1000), _linear(3, 2, 1000), _linear(4, 3, 1000)
+    big = _linear(5, 4, 16000)
+    engine = _engine(10, policy, [Job(1, 0, 10, 100, 100), a, b, c, big])
+    engine.advance_to(3)
+    view = engine.machines[0]
+    policy.planned_starts(view)
+    assert [policy.planned_width(j) for j in (a, b, c)] == [3, 3, 3]
+    engine.withdraw(c)
+    policy.planned_starts(view)
+    assert [policy.planned_width(j) for j in (a, b)] == [5, 5]
+    engine.advance_to(4)
+    engine.withdraw(b)
+    policy.planned_starts(view)
+    assert [policy.planned_width(j) for j in (a, big)] == [2, 8]
