@@ -128,9 +128,12 @@ GROUPS: dict[str, Group] = {
         tests=(
             "tests/sched/policies/test_dynp.py",
             "tests/sched/policies/test_dynp_candidate.py",
+            "tests/sched/policies/test_dynp_measure.py",
+            "tests/sched/policies/test_dynp_withdraw.py",
             "tests/sched/policies/test_moldable_fairshare.py",
             "tests/sched/policies/test_moldable_greedy.py",
             "tests/sched/policies/test_moldable_iterative.py",
+            "tests/sched/policies/test_moldable_queue.py",
             "tests/sched/policies/test_primetime.py",
             "tests/sched/policies/test_quality.py",
             "tests/sched/policies/test_utility_orders.py",

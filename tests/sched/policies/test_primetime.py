@@ -14,21 +14,29 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from batchd.engine.core import Engine
+from batchd.model.calendar import PrimeCalendar
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.replay import ReplayOptions, run_replay
 from batchd.sched.core.policy import BuildContext
-from batchd.sched.policies.primetime import PrimeTime
+from batchd.sched.policies.primetime import (
+    NonPrimeTime,
+    PrimeTime,
+    PrimeTimeParams,
+    parse_limit,
+)
 from batchd.sched.registry import PolicyError, make_policy
 
 THU_0600, THU_1900, FRI_0600, FRI_1900, MON_0600 = 21_600, 68_400, 108_000, 154_800, 367_200
 HOUR = 3600
+DAY = 24 * HOUR
 NODES = 10
 
 
@@ -257,3 +265,118 @@ def test_invariants(spec: list[tuple[int, int, int, int]], discipline: str, over
         for b in timed:
             if a.id < b.id and a.start < b.end and b.start < a.end:
                 assert not set(a.units) & set(b.units)
+
+
+def test_a_held_large_job_is_told_when_non_prime_opens_or_ends() -> None:
+    policy = make_policy("primetime", {"prime_nodes": "5", "prime_runtime": "02:00:00"})
+    assert isinstance(policy, PrimeTime)
+    engine = Engine(Grid([Machine("m", NODES)]), [policy])
+    wide = job(1, 10 * HOUR, 8, HOUR)  # Thu 10:00, too wide for prime time
+    late = job(2, 20 * HOUR, 4, 12 * HOUR)  # Thu 20:00, 12 h: past Fri 06:00
+    engine.load([wide, late])
+    engine.advance_to(10 * HOUR)
+    assert policy.explain(wide, 10 * HOUR) == (
+        "it runs in nonprime time, which opens at 1970-01-01 19:00:00 UTC"
+    )
+    engine.advance_to(20 * HOUR)
+    assert policy.explain(late, 20 * HOUR) == (
+        "its walltime does not fit before nonprime time ends at 1970-01-02 06:00:00 UTC"
+    )
+
+
+def test_non_prime_stamps_are_local_times_on_the_shifted_clock() -> None:
+    pacific = PrimeCalendar.default(ZoneInfo("US/Pacific"))
+    large = NonPrimeTime(pacific, DAY)  # the clock's 0 is 1970-01-02 00:00 UTC
+    assert large.closed(0) == "it runs in nonprime time, which opens at 1970-01-01 16:00:00 PST"
+    assert large.closed(None) == "it runs in nonprime time, which opens never"
+    assert large.unfit(job(1, 0, 1, 60), HOUR) == (
+        "its walltime does not fit before nonprime time ends at 1970-01-01 17:00:00 PST"
+    )
+
+
+def test_the_timezone_parameter_wins_over_the_site_and_the_calendar_file(tmp_path: Path) -> None:
+    holidays = tmp_path / "holidays"
+    holidays.write_text("YEAR 1970\nweekday 0600 1900\nsaturday none all\nsunday none all\n")
+    site = PrimeCalendar.default(ZoneInfo("UTC"))
+    for calendar in ("default", str(holidays)):
+        params = PrimeTimeParams(calendar=calendar, timezone="US/Pacific")
+        assert str(params.make_calendar(site).tz) == "US/Pacific"
+        assert str(PrimeTimeParams(calendar=calendar).make_calendar(site).tz) == "UTC"
+
+
+def test_a_calendar_without_prime_time_never_changes_period(tmp_path: Path) -> None:
+    holidays = tmp_path / "holidays"
+    holidays.write_text("YEAR 1970\nweekday none all\nsaturday none all\nsunday none all\n")
+    policy = make_policy("primetime", {"calendar": str(holidays), "timezone": "UTC"})
+    assert isinstance(policy, PrimeTime)
+    assert policy.period(10 * HOUR) == ("nonprime", None)
+    assert run([job(1, 10 * HOUR, 8, 3 * HOUR)], calendar=str(holidays))[2][1].start == 10 * HOUR
+
+
+@pytest.mark.parametrize(
+    ("text", "what", "limit"),
+    [
+        ("1%", "prime_nodes", (1.0, True)),
+        ("0.5%", "prime_runtime", (0.5, True)),
+        ("100%", "prime_nodes", (100.0, True)),
+        ("1", "prime_nodes", (1.0, False)),
+        ("04:00:00", "prime_runtime", (14400.0, False)),
+    ],
+)
+def test_limits_at_their_bounds(text: str, what: str, limit: tuple[float, bool]) -> None:
+    assert parse_limit(text, what) == limit
+
+
+@pytest.mark.parametrize(
+    ("text", "what", "says"),
+    [
+        ("0%", "prime_nodes", "prime_nodes: a percentage must be in (0, 100], got '0%'"),
+        ("100.5%", "prime_runtime", "prime_runtime: a percentage must be in (0, 100], got"),
+        ("0", "prime_nodes", "prime_nodes: expected a node count or a percentage, got '0'"),
+        ("04:00:00", "prime_nodes", "prime_nodes: expected a node count or a percentage"),
+        ("soon", "prime_runtime", "prime_runtime: expected seconds, HH:MM:SS or a percentage, "),
+        ("0", "prime_runtime", "prime_runtime: must be positive, got '0'"),
+    ],
+)
+def test_limits_refused_with_their_names(text: str, what: str, says: str) -> None:
+    with pytest.raises(ValueError) as err:
+        parse_limit(text, what)
+    assert str(err.value).startswith(says)
+
+
+def test_limits_of_a_policy_built_without_a_machine_and_for_one() -> None:
+    policy = make_policy("primetime", {"prime_nodes": "5", "prime_runtime": "02:00:00"})
+    assert isinstance(policy, PrimeTime) and policy.name == "primetime"
+    assert policy.limits() == {
+        "prime_nodes": 0,
+        "prime_runtime": None,
+        "exempt_runtime": 900,
+        "exempt_nodes": 0,
+    }
+    # Built for 100 nodes: 3% is 3 nodes exactly. Percentages are of those 100 nodes,
+    # also on a machine that turns out smaller.
+    built = make_policy(
+        "primetime", {"prime_nodes": "30%", "prime_runtime": "02:00:00"}, BuildContext(nodes=100)
+    )
+    assert isinstance(built, PrimeTime)
+    engine = Engine(Grid([Machine("m", NODES)]), [built])
+    engine.load([job(1, 0, 1, 60)])
+    engine.run()
+    assert built.limits() == {
+        "prime_nodes": 30,
+        "prime_runtime": 2 * HOUR,
+        "exempt_runtime": 900,
+        "exempt_nodes": 3,
+    }
+
+
+def test_small_at_the_limits_themselves() -> None:
+    policy = make_policy(
+        "primetime", {"prime_nodes": "5", "prime_runtime": "02:00:00"}, BuildContext(nodes=NODES)
+    )
+    assert isinstance(policy, PrimeTime)
+    assert policy.is_small(job(1, 0, 8, 900))  # 15 minutes: always small
+    assert not policy.is_small(job(2, 0, 8, 901))
+    assert policy.is_small(job(3, 0, 5, 2 * HOUR))  # at both limits
+    assert not policy.is_small(job(4, 0, 5, 2 * HOUR + 1))
+    assert not policy.is_small(job(5, 0, 6, 2 * HOUR))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
-from batchd.sched.policies.quality import SUMMED, plan_quality, summed_quality
+from batchd.sched.policies.quality import QUALITIES, SUMMED, plan_quality, summed_quality
 
 
 @pytest.mark.parametrize("metric", SUMMED)
@@ -33,3 +35,33 @@ def test_summed_quality_refuses_a_metric_that_needs_each_submit() -> None:
     one = np.ones(1, dtype=np.int64)
     with pytest.raises(ValueError, match="'sldww' needs each job's submit"):
         summed_quality("sldww", one, one, one, 1, 1)
+
+
+# Three jobs (start, width, duration, submit): (100, 1, 50, 0), (200, 3, 100, 20),
+# (5, 2, 10, 0). Ends 150, 300, 15; responses 150, 280, 15; waits 100, 180, 5.
+# SLDwW: responses and durations count at least 60 s: 150/60, 280/100, 60/60 =
+# 2.5, 2.8, 1, weighted by width (1 + 3 + 2 = 6): 12.9 / 6 = 2.15.
+_STARTS, _WIDTHS = np.array([100, 200, 5]), np.array([1, 3, 2])
+_DURATIONS, _SUBMITS = np.array([50, 100, 10]), np.array([0, 20, 0])
+
+
+@pytest.mark.parametrize(
+    ("metric", "value"),
+    [
+        ("ms", 300),
+        ("art", Fraction(445, 3)),
+        ("artww", 170),
+        ("awt", 95),
+        ("sldww", pytest.approx(2.15, rel=1e-12)),
+    ],
+)
+def test_plan_quality_by_hand(metric: str, value: object) -> None:
+    assert plan_quality(metric, _STARTS, _WIDTHS, _DURATIONS, _SUBMITS) == value
+
+
+def test_plan_quality_of_no_jobs_is_zero_and_unknown_metrics_are_refused() -> None:
+    empty = np.zeros(0, dtype=np.int64)
+    for metric in QUALITIES:
+        assert plan_quality(metric, empty, empty, empty, empty) == 0
+    with pytest.raises(ValueError, match="unknown quality metric 'speed'; choose one of ms, "):
+        plan_quality("speed", _STARTS, _WIDTHS, _DURATIONS, _SUBMITS)

@@ -15,7 +15,11 @@ from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.utility import Utility
 from batchd.sched.core.order import prio_key
-from batchd.sched.policies.current_utility import current_utility, per_node_hour
+from batchd.sched.policies.current_utility import (
+    current_utility,
+    per_node_hour,
+    utility_rate_key,
+)
 from batchd.sched.policies.utility_easy import UtilityEasy
 from batchd.sched.registry import make_policy
 
@@ -129,3 +133,23 @@ def test_a_new_order_must_hold_exactly_the_waiting_jobs() -> None:
     assert policy.waiting() == [a, b]  # a refused order changes nothing
     policy.reorder([b, a])
     assert policy.waiting() == [b, a]
+
+
+def test_utility_easy_orders_two_jobs_and_leaves_one_alone() -> None:
+    # At 10 job 3 earns 176,760 per node-hour and job 2 29,160 (worked out above).
+    policy = UtilityEasy()
+    assert policy.name == "utility-easy"
+    view = MachineState(10, Machine("m", 2), policy, kill=True)
+    jobs = {j.id: j for j in _valued()}
+    policy.job_submitted(view, jobs[2])
+    assert policy.choose(view) is None  # one job: no order to choose
+    policy.job_submitted(view, jobs[3])
+    assert policy.choose(view) == [jobs[3], jobs[2]]
+
+
+def test_utility_rate_key_puts_the_pbs_priority_first() -> None:
+    # Job 2 earns less per node-hour than job 3, but its priority is higher.
+    jobs = {j.id: j for j in _valued()}
+    urgent = Job(2, 1, 1, 10, 10, utility=Utility.parse("0:100,100:0"), priority=5)
+    assert sorted([jobs[3], urgent], key=utility_rate_key(10)) == [urgent, jobs[3]]
+    assert sorted([urgent, jobs[3]], key=utility_rate_key(10)) == [urgent, jobs[3]]
