@@ -70,6 +70,14 @@ BUILT_IN = {
 NAMES = ", ".join(BUILT_IN)
 
 
+@pytest.fixture(autouse=True)
+def fresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The built-in policies registered anew, as at import (where no test sees it happen)."""
+    monkeypatch.setattr(registry, "_REGISTRY", {})
+    monkeypatch.setattr(registry, "_PLUGINS_LOADED", True)
+    registry._builtin()
+
+
 def test_every_built_in_policy_is_listed_with_its_description() -> None:
     assert {n: get_spec(n).description for n in policy_names()} == BUILT_IN
     assert [get_spec(n).name for n in BUILT_IN] == list(BUILT_IN)
@@ -216,7 +224,6 @@ def _plugins(monkeypatch: pytest.MonkeyPatch, *specs: object) -> list[str]:
 
     monkeypatch.setattr("importlib.metadata.entry_points", entry_points)
     monkeypatch.setattr(registry, "_PLUGINS_LOADED", False)
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     return asked
 
 
