@@ -264,3 +264,36 @@ def test_in_order_around_reservations_each_job_must_fit_its_whole_estimate() -> 
     assert [j.id for j in policy.waiting()] == [2, 3]
     assert policy.schedule(View(now=15, free=4, pending=[(20, 30, 4)])) == []
     assert ids(policy.schedule(View(now=15, free=4, pending=[(30, 40, 4)]))) == [2, 3]
+
+
+def test_first_jobs_leave_the_queue_when_nothing_backfills() -> None:
+    # 4 free: 1 starts; head 2 (w4): shadow 5, extra 0; 3 runs past 5 and waits.
+    view = View(free=4)
+    policy = easy(view, job(1, 1, 5), job(2, 4, 5), job(3, 2, 100))
+    assert ids(policy.schedule(view)) == [1]
+    assert [j.id for j in policy.waiting()] == [2, 3]
+
+
+def test_around_reservations_the_head_holds_its_nodes() -> None:
+    # Job 0 (w5) never fits; head 1 (w4) is reserved from 4, when the running job ends;
+    # job 2 (w1, 10 s) would run into that and waits.
+    view = View(free=2, running=[(4, 2)], pending=[(100, 101, 1)])
+    policy = easy(view, job(0, 5, 1), job(1, 4, 10), job(2, 1, 10), job(3, 1, 4))
+    assert ids(policy.schedule(view)) == [3]
+    assert [j.id for j in policy.waiting()] == [0, 1, 2]
+
+
+def test_around_reservations_the_jobs_started_hold_their_nodes() -> None:
+    # Job 1 (w3) starts; job 2 (w2) then cannot, and is reserved at 10; job 3 (w1)
+    # takes the last node.
+    view = View(free=4, pending=[(100, 101, 1)])
+    policy = easy(view, job(1, 3, 10), job(2, 2, 10), job(3, 1, 5))
+    assert ids(policy.schedule(view)) == [1, 3]
+
+
+def test_in_order_around_reservations_the_jobs_started_hold_their_nodes() -> None:
+    view = View(free=4, pending=[(100, 101, 1)])
+    policy = InOrderPolicy("fcfs", fcfs_key)
+    for j in (job(1, 3, 10), job(2, 2, 1)):
+        policy.job_submitted(view, j)
+    assert ids(policy.schedule(view)) == [1]

@@ -292,3 +292,141 @@ def test_invalidate_reaches_the_policy() -> None:
     g.inner.invalidate = lambda: seen.append(True)  # type: ignore[method-assign]
     g.invalidate()
     assert seen == [True]
+
+
+def test_the_book_counts_several_jobs_of_one_user_and_queue() -> None:
+    book = RunBook()
+    jobs = [job(i, 1, 5, user="u", queue="q") for i in (1, 2, 3)]
+    for j in jobs:
+        book.add(j)
+    assert (book.by_user["u"], book.by_queue["q"], book.by_queue_user[("q", "u")]) == (3, 3, 3)
+    book.remove(jobs[0])
+    assert (book.by_user["u"], book.by_queue["q"], book.by_queue_user[("q", "u")]) == (2, 2, 2)
+
+
+def test_a_job_as_wide_as_the_free_nodes_takes_a_slot() -> None:
+    g = gate(RunLimits(server=RunCaps(max_run=1)))
+    view = View(free=1, running=[(10, 3)])
+    a, b = job(1, 1, 50, submit=1), job(2, 1, 50, submit=2)
+    g.job_submitted(view, a)
+    g.job_submitted(view, b)
+    assert ids(g.schedule(view)) == [1]
+    assert g.held == {2: b} and g.why == {2: SERVER}
+
+
+def test_a_job_withdrawn_before_any_pass_leaves_quietly() -> None:
+    g = gate(RunLimits(server=RunCaps(max_run=1)))
+    a = job(1, 1, 5)
+    g.job_submitted(View(), a)
+    g.withdraw(View(), a)
+    assert g.held == {} and g.waiting() == []
+
+
+def test_the_head_is_the_policys_before_any_held_job() -> None:
+    limits = RunLimits(queues={"full": RunCaps(max_run=0)})
+    g = gate(limits, InOrderPolicy("fcfs", fcfs_key))
+    busy = View(free=0, running=[(10, 4)])
+    held, offered = job(1, 1, 5, submit=1, queue="full"), job(2, 1, 5, submit=2)
+    g.job_submitted(busy, held)
+    g.job_submitted(busy, offered)
+    g.schedule(busy)
+    assert g.head() is offered
+    assert g.waiting() == [offered, held]
+
+
+def test_the_plan_lists_the_held_jobs_last_in_submission_order() -> None:
+    limits = RunLimits(queues={"full": RunCaps(max_run=0)})
+    g = gate(limits, InOrderPolicy("fcfs", fcfs_key))
+    busy = View(free=0, running=[(10, 4)])
+    late, early = job(1, 1, 5, submit=5, queue="full"), job(2, 1, 5, submit=1, queue="full")
+    offered = job(3, 1, 5, submit=3)
+    for j in (late, early, offered):
+        g.job_submitted(busy, j)
+    g.schedule(busy)
+    assert g.planned_starts(busy) == [(offered, 10), (early, NEVER), (late, NEVER)]
+
+
+class Spy(InOrderPolicy):
+    """Notes each call the gate passes on, with the view or time it was given."""
+
+    def __init__(self) -> None:
+        super().__init__("spy", fcfs_key)
+        self.calls: list[tuple[str, object, int]] = []
+
+    def job_submitted(self, view: MachineView, job: Job) -> None:
+        self.calls.append(("submitted", view, job.id))
+        super().job_submitted(view, job)
+
+    def withdraw(self, view: MachineView, job: Job) -> None:
+        self.calls.append(("withdraw", view, job.id))
+        super().withdraw(view, job)
+
+    def job_ended(self, view: MachineView, job: Job) -> None:
+        self.calls.append(("ended", view, job.id))
+
+    def job_resumed(self, view: MachineView, job: Job) -> None:
+        self.calls.append(("resumed", view, job.id))
+
+    def planned_start(self, view: MachineView, job: Job) -> int | None:
+        self.calls.append(("planned", view, job.id))
+        return 1234
+
+    def explain(self, job: Job, now: int) -> str | None:
+        self.calls.append(("explain", now, job.id))
+        return None
+
+    def next_wakeup(self, now: int) -> int | None:
+        return now + 1  # but it does not wake: the gate must not ask
+
+    def expired(self, view: MachineView) -> list[tuple[Job, Overflow]]:
+        self.calls.append(("expired", view, 0))
+        return [(job(9, 1, 1), "kill")]
+
+
+def test_the_gate_passes_the_view_and_the_job_to_the_policy() -> None:
+    spy = Spy()
+    limits = RunLimits(queues={"q": RunCaps(max_run=1)})
+    g = LimitGate(spy, lambda: limits)
+    view = View(free=0, running=[(10, 4)])
+    a, b = job(1, 1, 5, queue="q", submit=1), job(2, 1, 5, queue="q", submit=2)
+    g.job_submitted(view, a)
+    g.job_submitted(view, b)
+    g.schedule(view)  # both offered: neither fits the free nodes, so neither takes a slot
+    assert spy.calls == [("submitted", view, 1), ("submitted", view, 2)]
+    spy.calls.clear()
+    one = View(free=1, running=[(10, 3)])
+    g.schedule(one)  # 1 takes the slot and starts: 2 is taken back
+    assert spy.calls == [("withdraw", one, 2)]
+    spy.calls.clear()
+    g.job_ended(view, a)
+    g.job_resumed(view, a)
+    g.book.remove(a)
+    assert g.planned_start(view, b) == NEVER
+    g.schedule(view)  # the slot is free again: 2 comes back
+    g.withdraw(view, b)
+    assert g.planned_start(view, a) == 1234
+    g.explain(a, 77)
+    assert spy.calls == [
+        ("ended", view, 1),
+        ("resumed", view, 1),
+        ("submitted", view, 2),
+        ("withdraw", view, 2),
+        ("planned", view, 1),
+        ("explain", 77, 1),
+    ]
+    assert g.next_wakeup(5) is None and g.expired(view) == []
+    spy.wakes = True
+    assert g.next_wakeup(5) == 6
+    assert [j.id for j, _ in g.expired(view)] == [9] and spy.calls[-1] == ("expired", view, 0)
+
+
+def test_lifting_the_limits_passes_the_view_with_the_released_jobs() -> None:
+    spy = Spy()
+    limits = RunLimits(server=RunCaps(max_run=1))
+    g = LimitGate(spy, lambda: limits)
+    view = View(free=0, running=[(10, 4)])
+    g.job_submitted(view, job(1, 1, 5))
+    limits = NO_LIMITS
+    g.schedule(view)
+    g.job_submitted(view, job(2, 1, 5))
+    assert spy.calls == [("submitted", view, 1), ("submitted", view, 2)]

@@ -159,6 +159,8 @@ def test_the_moldable_fairshare_policies_take_their_factors_and_the_size() -> No
 def test_the_parameters_reach_the_policy() -> None:
     dynp = make_policy("dynp", {"decider": "simple", "min_backlog": "3"})
     assert dynp.params.decider == "simple" and dynp.params.min_backlog == 3  # type: ignore[attr-defined]
+    basic = make_policy("dynp-basic", {"lower": "100"})
+    assert basic.params.lower == 100  # type: ignore[attr-defined]
     ga = make_policy("ga", {"population": "7"})
     assert ga.params.population == 7  # type: ignore[attr-defined]
 

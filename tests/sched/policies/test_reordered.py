@@ -83,3 +83,18 @@ def test_started_jobs_leave_the_order() -> None:
     assert ids(policy.schedule(view)) == [1]
     policy.order = [b]  # a has started: b alone is the waiting queue
     assert ids(policy.schedule(view)) == [2]
+
+
+def test_the_order_is_chosen_for_the_machine_as_it_is() -> None:
+    seen: list[MachineView] = []
+
+    class Watching(ReorderedEasy):
+        def choose(self, view: MachineView) -> list[Job] | None:
+            seen.append(view)
+            return None
+
+    view = View(free=1)
+    policy = Watching("w")
+    policy.job_submitted(view, job(1, 1, 5))
+    assert ids(policy.schedule(view)) == [1]
+    assert seen == [view]
