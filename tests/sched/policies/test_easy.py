@@ -297,3 +297,15 @@ def test_in_order_around_reservations_the_jobs_started_hold_their_nodes() -> Non
     for j in (job(1, 3, 10), job(2, 2, 1)):
         policy.job_submitted(view, j)
     assert ids(policy.schedule(view)) == [1]
+
+
+def test_a_deep_queue_that_backfills_nothing_is_remembered() -> None:
+    # As above, but the narrow job ends after the shadow: nothing starts, and the pass
+    # is remembered; a newcomer that ends by the shadow then backfills.
+    view = View(free=1, running=[(10, 3)])
+    jobs = [job(1, 4, 5)] + [job(i, 4, 5) for i in range(2, 72)] + [job(100, 1, 11)]
+    policy = easy(view, *jobs)
+    assert policy.schedule(view) == []
+    assert policy._blocked == (jobs[0], 1, 10, 0)
+    policy.job_submitted(view, job(101, 1, 10))
+    assert ids(policy.schedule(view)) == [101]

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Json
 
 from batchd.sched import registry
 from batchd.sched.core.order import fcfs_key, ljf_key, prio_key, sjf_key
@@ -176,6 +176,8 @@ def test_an_unknown_policy_is_refused_with_the_names_to_choose_from() -> None:
     [
         ("fcfs", {"a": "1", "b": "2"}, "policy fcfs: unknown parameter 'a' (allowed: none)"),
         ("fcfs-cons", {"x": "1"}, "policy fcfs-cons: unknown parameter 'x' (allowed: replan)"),
+        ("moldable-efficiency", {"x": "1"},
+         "policy moldable-efficiency: unknown parameter 'x' (allowed: obf, ef)"),
         ("fcfs-cons", {"replan": "x"},
          "policy fcfs-cons: parameter replan='x': Input should be 'rebuild', 'compress' or "
          "'guarded'"),
@@ -266,3 +268,17 @@ def test_param_args_are_split_at_the_first_equals_and_stripped() -> None:
         with pytest.raises(PolicyError) as err:
             parse_param_args(["ok=1", bad])
         assert str(err.value) == f"--param {bad!r}: expected KEY=VALUE"
+
+
+def test_an_error_inside_a_parameter_names_its_place() -> None:
+    class Pairs(BaseModel):
+        pair: Json[list[int]]
+
+    spec = PolicySpec("paired", "paired", lambda p, c: make_policy("fcfs"), Pairs)
+    assert parse_params(spec, {"pair": "[1, 2]"}).pair == [1, 2]
+    with pytest.raises(PolicyError) as err:
+        parse_params(spec, {"pair": '[1, "a"]'})
+    assert str(err.value) == (
+        "policy paired: parameter pair.1='': Input should be a valid integer, unable to "
+        "parse string as an integer"
+    )

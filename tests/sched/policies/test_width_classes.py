@@ -104,3 +104,11 @@ def test_merging_is_not_worth_it_for_many_narrow_jobs() -> None:
     assert not queue.worth_merging(0, 2)  # 82 remain, 6 x 16 = 96 fit two nodes
     assert not queue.worth_merging(0, 3)
     assert queue.worth_merging(0, 1)
+
+
+def test_a_job_is_queued_with_the_start_and_shape_given() -> None:
+    queue = WidthFiledQueue(fcfs_key)
+    queue.insert(job(1, 4, 5), 7, (2, 9))
+    queue.insert(job(2, 1, 5))
+    assert (queue.starts[0], queue.widths, queue.durations) == (7, [2, 1], [9, 5])
+    assert queue.counts[2] == 1 and queue.counts[3] == 0  # filed by the width it takes
