@@ -304,3 +304,228 @@ def test_invalidate_reaches_the_policy() -> None:
 
 def unused(view: MachineView) -> None:
     """(keeps the MachineView import meaningful for the type checker)"""
+
+
+def test_by_default_overflow_kills_and_jobs_must_fit() -> None:
+    gate = WindowGate("g", InOrderPolicy("fcfs", fcfs_key), lambda j: None)
+    assert (gate.overflow, gate.must_fit) == ("kill", True)
+
+
+def test_each_class_has_its_own_longest_opening() -> None:
+    gate = make()
+    short = Cls(Spans((0, 5)))
+    assert gate.longest(WINDOW, 0) == 30
+    assert gate.longest(short, 0) == 5
+    assert gate.longest(WINDOW, 0) == 30
+
+
+def test_a_job_as_long_as_the_longest_opening_must_fit_it() -> None:
+    gate = make()
+    j = windowed(1, 30)
+    gate.classes[1] = WINDOW
+    assert not gate.eligible(j, 10)
+    assert gate.eligible(j, 30)
+    assert gate.first_start(WINDOW, j, 0) == 30
+    gate.job_submitted(View(now=30, free=0, running=[(100, 4)]), j)
+    assert gate.next_wakeup(30) == 31  # from 31 on it would end after 60
+
+
+def test_a_deadline_at_the_same_second_as_the_policys_is_the_policys() -> None:
+    class Due(InOrderPolicy):
+        def deadline(self, job: Job) -> tuple[int, Overflow] | None:
+            return (20, "requeue")
+
+    gate = make(inner=Due("fcfs", fcfs_key))
+    j = windowed(1, 5)
+    j.start = 10
+    assert gate.deadline(j) == (20, "requeue")
+
+
+class Spy(InOrderPolicy):
+    """Notes each call the gate passes on, with the view or time it was given."""
+
+    def __init__(self, wakes: bool = False) -> None:
+        super().__init__("spy", fcfs_key)
+        self.wakes = wakes
+        self.calls: list[tuple[str, object, int]] = []
+
+    def job_submitted(self, view: MachineView, job: Job) -> None:
+        self.calls.append(("submitted", view, job.id))
+        super().job_submitted(view, job)
+
+    def withdraw(self, view: MachineView, job: Job) -> None:
+        self.calls.append(("withdraw", view, job.id))
+        super().withdraw(view, job)
+
+    def job_ended(self, view: MachineView, job: Job) -> None:
+        self.calls.append(("ended", view, job.id))
+
+    def job_resumed(self, view: MachineView, job: Job) -> None:
+        self.calls.append(("resumed", view, job.id))
+
+    def explain(self, job: Job, now: int) -> str | None:
+        self.calls.append(("explain", now, job.id))
+        return "inner"
+
+    def next_wakeup(self, now: int) -> int | None:
+        return now + 1
+
+    def expired(self, view: MachineView) -> list[tuple[Job, Overflow]]:
+        self.calls.append(("expired", view, 0))
+        return [(job(9, 1, 1), "requeue")]
+
+
+def test_the_gate_passes_the_view_and_the_job_to_the_policy() -> None:
+    spy = Spy()
+    gate = make(inner=spy)
+    v0, v10, v16 = View(now=0, free=0), View(now=10, free=0), View(now=16, free=0)
+    plain, w, late = job(1, 1, 5), windowed(100, 5), windowed(3, 5, submit=1)
+    gate.job_submitted(v0, plain)  # passes through
+    gate.job_submitted(v10, w)  # offered at once
+    gate.job_submitted(v0, late)  # held until 10
+    gate.schedule(v10)  # 3 is offered
+    assert gate.explain(w, 10) == "inner"  # offered and fits: the policy's reason
+    assert gate.explain(plain, 10) == "inner"
+    gate.schedule(v16)  # 100 and 3 no longer fit before 20: taken back
+    gate.job_resumed(v10, job(4, 1, 5))
+    gate.job_ended(v16, job(4, 1, 5))
+    gate.withdraw(v16, plain)
+    assert spy.calls == [
+        ("submitted", v0, 1),
+        ("submitted", v10, 100),
+        ("submitted", v10, 3),
+        ("explain", 10, 100),
+        ("explain", 10, 1),
+        ("withdraw", v16, 3),  # by deadline (both 16), then id
+        ("withdraw", v16, 100),
+        ("resumed", v10, 4),
+        ("ended", v16, 4),
+        ("withdraw", v16, 1),
+    ]
+
+
+def test_a_window_that_closes_takes_its_waiting_jobs_back() -> None:
+    spy = Spy()
+    gate = make(inner=spy)
+    busy10 = View(now=10, free=0, running=[(25, 4)])
+    j = windowed(1, 1)
+    gate.job_submitted(busy10, j)
+    gate.schedule(busy10)
+    at20 = View(now=20, free=0, running=[(25, 4)])
+    gate.schedule(at20)
+    assert gate.held == {1: j} and spy.calls[-1] == ("withdraw", at20, 1)
+    assert gate.schedule(View(now=25, free=4)) == []
+    assert ids(gate.schedule(View(now=30, free=4))) == [1]
+
+
+def test_reclassified_jobs_reach_the_policy_with_the_view_in_submission_order() -> None:
+    spy = Spy()
+    gate = make(inner=spy)
+    busy = View(now=0, free=0, running=[(100, 4)])
+    late, early = windowed(1, 5, submit=9), windowed(2, 5, submit=3)
+    gate.job_submitted(busy, late)
+    gate.job_submitted(busy, early)
+    assert spy.calls == []
+    gate.reclassify(busy, lambda j: None)
+    assert spy.calls == [("submitted", busy, 2), ("submitted", busy, 1)]
+    gate.job_submitted(busy, windowed(3, 5))
+    assert 3 not in gate.held  # the new classes hold for new jobs too
+
+
+def test_the_wake_up_and_the_expired_jobs_of_a_policy_that_wakes() -> None:
+    gate = make(inner=Spy(wakes=False))
+    assert gate.next_wakeup(0) is None and gate.expired(View()) == []
+    waking = Spy(wakes=True)
+    gate = make(inner=waking)
+    assert gate.next_wakeup(0) == 1
+    j = windowed(1, 40)
+    gate.job_submitted(View(now=10), j)
+    gate.schedule(View(now=10))
+    at20 = View(now=20)
+    out = gate.expired(at20)
+    assert [(x.id, how) for x, how in out] == [(1, "kill"), (9, "requeue")]
+    assert waking.calls[-1] == ("expired", at20, 0)
+
+
+def test_a_new_class_with_an_earlier_change_makes_the_gate_look_again_then() -> None:
+    # At 31, job 1 of WINDOW is offered (the gate next looks at 60, WINDOW's close).
+    # Job 2 of a class open over [40,50) joins at 32: the gate must look at 40. A
+    # class that changes later (at 70) joining after it does not put that off.
+    gate = make(lambda j: {"w": WINDOW, "b": Cls(Spans((40, 50))), "c": late}.get(j.queue))
+    late = Cls(Spans((70, 80)))
+    busy = View(now=31, free=0, running=[(100, 4)])
+    gate.job_submitted(busy, windowed(1, 5))
+    gate.schedule(busy)
+    gate.job_submitted(View(now=32, free=0, running=[(100, 4)]), job(2, 1, 5, queue="b"))
+    gate.job_submitted(View(now=33, free=0, running=[(100, 4)]), job(3, 1, 5, queue="c"))
+    gate.schedule(View(now=39, free=0, running=[(100, 4)]))
+    assert set(gate.held) == {2, 3}
+    gate.schedule(View(now=40, free=0, running=[(100, 4)]))
+    assert 2 in gate.offered and set(gate.held) == {3}
+
+
+def test_a_loose_gate_keeps_no_deadlines() -> None:
+    gate = make(must_fit=False)
+    gate.job_submitted(View(now=10, free=0, running=[(100, 4)]), windowed(1, 5))
+    assert gate.next_wakeup(10) == 20
+
+
+def test_a_deadline_is_checked_by_its_time_and_passed_by_started_jobs() -> None:
+    gate = make()
+    busy = View(now=10, free=0, running=[(100, 4)])
+    a, b = windowed(3, 5), windowed(100, 5)
+    gate.job_submitted(busy, a)
+    gate.job_submitted(busy, b)
+    assert ids(gate.schedule(View(now=11, free=1, running=[(100, 3)]))) == [3]
+    gate.schedule(View(now=15, free=0, running=[(100, 4)]))
+    assert 100 in gate.offered  # its deadline is 16, though its id is 100
+    gate.schedule(View(now=16, free=0, running=[(100, 4)]))  # 3's deadline passes too
+    assert gate.held == {100: b}
+
+
+def test_a_stopped_class_never_wakes_the_gate() -> None:
+    from batchd.model.windows import Stopped
+
+    gate = make(lambda j: Cls(Stopped()))
+    j = windowed(1, 5)
+    gate.job_submitted(View(), j)
+    assert gate.schedule(View()) == [] and gate.schedule(View(now=5)) == []
+    assert gate.next_wakeup(5) is None
+    assert gate.held == {1: j}
+    assert gate.planned_start(View(now=5), j) == NEVER
+
+
+def test_a_held_job_is_planned_from_the_next_second() -> None:
+    gate = make()
+    j = windowed(1, 5)
+    gate.job_submitted(View(now=9), j)
+    assert gate.planned_start(View(now=9), j) == 10
+
+
+def test_overflows_are_counted_and_requeues_per_job() -> None:
+    gate = make(overflow="requeue")
+    for round_ in (1, 2):
+        j, k = windowed(1, 40), windowed(2, 40)
+        for x in (j, k):
+            gate.job_submitted(View(now=10), x)
+        gate.schedule(View(now=10))
+        assert len(gate.expired(View(now=20))) == 2
+        gate.job_ended(View(now=20), j)
+        gate.job_ended(View(now=20), k)
+        assert gate.requeues == {1: round_, 2: round_}
+    assert gate.report()["windows"] == {"overflow_killed": 0, "overflow_requeued": 4}
+    killing = make()
+    for x in (windowed(1, 40), windowed(2, 40)):
+        killing.job_submitted(View(now=10), x)
+    killing.schedule(View(now=10))
+    killing.expired(View(now=20))
+    assert killing.report()["windows"]["overflow_killed"] == 2
+
+
+def test_ending_a_job_outside_any_window() -> None:
+    gate = make()
+    plain = job(1, 1, 5)
+    gate.job_submitted(View(), plain)
+    gate.schedule(View())
+    gate.job_ended(View(now=5), plain)
+    assert gate.classes == {} and gate.running == {}

@@ -97,3 +97,5 @@ def test_the_queue_gate_holds_the_jobs_of_closed_queues() -> None:
     )
     defaults = queue_gate(InOrderPolicy("fcfs", fcfs_key), specs, PrimeCalendar.default())
     assert (defaults.overflow, defaults.must_fit) == ("kill", True)
+    cls = defaults.classify(day)
+    assert cls is not None and not isinstance(cls.window, Shifted)  # no origin: none
