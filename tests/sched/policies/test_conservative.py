@@ -317,6 +317,7 @@ def test_guarded_rebuilds_past_a_job_that_never_fits() -> None:
 def test_an_empty_policy_has_no_head() -> None:
     policy = ConservativePolicy("fcfs-cons", fcfs_key)
     assert policy.head() is None and policy.waiting() == []
+    assert policy.replan_mode == "rebuild"
 
 
 def test_an_out_of_date_plan_is_answered_by_a_forecast() -> None:
@@ -324,3 +325,15 @@ def test_an_out_of_date_plan_is_answered_by_a_forecast() -> None:
     jobs[0].end = 6
     policy.job_ended(View(now=6), jobs[0])
     assert planned(policy, View(now=6)) == {2: 6, 3: 6, 4: 11}
+
+
+def test_a_compressed_plan_is_made_again_even_after_an_end_at_the_estimate() -> None:
+    policy, jobs = four_jobs("compress")
+    jobs[0].end = 6
+    policy.job_ended(View(now=6), jobs[0])
+    assert ids(policy.schedule(View(now=6))) == [2, 3]
+    for j in jobs[1:3]:
+        j.start, j.end = 6, 11  # at their estimates
+        policy.job_ended(View(now=11), j)
+    assert ids(policy.schedule(View(now=11))) == [4]
+    assert (policy.counts.skipped, policy.counts.compressions) == (0, 2)
