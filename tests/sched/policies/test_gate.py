@@ -529,3 +529,8 @@ def test_ending_a_job_outside_any_window() -> None:
     gate.schedule(View())
     gate.job_ended(View(now=5), plain)
     assert gate.classes == {} and gate.running == {}
+
+
+def test_close_is_when_the_open_window_next_changes() -> None:
+    assert WindowGate.close(WINDOW, 12) == 20
+    assert WindowGate.close(WINDOW, 30) == 60
