@@ -51,6 +51,14 @@ def test_the_extra_nodes_are_used_up() -> None:
     assert ids(policy.schedule(view)) == [2, 4, 6]
 
 
+def test_a_job_on_the_extra_nodes_leaves_the_rest_free() -> None:
+    # 6 nodes, 3 free, (10, 3) runs; head 1 (w4): shadow 10, extra 2. Job 2 takes an
+    # extra node (2 free left), so job 3 (w2, ends by the shadow) fits.
+    view = View(capacity=6, free=3, running=[(10, 3)])
+    policy = easy(view, job(1, 4, 5), job(2, 1, 50), job(3, 2, 5))
+    assert ids(policy.schedule(view)) == [2, 3]
+
+
 def test_jobs_start_in_order_while_they_fit() -> None:
     view = View(free=4)
     policy = easy(view, job(1, 2, 5), job(2, 2, 5), job(3, 1, 1))

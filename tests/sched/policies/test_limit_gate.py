@@ -304,6 +304,20 @@ def test_the_book_counts_several_jobs_of_one_user_and_queue() -> None:
     assert (book.by_user["u"], book.by_queue["q"], book.by_queue_user[("q", "u")]) == (2, 2, 2)
 
 
+def test_gates_of_several_machines_share_one_book() -> None:
+    book = RunBook()
+    limits = RunLimits(server=RunCaps(max_run=1))
+    first = LimitGate(EasyPolicy("a", fcfs_key), lambda: limits, book)
+    second = LimitGate(EasyPolicy("b", fcfs_key), lambda: limits, book)
+    assert first.book is book and second.book is book
+    view = View(free=4)
+    first.job_submitted(view, job(1, 1, 5))
+    second.job_submitted(view, job(2, 1, 5))
+    assert ids(first.schedule(view)) == [1]
+    assert second.schedule(view) == []  # the server's one slot is taken on the other
+    assert second.why == {2: SERVER}
+
+
 def test_a_job_as_wide_as_the_free_nodes_takes_a_slot() -> None:
     g = gate(RunLimits(server=RunCaps(max_run=1)))
     view = View(free=1, running=[(10, 3)])
