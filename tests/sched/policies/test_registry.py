@@ -25,7 +25,7 @@ from batchd.sched.registry import (
     register,
 )
 
-# What ``batchd policies`` lists: every built-in policy, in this order, with its line.
+# The policy catalog the daemon serves: every built-in policy, in this order, with its line.
 BUILT_IN = {
     "fcfs": "first come first served, no backfilling: start in order while the head fits",
     "fcfs-easy": "FCFS order with EASY backfilling (one reservation)",
