@@ -131,6 +131,9 @@ GROUPS: dict[str, Group] = {
             "tests/sched/grid/test_grid_central.py",
             "tests/sched/grid/test_grid_local.py",
             "tests/sched/grid/test_grid_multisite.py",
+            "tests/sched/grid/test_grid_overhead.py",
+            "tests/sched/grid/test_grid_params.py",
+            "tests/sched/grid/test_grid_select.py",
         ),
     ),
     "ga": Group(
