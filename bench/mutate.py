@@ -134,6 +134,7 @@ GROUPS: dict[str, Group] = {
             "tests/sched/grid/test_grid_overhead.py",
             "tests/sched/grid/test_grid_params.py",
             "tests/sched/grid/test_grid_select.py",
+            "tests/sched/grid/test_grid_layer.py",
         ),
     ),
     "ga": Group(
