@@ -1,0 +1,143 @@
+"""Hierarchical, decentral and pool grids: withdrawn and resumed jobs, the pool's pulls
+and backlog, what the layer keeps of finished jobs. Jobs are (id, submit, width,
+runtime), estimate = runtime; ``home`` the 1-based partition field."""
+
+from __future__ import annotations
+
+from gridutil import idle_grid, job, run_grid, table
+
+from batchd.sched.grid.local import DecentralGrid, HierarchicalGrid, LocalGrid, PoolGrid
+
+
+def ids(jobs: list) -> list[int]:
+    return [j.id for j in jobs]
+
+
+def test_hierarchical_resume_keeps_the_machine_it_had() -> None:
+    layer, _ = idle_grid("hierarchical", [4, 8], select="bestfit-max")
+    assert isinstance(layer, HierarchicalGrid)
+    a = job(1, 0, 2, 100)
+    layer.resume(a, 1)  # bestfit would choose m0
+    assert (a.machine, layer.assigned(a), layer.queued) == (1, 1, [0, 2])
+    assert ids(layer.waiting_on(1)) == [1]
+    assert ids(layer.waiting_on(0)) == []
+    # none, or a machine too narrow now: handed out as at submission (bestfit: m1)
+    for machine in (None, 0):
+        layer, _ = idle_grid("hierarchical", [2, 8], select="bestfit-max")
+        b = job(2, 0, 4, 100)
+        layer.resume(b, machine)
+        assert (layer.assigned(b), layer.queued, ids(layer.waiting_on(1))) == (1, [0, 4], [2])
+    layer.withdraw(b)
+    assert (layer.queued, layer.waiting_on(1)) == ([0, 0], [])
+
+
+def test_resumed_running_job_is_handed_to_its_machine_policy() -> None:
+    layer, _ = idle_grid("hierarchical", [4, 8])
+    assert isinstance(layer, LocalGrid)
+    layer.ports[1].job_resumed(None, job(1, 0, 2, 100))  # type: ignore[arg-type]
+    assert layer.local_policy(1) is layer.local[1]
+
+
+def test_decentral_resume_and_withdraw_keep_homes_in_step() -> None:
+    layer, _ = idle_grid("decentral", [4, 4], home="random")
+    assert isinstance(layer, DecentralGrid)
+    a = job(1, 0, 4, 100)
+    layer.resume(a, 1)
+    assert (layer.home, layer.queued, ids(layer.waiting_on(1))) == ({1: 1}, [0, 4], [1])
+    assert layer.fresh == []  # waits as before the restart, not as an arrival
+    layer.withdraw(a)
+    assert (layer.home, layer.queued, layer.waiting_on(1)) == ({}, [0, 0], [])
+    # a machine too narrow now: a new home, drawn as at submission
+    layer, _ = idle_grid("decentral", [2, 4], home="random")
+    assert isinstance(layer, DecentralGrid)
+    b = job(2, 0, 4, 100)
+    layer.resume(b, 0)
+    assert (layer.home, layer.queued, layer.fresh) == ({2: 1}, [0, 4], [b])
+    layer, _ = idle_grid("decentral", [2, 4], home="random")
+    layer.resume(b, None)
+    assert layer.home == {2: 1}  # type: ignore[attr-defined]
+
+
+def test_pool_push_all_waits_in_the_pool_at_home() -> None:
+    layer, engine = idle_grid("pool", [4, 2], push="all", home="random")
+    assert isinstance(layer, PoolGrid)
+    a, b = job(1, 0, 3, 100), job(2, 0, 1, 100)
+    layer.rng.seed(0)
+    layer.submitted(a)  # only m0 is wide enough
+    layer.submitted(b)
+    assert (a.machine, layer.assigned(a)) == (0, 0)
+    assert b.machine == layer.assigned(b)
+    assert ids(layer.waiting_on(0)) == [1, 2]
+    assert layer.stats.pool_pushes == 2
+    engine.withdraw(a)  # through the port of the machine the job names
+    assert ids(layer.pool) == [2]
+    assert layer.assigned(a) is None
+
+
+def test_pool_resume_to_a_narrow_or_no_machine_is_a_new_arrival() -> None:
+    for machine in (None, 0):
+        layer, _ = idle_grid("pool", [2, 4], push="overflow", home="random")
+        assert isinstance(layer, PoolGrid)
+        a = job(1, 0, 4, 100)
+        layer.resume(a, machine)
+        # joins m1 (the only one wide enough) as a fresh arrival: the pass decides
+        assert (layer.assigned(a), layer.fresh, layer.pool) == (1, [a], [])
+        assert ids(layer.local[1].waiting()) == [1]
+        layer.withdraw(a)
+        assert (layer.home, layer.queued, layer.local[1].waiting()) == ({}, [0, 0], [])
+
+
+def test_pool_pulls_down_to_the_last_idle_node() -> None:
+    # push=all, fcfs, one machine of 4: J1 w3 and J2 w1 are both pulled at 0.
+    _, _, out = run_grid("pool", [4], [job(1, 0, 3, 100), job(2, 0, 1, 10)], push="all")
+    assert table(out) == {1: (0, 0, 100), 2: (0, 0, 10)}
+
+
+# push=overflow, backlog 2, one machine of 4. t=0: J1 w4 100 s starts; J2 w4 stays at
+# home (0 + 4 <= 8). t=1: J3, J4, J5 w2 arrive: 4 + 2 = 6 and 6 + 2 = 8 nodes waiting
+# keep J3 and J4 at home, J5 (8 + 2 > 8) goes to the pool.
+def test_pool_overflow_counts_every_job_kept_at_home() -> None:
+    layer, engine = idle_grid("pool", [4], push="overflow", backlog="2")
+    assert isinstance(layer, PoolGrid)
+    engine.load([job(1, 0, 4, 100), job(2, 0, 4, 10)] + [job(i, 1, 2, 10) for i in (3, 4, 5)])
+    engine.run(until=1)
+    assert ids(layer.local[0].waiting()) == [2, 3, 4]
+    assert ids(layer.pool) == [5]
+    assert layer.stats.pool_pushes == 1
+
+
+# push=overflow, easy, one machine of 4. t=0: J1 w2 100 s starts; J2 w4 10 s waits at
+# home (reservation at 100, when J1, started in this very pass, ends: extra 0); J3 w2
+# 200 s goes to the pool (4 + 2 > 4) and is not pulled: it would end at 200 > 100 on
+# the reserved nodes. t=100: J2 [100,110); t=110: J3 pulled [110,310).
+def test_pool_pull_respects_a_reservation_made_in_the_same_pass() -> None:
+    jobs = [job(1, 0, 2, 100), job(2, 0, 4, 10), job(3, 0, 2, 200)]
+    layer, _, out = run_grid("pool", [4], jobs, push="overflow")
+    assert table(out) == {1: (0, 0, 100), 2: (0, 100, 110), 3: (0, 110, 310)}
+    assert (layer.stats.pool_pushes, layer.stats.pool_pulls) == (1, 1)
+
+
+def test_local_reservation_of_the_own_first_job() -> None:
+    layer, _ = idle_grid("pool", [4], push="overflow")
+    assert isinstance(layer, PoolGrid)
+    assert layer.local_reservation(0, 4, []) is None  # nothing waits at home
+    layer.join(job(1, 0, 2, 10), 0)
+    # it fits the idle nodes: they are held now, the rest is extra
+    assert layer.local_reservation(0, 3, []) == (0, 1)
+    assert layer.local_reservation(0, 2, []) == (0, 0)
+    # 1 idle node, 1 more back at 50 from a job started in this pass
+    assert layer.local_reservation(0, 1, [(50, 1), (80, 2)]) == (50, 0)
+    blocked, _ = idle_grid("pool", [4], push="blocked")
+    assert isinstance(blocked, PoolGrid)
+    blocked.join(job(1, 0, 2, 10), 0)
+    assert blocked.local_reservation(0, 1, [(50, 1)]) is None  # own queues empty
+
+
+def test_finished_jobs_leave_no_home_behind() -> None:
+    jobs = [job(1, 0, 4, 100, home=1), job(2, 0, 2, 100, home=1), job(3, 0, 4, 10, home=1)]
+    layer, _, _ = run_grid("decentral", [4, 4], jobs, migration="1.5")
+    assert layer.home == {}  # type: ignore[attr-defined]
+    for push in ("blocked", "all", "overflow"):
+        jobs = [job(1, 0, 4, 100, home=1), job(2, 0, 2, 50, home=1), job(3, 0, 4, 10, home=2)]
+        layer, _, _ = run_grid("pool", [4, 4], jobs, push=push)
+        assert layer.home == {}  # type: ignore[attr-defined]
