@@ -164,6 +164,9 @@ def test_shadow_counts_the_jobs_started_in_this_pass() -> None:
     assert layer.shadow(0, 5, 1, []) == (100, 0)
     assert layer.shadow(0, 4, 1, []) == (100, 1)
     assert layer.shadow(0, 6, 1, []) is None
+    # enough idle nodes already: now, with the rest as extra
+    layer.attach([View(7, ((100, 4),))])  # type: ignore[list-item]
+    assert layer.shadow(0, 2, 3, []) == (7, 1)
 
 
 def partition_job(jid: int, width: int, part: int, n_fields: int = 18) -> Job:

@@ -50,6 +50,9 @@ def test_mean_part_unit() -> None:
     assert POWER_DIGITS == 30
     got = multisite_factor(2, p, [4, 2], "mean-part")
     assert got == Fraction(Decimal("1.71707136382999780171206331791"))
+    # parts 1, 3 -> 3/2 units, 1.5 ** 1.5: a half exponent is no integer power either
+    got = multisite_factor(2, p, [1, 3], "mean-part")
+    assert got == Fraction(Decimal("1.83711730708738357364796305603"))
     got = multisite_factor(2, Fraction(1, 10), [3, 5], "mean-part")
     assert got == Fraction(Decimal("1.12652505799288964234455945603"))
     # models 1 and 3 count segments, whatever the unit
