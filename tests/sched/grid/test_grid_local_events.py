@@ -88,9 +88,39 @@ def test_pool_resume_to_a_narrow_or_no_machine_is_a_new_arrival() -> None:
 
 
 def test_pool_pulls_down_to_the_last_idle_node() -> None:
-    # push=all, fcfs, one machine of 4: J1 w3 and J2 w1 are both pulled at 0.
-    _, _, out = run_grid("pool", [4], [job(1, 0, 3, 100), job(2, 0, 1, 10)], push="all")
-    assert table(out) == {1: (0, 0, 100), 2: (0, 0, 10)}
+    # push=all, fcfs, one machine of 4: J1 w3 and J2 w1 are both pulled at 0. J3 w1
+    # arrives at 20, when one node is idle (J2 ended at 10): pulled at once.
+    jobs = [job(1, 0, 3, 100), job(2, 0, 1, 10), job(3, 20, 1, 10)]
+    _, _, out = run_grid("pool", [4], jobs, push="all")
+    assert table(out) == {1: (0, 0, 100), 2: (0, 0, 10), 3: (0, 20, 30)}
+
+
+# push=all, easy, migration 2; m0 10 nodes, m1 1 node; homes m0 but J6's (m1).
+# t=0, m0 pulls in pool order: J1 w4 100 s (free 6). J2 w8 10 s does not fit:
+# reservation at 100 (6 + 4 = 10 nodes), extra 2. J3 w3 100 s ends at 100, the
+# shadow time itself: pulled (free 3), extra still 2. J4 w2 200 s ends after it but
+# takes the 2 extra nodes: pulled (free 1, extra 0). J5 w1 200 s would delay J2:
+# not pulled. J6 w1 50 s from m1: 50 * 2 = 100 s, ends at 100: pulled (free 0).
+# m1 pulls J5 (200 * 2 = 400 s). t=100: J1, J3, J6 end: m0 has 8 idle, J2 [100,110).
+def test_pool_easy_pulls_around_the_reservation() -> None:
+    jobs = [
+        job(1, 0, 4, 100, home=1),
+        job(2, 0, 8, 10, home=1),
+        job(3, 0, 3, 100, home=1),
+        job(4, 0, 2, 200, home=1),
+        job(5, 0, 1, 200, home=1),
+        job(6, 0, 1, 50, home=2),
+    ]
+    layer, _, out = run_grid("pool", [10, 1], jobs, push="all", migration="2")
+    assert table(out) == {
+        1: (0, 0, 100),
+        2: (0, 100, 110),
+        3: (0, 0, 100),
+        4: (0, 0, 200),
+        5: (1, 0, 400),
+        6: (0, 0, 100),
+    }
+    assert (layer.stats.pool_pushes, layer.stats.pool_pulls, layer.stats.migrations) == (6, 6, 2)
 
 
 # push=overflow, backlog 2, one machine of 4. t=0: J1 w4 100 s starts; J2 w4 stays at
