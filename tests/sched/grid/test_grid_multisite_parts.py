@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from gridutil import idle_grid, job, run_grid
+from gridutil import idle_grid, job, run_grid, table
 
-from batchd.model.job import Job
+from batchd.model.job import Job, TraceLine
 from batchd.model.states import JobState
+from batchd.model.utility import Utility
 from batchd.sched.grid import make_grid
-from batchd.sched.grid.multisite import MultisiteGrid
+from batchd.sched.grid.multisite import MultisiteGrid, split_widths
 
 
 def multisite(sizes: list[int], **params: str) -> MultisiteGrid:
@@ -113,3 +114,92 @@ def test_merge_parts_of_a_job_killed_at_its_estimate() -> None:
     assert (merged.id, merged.width, merged.end, merged.result.killed) == (1, 6, 50, True)
     assert merged.result.outcome == "walltime"
     assert merged.result.started_by == "grid-multisite"
+
+
+def test_parts_carry_what_the_job_asked_for() -> None:
+    # J1 w6 on m0 4 + m1 2 at its submission, 3; p = 0: no stretch.
+    big = Job(
+        id=1,
+        submit=3,
+        width=6,
+        estimate=100,
+        runtime=80,
+        user="ann",
+        queue="long",
+        name="big",
+        priority=5,
+        trace=TraceLine((1, 3)),
+        utility=Utility([(0, 10), (100, 0)]),
+    )
+    _, runs, _ = run_grid("multisite", [4, 4], [big])
+    assert [(j.machine, j.width) for j in runs] == [(0, 4), (1, 2)]
+    for p in runs:
+        assert (p.id, p.submit, p.user, p.queue, p.name, p.priority) == (
+            1,
+            3,
+            "ann",
+            "long",
+            "big",
+            5,
+        )
+        assert (p.estimate, p.runtime, p.start, p.end) == (100, 80, 3, 83)
+        assert p.trace == TraceLine((1, 3))
+        assert p.utility is big.utility
+
+
+def test_split_widths_takes_machines_with_exactly_min_part_free() -> None:
+    assert split_widths(5, [3, 2], 2) == [(0, 3), (1, 2)]
+    assert split_widths(5, [3, 1, 2], 2) == [(0, 3), (2, 2)]
+
+
+# m0 and m1 of 4. J1 w6 100 s splits 4 + 2; J2 w2 10 s takes m1's last 2 nodes;
+# J3 w2 10 s finds none (FCFS: waits) and starts at 10 on m1. Two split jobs at 200
+# (J4 w8 and J5 w5 behind it) count twice.
+def test_a_split_uses_up_the_free_nodes_it_takes() -> None:
+    jobs = [
+        job(1, 0, 6, 100),
+        job(2, 0, 2, 10),
+        job(3, 0, 2, 10),
+        job(4, 200, 8, 10),
+        job(5, 200, 5, 10),
+    ]
+    layer, _, out = run_grid("multisite", [4, 4], jobs)
+    assert table(out) == {
+        1: (0, 0, 100),
+        2: (1, 0, 10),
+        3: (1, 10, 20),
+        4: (0, 200, 210),
+        5: (0, 210, 220),
+    }
+    assert layer.stats.multisite_jobs == 3
+
+
+# m0 4 nodes, m1 2. J1 w4 100 s -> m0, the only machine wide enough; J2 w4 10 s can
+# start on no machine (m0 is full) and not split (2 free in all): it waits for m0;
+# J3 w2 10 s waits behind it (FCFS) and starts at 100 on m1.
+def test_a_machine_without_the_free_nodes_is_no_candidate() -> None:
+    jobs = [job(1, 0, 4, 100), job(2, 0, 4, 10), job(3, 0, 2, 10)]
+    _, _, out = run_grid("multisite", [4, 2], jobs)
+    assert table(out) == {1: (0, 0, 100), 2: (0, 100, 110), 3: (1, 100, 110)}
+    jobs = [job(1, 0, 4, 100), job(2, 0, 3, 100), job(3, 0, 2, 10)]
+    _, _, out = run_grid("multisite", [4, 4], jobs)
+    # J3 finds 1 free node (m1): neither alone nor split; waits for J2's end at 100.
+    assert table(out) == {1: (0, 0, 100), 2: (1, 0, 100), 3: (0, 100, 110)}
+
+
+# equalutil-free: J1 w2 util tie -> m0 (2/4 busy); J2 w2: m1 0 < 2/4 -> m1.
+# random-free draws from the layer's seeded generator.
+def test_multisite_selects_by_its_strategy() -> None:
+    jobs = [job(1, 0, 2, 10), job(2, 0, 2, 10)]
+    _, _, out = run_grid("multisite", [4, 8], jobs, select="equalutil-free")
+    assert table(out) == {1: (0, 0, 10), 2: (1, 0, 10)}
+    many = [job(i, 0, 1, 10) for i in range(1, 21)]
+
+    def machines(seed: int) -> list[int]:
+        jobs = [dataclasses.replace(j) for j in many]
+        return [
+            j.machine for j in run_grid("multisite", [20, 20], jobs, seed, select="random-free")[2]
+        ]
+
+    assert machines(4) == machines(4)
+    assert machines(4) != machines(5)
