@@ -67,7 +67,8 @@ def test_pool_push_all_waits_in_the_pool_at_home() -> None:
     layer.submitted(b)
     assert (a.machine, layer.assigned(a)) == (0, 0)
     assert b.machine == layer.assigned(b)
-    assert ids(layer.waiting_on(0)) == [1, 2]
+    assert ids(layer.waiting_on(0)) == [1, 2]  # the pool is reported by machine 0 alone
+    assert ids(layer.waiting_on(1)) == []
     assert layer.stats.pool_pushes == 2
     engine.withdraw(a)  # through the port of the machine the job names
     assert ids(layer.pool) == [2]
@@ -171,3 +172,13 @@ def test_finished_jobs_leave_no_home_behind() -> None:
         jobs = [job(1, 0, 4, 100, home=1), job(2, 0, 2, 50, home=1), job(3, 0, 4, 10, home=2)]
         layer, _, _ = run_grid("pool", [4, 4], jobs, push=push)
         assert layer.home == {}  # type: ignore[attr-defined]
+
+
+def test_pool_homes_are_seeded() -> None:
+    def homes(seed: int) -> list[int]:
+        jobs = [job(i, i * 1000, 1, 10) for i in range(1, 31)]  # never waits: runs at home
+        return [j.machine for j in run_grid("pool", [4, 4], jobs, seed=seed, home="random")[2]]
+
+    assert homes(3) == homes(3)
+    assert homes(3) != homes(4)
+    assert set(homes(3)) == {0, 1}
