@@ -131,6 +131,7 @@ GROUPS: dict[str, Group] = {
             "tests/sched/grid/test_grid_central.py",
             "tests/sched/grid/test_grid_local.py",
             "tests/sched/grid/test_grid_multisite.py",
+            "tests/sched/grid/test_grid_central_pass.py",
             "tests/sched/grid/test_grid_central_plans.py",
             "tests/sched/grid/test_grid_layer.py",
             "tests/sched/grid/test_grid_local_events.py",
