@@ -182,3 +182,11 @@ def test_pool_homes_are_seeded() -> None:
     assert homes(3) == homes(3)
     assert homes(3) != homes(4)
     assert set(homes(3)) == {0, 1}
+
+
+# push=all, easy, one machine of 4: J1 w3 1 s; J2 w4 10 s reserved at 1 (extra 0);
+# J3 w1 with no estimate (0 s) counts as ending at 0 + 1 = 1, the shadow time: pulled.
+def test_pool_job_without_estimate_counts_one_second() -> None:
+    jobs = [job(1, 0, 3, 1), job(2, 0, 4, 10), job(3, 0, 1, 0)]
+    _, _, out = run_grid("pool", [4], jobs, push="all")
+    assert table(out) == {1: (0, 0, 1), 2: (0, 1, 11), 3: (0, 0, 0)}
