@@ -135,6 +135,7 @@ GROUPS: dict[str, Group] = {
             "tests/sched/grid/test_grid_central_plans.py",
             "tests/sched/grid/test_grid_layer.py",
             "tests/sched/grid/test_grid_local_events.py",
+            "tests/sched/grid/test_grid_make.py",
             "tests/sched/grid/test_grid_multisite_parts.py",
             "tests/sched/grid/test_grid_overhead.py",
             "tests/sched/grid/test_grid_params.py",
