@@ -190,3 +190,79 @@ def test_pool_job_without_estimate_counts_one_second() -> None:
     jobs = [job(1, 0, 3, 1), job(2, 0, 4, 10), job(3, 0, 1, 0)]
     _, _, out = run_grid("pool", [4], jobs, push="all")
     assert table(out) == {1: (0, 0, 1), 2: (0, 1, 11), 3: (0, 0, 0)}
+
+
+# Local conservative policies plan with the machine's view and the ended job itself.
+# hierarchical bestfit-max on m0 4, m1 8, all at 0: J1 w2 100 s and J2 w2 100 s -> m0,
+# J3 w4 100 s and J4 w4 50 s -> m1: all start at 0. J5 w8 10 s -> m1 (the only one
+# wide enough): at 100.
+def test_local_conservative_policies() -> None:
+    jobs = [
+        job(1, 0, 2, 100),
+        job(2, 0, 2, 100),
+        job(3, 0, 4, 100),
+        job(4, 0, 4, 50),
+        job(5, 0, 8, 10),
+    ]
+    _, _, out = run_grid("hierarchical", [4, 8], jobs, select="bestfit-max", local="fcfs-cons")
+    assert table(out) == {
+        1: (0, 0, 100),
+        2: (0, 0, 100),
+        3: (1, 0, 100),
+        4: (1, 0, 50),
+        5: (1, 100, 110),
+    }
+    # decentral, homes m0: J1 w4 100 s at home, J2 w2 100 s moves to m1 (no stretch).
+    jobs = [job(1, 0, 4, 100, home=1), job(2, 0, 2, 100, home=1), job(3, 0, 4, 10, home=1)]
+    _, _, out = run_grid("decentral", [4, 4], jobs, local="fcfs-cons")
+    assert table(out) == {1: (0, 0, 100), 2: (1, 0, 100), 3: (0, 100, 110)}
+
+
+def test_a_job_running_before_a_restart_ends() -> None:
+    for structure in ("decentral", "pool"):
+        layer, _ = idle_grid(structure, [4, 4])
+        running = job(1, 0, 2, 100)
+        layer.ports[1].job_resumed(None, running)  # type: ignore[arg-type]
+        layer.ports[1].job_ended(None, running)  # type: ignore[arg-type]
+        assert layer.home == {}  # type: ignore[attr-defined]
+
+
+# decentral, m0 and m1 of 4, homes m0 unless said. J1 w4 100 s starts at home; J9 w3
+# 100 s (home m1) leaves m1 one idle node; J2 w1 10 s cannot start at home: moves to
+# m1's last node at 0.
+def test_decentral_moves_a_job_to_a_single_idle_node() -> None:
+    jobs = [job(1, 0, 4, 100, home=1), job(9, 0, 3, 100, home=2), job(2, 0, 1, 10, home=1)]
+    layer, _, out = run_grid("decentral", [4, 4], jobs)
+    assert table(out) == {1: (0, 0, 100), 9: (1, 0, 100), 2: (1, 0, 10)}
+    assert layer.stats.migrations == 1
+
+
+# J1 w4 100 s at home m0; J9 w2 100 s at home m1 (2 idle); J2 w4 10 s (home m0) waits
+# at home, the head of its queue: m1 has 2 idle, too few. J3 w1 and J4 w1 arrive at 5
+# (home m0) behind J2: each is offered at its arrival second and moves to m1 [5,15).
+def test_decentral_offers_each_arrival_not_only_the_head() -> None:
+    jobs = [
+        job(1, 0, 4, 100, home=1),
+        job(9, 0, 2, 100, home=2),
+        job(2, 0, 4, 10, home=1),
+        job(3, 5, 1, 10, home=1),
+        job(4, 5, 1, 10, home=1),
+    ]
+    layer, _, out = run_grid("decentral", [4, 4], jobs)
+    assert table(out) == {
+        1: (0, 0, 100),
+        9: (1, 0, 100),
+        2: (0, 100, 110),
+        3: (1, 5, 15),
+        4: (1, 5, 15),
+    }
+    assert layer.stats.migrations == 2
+
+
+# Three machines of 4: J1 w4 100 s fills m0, its home; J2 w2 10 s (home m0) moves to
+# the first machine that can start it, m1, once only.
+def test_decentral_moves_a_job_once() -> None:
+    jobs = [job(1, 0, 4, 100, home=1), job(2, 0, 2, 10, home=1)]
+    layer, _, out = run_grid("decentral", [4, 4, 4], jobs)
+    assert table(out) == {1: (0, 0, 100), 2: (1, 0, 10)}
+    assert layer.stats.migrations == 1

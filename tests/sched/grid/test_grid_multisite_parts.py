@@ -150,6 +150,10 @@ def test_parts_carry_what_the_job_asked_for() -> None:
 def test_split_widths_takes_machines_with_exactly_min_part_free() -> None:
     assert split_widths(5, [3, 2], 2) == [(0, 3), (1, 2)]
     assert split_widths(5, [3, 1, 2], 2) == [(0, 3), (2, 2)]
+    # 3 + 1: the last takes 1 more, leaving the first exactly min_part
+    assert split_widths(4, [3, 3], 2) == [(0, 2), (1, 2)]
+    # three parts: 4 + 4 + 1 -> 4 + 3 + 2
+    assert split_widths(9, [4, 4, 4], 2) == [(0, 4), (1, 3), (2, 2)]
 
 
 # m0 and m1 of 4. J1 w6 100 s splits 4 + 2; J2 w2 10 s takes m1's last 2 nodes;
