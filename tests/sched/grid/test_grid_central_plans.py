@@ -105,6 +105,8 @@ def test_resume_keeps_the_target_it_had() -> None:
     assert (layer.queue, layer.assigned(a), layer.queued) == ([a], 1, [0, 4])
     assert layer.waiting_on(0) == [a]
     assert layer.waiting_on(1) == []
+    layer.resume(job(4, 0, 3, 100), 1)  # both count against m1
+    assert layer.queued == [0, 7]
     # none, or a machine too narrow for it now: chosen again as at submission (m0)
     for machine in (None, 0):
         again = central([2, 8], scheduler="fcfs", select="bestfit-max")

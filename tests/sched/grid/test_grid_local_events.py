@@ -266,3 +266,18 @@ def test_decentral_moves_a_job_once() -> None:
     layer, _, out = run_grid("decentral", [4, 4, 4], jobs)
     assert table(out) == {1: (0, 0, 100), 2: (1, 0, 10)}
     assert layer.stats.migrations == 1
+
+
+# push=blocked, migration 2, m0 and m1 of 4: J1 w4 50 s waited before a restart with
+# home m0; it goes back to the pool with that home, and m0 (the first to pull) runs it
+# unstretched.
+def test_pool_resume_keeps_the_home() -> None:
+    layer, engine = idle_grid("pool", [4, 4], migration="2")
+    assert isinstance(layer, PoolGrid)
+    a = job(1, 0, 4, 50)
+    layer.resume(a, 0)
+    assert (a.machine, layer.assigned(a), ids(layer.pool)) == (0, 0, [1])
+    engine.instant(0)  # a pass at second 0
+    engine.run()
+    assert (a.machine, a.start, a.end) == (0, 0, 50)
+    assert (layer.stats.migrations, layer.stats.pool_pulls) == (0, 1)

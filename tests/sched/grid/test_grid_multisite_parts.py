@@ -207,3 +207,10 @@ def test_multisite_selects_by_its_strategy() -> None:
 
     assert machines(4) == machines(4)
     assert machines(4) != machines(5)
+
+
+def test_a_split_job_without_runtime_adds_no_node_seconds() -> None:
+    # J1 w6, runtime 0 (estimate 10), split 4 + 2 with model 1 and p = 1 (factor 4):
+    # 0 s stretched is 0 s.
+    layer, _, _ = run_grid("multisite", [4, 4], [job(1, 0, 6, 0, estimate=10)], p="1")
+    assert (layer.stats.multisite_jobs, layer.stats.multisite_added_node_seconds) == (1, 0)

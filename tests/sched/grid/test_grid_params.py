@@ -76,6 +76,7 @@ def test_values_are_read() -> None:
     assert parse("multisite", overhead="2", part_unit="nodes").describe()["overhead"] == "2"
     assert "part_unit" not in parse("multisite", overhead="2", part_unit="nodes").describe()
     assert parse("multisite", p="0").p == 0
+    assert parse("multisite", min_part="1").min_part == 1
     assert parse("multisite", select="equalutil-free").select == "equalutil-free"
     hier = parse("hierarchical", select="bestfit-max", local="cons", **{"local.m2": "fcfs"})
     assert hier.describe() == {"select": "bestfit-max", "local": "cons"}
