@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import re
 
+import numpy as np
 import pytest
 
 from batchd.sched.core.policy import BuildContext
@@ -57,3 +58,15 @@ def test_local_policies_are_checked() -> None:
     )
     with pytest.raises(GridError, match=f"^{re.escape(message)}$"):
         make_grid("hierarchical", {"local.m1": "primetime"}, MACHINES)
+
+
+def test_local_policies_are_built_for_their_machine_and_seed() -> None:
+    layer = make_grid("decentral", {"local": "moldable-fairshare"}, MACHINES)
+    assert isinstance(layer, LocalGrid)
+    assert [p.nodes for p in layer.local] == [4, 8]  # type: ignore[attr-defined]
+    # the GA seeds its generator from the context's: the grid's seed
+    layer = make_grid("decentral", {"local": "ga"}, MACHINES, seed=7)
+    assert isinstance(layer, LocalGrid)
+    expected = np.random.default_rng(random.Random(7).getrandbits(64)).bit_generator.state
+    for policy in layer.local:
+        assert policy.rng.bit_generator.state == expected  # type: ignore[attr-defined]
