@@ -281,3 +281,13 @@ def test_pool_resume_keeps_the_home() -> None:
     engine.run()
     assert (a.machine, a.start, a.end) == (0, 0, 50)
     assert (layer.stats.migrations, layer.stats.pool_pulls) == (0, 1)
+
+
+# push=all, easy, one machine of 8: J1 w4 100 s pulled (4 free); J2 w6 10 s does not
+# fit: reservation at 100, extra 2; J3 w5 10 s does not fit either: passed over, and
+# the pulls go on: J4 w1 10 s ends before 100: pulled at 0. t=100: J2 [100,110);
+# t=110: J3 [110,120).
+def test_pool_easy_pulls_past_jobs_that_do_not_fit() -> None:
+    jobs = [job(1, 0, 4, 100), job(2, 0, 6, 10), job(3, 0, 5, 10), job(4, 0, 1, 10)]
+    _, _, out = run_grid("pool", [8], jobs, push="all")
+    assert table(out) == {1: (0, 0, 100), 2: (0, 100, 110), 3: (0, 110, 120), 4: (0, 0, 10)}
