@@ -47,3 +47,15 @@ def run_grid(
 def table(jobs: list[Job]) -> dict[int, tuple[int, int, int]]:
     """id -> (machine, start, end)."""
     return {j.id: (j.machine, j.start, j.end) for j in jobs}
+
+
+def idle_grid(
+    structure: str, sizes: list[int], seed: int = 0, **params: str
+) -> tuple[GridLayer, Engine]:
+    """The layer of ``structure`` on idle machines m0, m1, ... of ``sizes`` at second 0,
+    attached to an engine that has run nothing: events go to the layer directly."""
+    names = [f"m{i}" for i in range(len(sizes))]
+    layer = make_grid(structure, params, list(zip(names, sizes, strict=True)), seed=seed)
+    engine = Engine(Grid([Machine(n, s) for n, s in zip(names, sizes, strict=True)]), layer.ports)
+    layer.attach(engine.machines)
+    return layer, engine
