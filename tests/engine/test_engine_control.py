@@ -1,0 +1,331 @@
+"""The engine's live transitions of running jobs (engine/core.py): terminated, requeued,
+restored to the queue; timers, wake-ups a policy asks for, and nodes held by count."""
+
+from __future__ import annotations
+
+import pytest
+
+from batchd.engine.core import STUCK_AFTER, Engine, StuckJobsError
+from batchd.model.job import UNSET, Job
+from batchd.model.machine import Grid, Machine
+from batchd.model.moldable import Moldable, Speedup
+from batchd.model.states import JobState
+from batchd.sched.core.order import ORDERS
+from batchd.sched.core.policy import MachineView, Overflow, Placement
+from batchd.sched.policies.inorder import InOrderPolicy
+from batchd.sched.registry import make_policy
+
+NODES = 4
+
+
+def engine(policy: str = "fcfs", **kw: bool) -> Engine:
+    return Engine(Grid([Machine("m", NODES)]), [make_policy(policy)], **kw)
+
+
+def job(i: int, width: int = 1, submit: int = 0, runtime: int = 50, estimate: int = 100) -> Job:
+    return Job(id=i, submit=submit, width=width, estimate=estimate, runtime=runtime)
+
+
+def test_a_terminated_job_ends_now_and_frees_its_nodes() -> None:
+    eng = engine()
+    ended: list[int] = []
+    eng.on_end.append(lambda j: ended.append(j.id))
+    first, second = job(1, 4), job(2, 2)
+    eng.submit(first)
+    eng.submit(second)
+    eng.instant(0)
+    eng.advance_to(10)
+    eng.terminate(first, "deleted")
+    assert (first.state, first.end, first.result.outcome) == (JobState.FINISHED, 10, "deleted")
+    assert ended == [1] and eng.machines[0].free == NODES
+    eng.instant(10)
+    assert second.start == 10
+    eng.run()
+    assert second.end == 60 and eng.ended == 2  # job 1's own end at 50 was forgotten
+    with pytest.raises(ValueError, match="^job 1 is not running$"):
+        eng.terminate(first, "deleted")
+
+
+def test_a_requeued_job_runs_again_from_the_start() -> None:
+    eng = engine()
+    first = job(1, 3, runtime=50)
+    eng.submit(first)
+    eng.instant(0)
+    eng.advance_to(20)
+    eng.requeue(first)
+    assert first.state is JobState.QUEUED
+    assert (first.start, first.end, first.units) == (UNSET, UNSET, [])
+    assert first.result.started_by == "" and not first.result.killed
+    m = eng.machines[0]
+    assert m.free == NODES and m.running_count == 0
+    assert [j.id for j in eng.waiting()] == [1]
+    eng.instant(20)
+    eng.run()
+    assert (first.start, first.end, first.result.outcome) == (20, 70, "ok")
+    assert eng.ended == 1
+
+
+def test_a_requeue_puts_a_killed_job_back_unkilled() -> None:
+    eng = engine()
+    first = job(1, 1, runtime=500, estimate=100)
+    eng.submit(first)
+    eng.instant(0)
+    assert first.result.killed  # it will reach its estimate
+    eng.requeue(first)
+    assert not first.result.killed
+
+
+def test_only_a_running_job_is_requeued() -> None:
+    eng = engine()
+    waiting = job(1)
+    with pytest.raises(ValueError, match="^job 1 is not running$"):
+        eng.requeue(waiting)
+    assert waiting.state is JobState.QUEUED
+
+
+def test_a_requeued_moldable_job_waits_as_submitted() -> None:
+    eng = engine("moldable-greedy")
+    mold = Moldable(1, 4, Speedup("downey", 16, 0), 2, 40, 60)
+    moldable = Job(id=1, submit=0, width=2, estimate=60, runtime=40, mold=mold)
+    eng.submit(moldable)
+    eng.instant(0)
+    assert moldable.width == 4  # the policy gave it every free node
+    eng.requeue(moldable)
+    assert (moldable.width, moldable.runtime, moldable.estimate) == (2, 40, 60)
+
+
+def test_a_job_requeued_while_the_daemon_was_down_is_reset() -> None:
+    eng = engine()
+    was = job(1, 2)
+    was.state, was.start, was.units = JobState.RUNNING, 5, [0, 1]
+    was.result.started_by, was.result.killed = "fcfs", True
+    eng.restore_requeued(was)
+    assert was.state is JobState.QUEUED
+    assert (was.start, was.units, was.result.started_by, was.result.killed) == (
+        UNSET,
+        [],
+        "",
+        False,
+    )
+    assert eng.waiting() == []  # not queued yet: enqueue puts it there
+    eng.enqueue(was)
+    assert eng.waiting() == [was]
+    eng.withdraw(was)
+    assert eng.waiting() == []
+
+
+def test_a_job_is_enqueued_only_on_a_machine_that_takes_it() -> None:
+    eng = engine()
+    wide = job(1, NODES + 1)
+    with pytest.raises(ValueError, match="asks for 5 nodes"):
+        eng.enqueue(wide)
+    assert eng.waiting() == []
+
+
+def test_timers_run_in_order_after_the_second_s_ends() -> None:
+    eng = engine()
+    log: list[tuple[int, str]] = []
+    eng.on_end.append(lambda j: log.append((eng.now, f"end {j.id}")))
+    eng.submit(job(1, runtime=10))
+    eng.call_at(10, lambda: log.append((eng.now, "a")))
+    eng.call_at(5, lambda: log.append((eng.now, "b")))
+    eng.call_at(10, lambda: log.append((eng.now, "c")))
+    eng.call_at(7, lambda: log.append((eng.now, "cancelled"))).cancel()
+    assert eng.next_event_time() == 0
+    eng.instant(0)
+    assert eng.next_event_time() == 5
+    eng.run()
+    assert log == [(5, "b"), (10, "end 1"), (10, "a"), (10, "c")]
+    eng.call_at(10, lambda: None)  # now itself is fine
+    with pytest.raises(ValueError, match=r"^cannot set a timer at 9, before now \(10\)$"):
+        eng.call_at(9, lambda: None)
+
+
+def test_time_never_goes_back() -> None:
+    eng = engine()
+    eng.advance_to(10)
+    eng.advance_to(5)  # already past: nothing changes
+    assert eng.now == 10 and eng.machines[0].now == 10
+    with pytest.raises(RuntimeError, match="^time cannot go back from 10 to 9$"):
+        eng.instant(9)
+
+
+def test_an_instant_without_events_still_makes_a_pass() -> None:
+    eng = Engine(Grid([Machine("m", NODES)]), [make_policy("fcfs")])
+    held = job(1)
+    eng.advance_to(3)
+    eng.enqueue(held)  # released: waits for the next pass
+    eng.instant(3)
+    assert held.start == 3 and eng.machines[0].now == 3
+
+
+def test_load_merges_with_jobs_not_yet_submitted() -> None:
+    eng = engine()
+    eng.load([job(1, submit=0), job(3, submit=20)])
+    eng.run(until=5)
+    eng.load([job(4, submit=30), job(2, submit=10)])
+    order: list[int] = []
+    eng.on_submit.append(lambda j: order.append(j.id))
+    eng.run()
+    assert order == [2, 3, 4] and eng.submitted == 4
+    eng2 = engine()
+    eng2.load([])
+    eng2.load([job(2, submit=4), job(1, submit=3)])
+    assert eng2.next_event_time() == 3
+
+
+def test_a_live_submission_ahead_of_the_trace_comes_first() -> None:
+    eng = engine()
+    order: list[tuple[int, int]] = []
+    eng.on_submit.append(lambda j: order.append((eng.now, j.id)))
+    eng.load([job(1, submit=10), job(2, submit=20)])
+    eng.submit(job(3, submit=5))
+    eng.submit(job(4, submit=10))
+    assert eng.next_event_time() == 5
+    eng.run()
+    assert order == [(5, 3), (10, 1), (10, 4), (20, 2)]
+
+
+class Window(InOrderPolicy):
+    """FCFS that wakes at ``times`` and then ends or requeues the jobs ``verdicts`` names."""
+
+    wakes = True
+
+    def __init__(self, times: list[int], verdicts: dict[int, Overflow]) -> None:
+        super().__init__("fcfs", ORDERS["fcfs"])
+        self.times = times
+        self.verdicts = verdicts
+        self.asked: list[int] = []
+
+    def next_wakeup(self, now: int) -> int | None:
+        self.asked.append(now)
+        later = [t for t in self.times if t > now]
+        return later[0] if later else None
+
+    def expired(self, view: MachineView) -> list[tuple[Job, Overflow]]:
+        running = [h for h in view.holders() if isinstance(h, Job)]  # type: ignore[attr-defined]
+        return [(j, self.verdicts[j.id]) for j in running if j.id in self.verdicts]
+
+
+def test_a_policy_is_woken_at_its_time_to_end_or_requeue_jobs() -> None:
+    policy = Window([15, 30], {1: "kill", 2: "requeue"})
+    eng = Engine(Grid([Machine("m", NODES)]), [policy])
+    requeued: list[tuple[int, int]] = []
+    eng.on_requeue.append(lambda j: requeued.append((eng.now, j.id)))
+    killed, again = job(1, 2, runtime=100, estimate=200), job(2, 2, runtime=100, estimate=200)
+    eng.submit(killed)
+    eng.submit(again)
+    eng.run(until=15)
+    assert (killed.state, killed.end, killed.result.outcome) == (JobState.FINISHED, 15, "overflow")
+    assert requeued == [(15, 2)]
+    assert again.start == 15  # back in the queue, started in the pass of that second
+    policy.verdicts = {}
+    eng.run()
+    assert again.end == 115
+
+
+def test_one_wake_up_timer_per_machine_moved_when_the_policy_asks_another_time() -> None:
+    policy = Window([40], {})
+    eng = Engine(Grid([Machine("m", NODES)]), [policy])
+    woken: list[int] = []
+    expired = policy.expired
+    policy.expired = lambda view: woken.append(eng.now) or expired(view)  # type: ignore[method-assign,func-returns-value]
+    eng.instant(0)
+    eng.instant(1)  # asks the same time again: one timer
+    assert len([t for t in eng._timers if not t[2].cancelled]) == 1
+    policy.times = [20]
+    eng.instant(2)
+    assert len([t for t in eng._timers if not t[2].cancelled]) == 1
+    eng.run()
+    assert woken == [20]
+    assert eng.next_event_time() is None
+
+
+def test_stuck_jobs_are_named_after_a_year_without_progress() -> None:
+    policy = Window([], {})
+    policy.schedule = lambda view: []  # type: ignore[method-assign,assignment]
+    policy.explain = lambda j, now: "the gate is shut"  # type: ignore[method-assign,assignment]
+    eng = Engine(Grid([Machine("m", NODES)]), [policy])
+    for i in (1, 2):
+        eng.submit(job(i, submit=3))
+    # A timer every hour keeps time moving: only a year of it without a start is stuck.
+    for k in range(1, STUCK_AFTER // 3600 + 2000):
+        eng.call_at(3600 * k, lambda: None)
+    with pytest.raises(
+        StuckJobsError,
+        match=r"^2 jobs have waited since 3 with nothing running and nothing left to arrive: "
+        r"no window lets them run \(job 1: the gate is shut\)$",
+    ) as caught:
+        eng.run()
+    assert STUCK_AFTER + 3 <= eng.now < STUCK_AFTER + 3 + 1100 * 3600
+    del caught
+
+
+def test_nodes_held_by_count_when_no_unit_is_kept() -> None:
+    eng = engine(keep_units=False)
+    first, second = job(1, 3, runtime=10), job(2, 2, runtime=10)
+    eng.submit(first)
+    eng.submit(second)
+    eng.instant(0)
+    m = eng.machines[0]
+    assert m.free == 1 and first.units == [] and m.running_widths() == [3]
+    eng.run()
+    assert (second.start, second.end) == (10, 20) and m.free == NODES
+    assert first.units == second.units == []
+    again = job(3, 4, submit=20)
+    eng.submit(again)
+    eng.instant(20)
+    eng.requeue(again)
+    assert m.free == NODES and m.running_count == 0
+
+
+def test_units_are_dropped_after_the_end_when_not_kept_on_shared_nodes() -> None:
+    eng = Engine(Grid([Machine("m", 8, slots_per_node=4)]), [make_policy("fcfs")], keep_units=False)
+    one = Job(id=1, submit=0, width=2, estimate=10, runtime=10, pieces=(2,))
+    seen: list[list[int]] = []
+    eng.on_end.append(lambda j: seen.append(list(j.units)))
+    eng.submit(one)
+    eng.run()
+    assert seen == [[0, 1]] and one.units == []
+
+
+def test_a_zero_estimate_holds_its_nodes_for_a_second_in_the_plan() -> None:
+    eng = engine(kill=False)
+    zero = job(1, 2, runtime=5, estimate=0)
+    eng.submit(zero)
+    eng.instant(0)
+    assert eng.machines[0].running_ends() == [1]
+    eng.run()
+    assert zero.end == 5 and eng.machines[0].running_count == 0
+
+
+def test_an_estimate_is_a_kill_only_when_the_engine_kills() -> None:
+    for kill, end in ((True, 30), (False, 90)):
+        eng = engine(kill=kill)
+        long = job(1, 1, runtime=90, estimate=30)
+        eng.submit(long)
+        eng.run()
+        assert (long.end, long.result.killed) == (end, kill)
+        assert long.result.outcome == ("walltime" if kill else "ok")
+
+
+def test_a_negative_runtime_ends_at_once() -> None:
+    eng = engine()
+    odd = job(1, 1, runtime=-1, estimate=30)
+    eng.submit(odd)
+    eng.run()
+    assert odd.end == 0
+
+
+def test_a_placement_the_policy_widened_reshapes_a_moldable_job() -> None:
+    class Widen(InOrderPolicy):
+        def schedule(self, view: MachineView) -> list[Placement]:
+            placed = super().schedule(view)
+            return [Placement(p.job, p.machine, 3) for p in placed]
+
+    eng = Engine(Grid([Machine("m", NODES)]), [Widen("fcfs", ORDERS["fcfs"])])
+    mold = Moldable(1, 3, Speedup("fixed"), 1, 30, 60)
+    moldable = Job(id=1, submit=0, width=1, estimate=60, runtime=30, mold=mold)
+    eng.submit(moldable)
+    eng.instant(0)
+    assert moldable.width == 3 and len(moldable.units) == 3
