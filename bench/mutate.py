@@ -141,8 +141,15 @@ GROUPS: dict[str, Group] = {
         modules=("batchd/engine/*",),
         tests=(
             "tests/engine/test_engine.py",
+            "tests/engine/test_engine_control.py",
+            "tests/engine/test_control.py",
             "tests/engine/test_external.py",
+            "tests/engine/test_reservations.py",
+            "tests/engine/test_restored.py",
             "tests/engine/test_shared_nodes.py",
+            "tests/engine/test_transitions.py",
+            # The warm-up's logic; test_warm.py, which compiles the kernels, is too slow.
+            "tests/engine/test_warm_units.py",
             # Not test_state_writers.py: it reads the package's source under daemon/,
             # which the staged copy keeps under src/ (and mutmut rewrites).
             "tests/sched/test_schedules.py",
