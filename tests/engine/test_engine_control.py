@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from batchd.engine.core import STUCK_AFTER, Engine, StuckJobsError
+from batchd.engine.core import STUCK_AFTER, Engine, PlacementError, StuckJobsError
 from batchd.model.job import UNSET, Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.moldable import Moldable, Speedup
@@ -329,3 +329,69 @@ def test_a_placement_the_policy_widened_reshapes_a_moldable_job() -> None:
     eng.submit(moldable)
     eng.instant(0)
     assert moldable.width == 3 and len(moldable.units) == 3
+
+
+def test_jobs_submitted_live_for_one_second_arrive_in_submission_order() -> None:
+    eng = engine()
+    order: list[int] = []
+    eng.on_submit.append(lambda j: order.append(j.id))
+    for i in (4, 2, 9):
+        eng.submit(job(i, submit=5))
+    eng.run()
+    assert order == [4, 2, 9]
+
+
+def test_ends_pushed_for_one_second_are_handled_in_that_order() -> None:
+    eng = engine()
+    ended: list[int] = []
+    eng.on_end.append(lambda j: ended.append(j.id))
+    for i, unit in ((3, 0), (1, 1), (2, 2)):
+        was = job(i, 1, runtime=40)
+        was.state, was.start, was.units = JobState.RUNNING, 0, [unit]
+        eng.restore_running(was)
+    eng.run()
+    assert ended == [3, 1, 2]
+
+
+def test_a_timer_knows_its_time_and_starts_live() -> None:
+    eng = engine()
+    timer = eng.call_at(7, lambda: None)
+    assert timer.when == 7 and timer.cancelled is False
+    timer.cancel()
+    assert timer.cancelled is True
+
+
+def test_a_widening_beyond_a_moldable_job_s_range_is_refused() -> None:
+    class Widen(InOrderPolicy):
+        def schedule(self, view: MachineView) -> list[Placement]:
+            return [Placement(p.job, p.machine, 4) for p in super().schedule(view)]
+
+    eng = Engine(Grid([Machine("m", NODES)]), [Widen("fcfs", ORDERS["fcfs"])])
+    mold = Moldable(1, 3, Speedup("fixed"), 1, 30, 60)
+    eng.submit(Job(id=1, submit=0, width=1, estimate=60, runtime=30, mold=mold))
+    with pytest.raises(PlacementError, match="it waits on machine 0 for 1-3 nodes, 4 are free"):
+        eng.instant(0)
+
+
+def test_a_pass_holding_jobs_back_on_shared_nodes_gives_them_the_machine() -> None:
+    views: list[object] = []
+    policy = make_policy("fcfs")
+    submitted = policy.job_submitted
+
+    def seen(view: MachineView, j: Job) -> None:
+        views.append(view)
+        submitted(view, j)
+
+    policy.job_submitted = seen  # type: ignore[method-assign]
+    eng = Engine(Grid([Machine("m", 4, slots_per_node=2)]), [policy])
+    first = Job(id=1, submit=0, width=2, estimate=9, runtime=9, pieces=(1, 1))  # both nodes
+    eng.submit(first)
+    eng.instant(0)
+    two = Job(id=2, submit=1, width=2, estimate=9, runtime=9, pieces=(2,))  # no whole node
+    behind = Job(id=3, submit=1, width=1, estimate=9, runtime=9, pieces=(1,))
+    eng.submit(two)
+    eng.submit(behind)
+    views.clear()
+    eng.instant(1)
+    assert two.state is behind.state is JobState.QUEUED  # nothing passes the unplaced job
+    assert views and all(v is eng.machines[0] for v in views)

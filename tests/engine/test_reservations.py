@@ -291,3 +291,12 @@ def test_jobs_of_no_reservation_are_the_policy_s() -> None:
     eng.add_reservation(Reservation(id=1, start=0, end=10, width=1, queue="R1"))
     assert eng.reserved.run_of(resv_job(2, 1, queue="other")) is None
     assert eng.reserved.run_of(resv_job(3, 1)) is eng.reserved.runs["R1"]
+
+
+def test_reservations_to_come_are_planned_by_start_then_id() -> None:
+    eng = engine()
+    for rid, start in ((3, 40), (2, 10), (1, 40)):
+        eng.add_reservation(Reservation(id=rid, start=start, end=start + 5, width=1))
+    m = eng.machines[0]
+    assert [r.id for r in m.future] == [2, 1, 3]
+    assert m.reservations() == [(10, 15, 1), (40, 45, 1), (40, 45, 1)]
