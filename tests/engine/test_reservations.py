@@ -300,3 +300,26 @@ def test_reservations_to_come_are_planned_by_start_then_id() -> None:
     m = eng.machines[0]
     assert [r.id for r in m.future] == [2, 1, 3]
     assert m.reservations() == [(10, 15, 1), (40, 45, 1), (40, 45, 1)]
+
+
+def test_whole_nodes_of_two_cores_are_held_whole() -> None:
+    eng = engine(nodes=6, per_node=2)
+    eng.submit(Job(id=1, submit=0, width=1, estimate=100, runtime=100))
+    resv = Reservation(id=1, start=1, end=50, width=4)
+    eng.add_reservation(resv)
+    eng.instant(0)
+    eng.instant(1)
+    assert resv.units == [2, 3, 4, 5]  # nodes 1 and 2, not core 1 of node 0
+
+
+def test_a_window_not_yet_open_does_not_keep_an_open_one_from_starting_jobs() -> None:
+    eng = engine()
+    later = Reservation(id=1, start=50, end=90, width=2, queue="R1")
+    now = Reservation(id=2, start=0, end=90, width=2, queue="R2")
+    eng.add_reservation(later)
+    eng.add_reservation(now)
+    waits, runs = resv_job(1, 1, queue="R1"), resv_job(2, 1, queue="R2")
+    eng.submit(waits)
+    eng.submit(runs)
+    eng.instant(0)
+    assert waits.state is JobState.QUEUED and runs.start == 0
