@@ -31,7 +31,9 @@ def test_a_restored_job_runs_on_its_nodes_from_its_start() -> None:
     eng = engine()
     resumed: list[int] = []
     policy = eng.machines[0].policy
-    policy.job_resumed = lambda view, job: resumed.append(job.id)  # type: ignore[method-assign]
+    policy.job_resumed = lambda view, job: resumed.append(  # type: ignore[method-assign]
+        job.id if view is eng.machines[0] else -1
+    )
     policy.invalidate = lambda: resumed.append(0)  # type: ignore[method-assign]
     job = was_running(1, [1, 2], start=0, runtime=50)
     eng.advance_to(20)
