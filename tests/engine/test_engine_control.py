@@ -243,7 +243,7 @@ def test_one_wake_up_timer_per_machine_moved_when_the_policy_asks_another_time()
 
 def test_stuck_jobs_are_named_after_a_year_without_progress() -> None:
     policy = Window([], {})
-    policy.schedule = lambda view: []  # type: ignore[method-assign,assignment]
+    policy.schedule = lambda view: []  # type: ignore[method-assign]
     policy.explain = lambda j, now: "the gate is shut"  # type: ignore[method-assign,assignment]
     eng = Engine(Grid([Machine("m", NODES)]), [policy])
     for i in (1, 2):
@@ -382,7 +382,7 @@ def test_a_pass_holding_jobs_back_on_shared_nodes_gives_them_the_machine() -> No
         views.append(view)
         submitted(view, j)
 
-    policy.job_submitted = seen  # type: ignore[method-assign]
+    policy.job_submitted = seen  # type: ignore[method-assign,assignment]
     eng = Engine(Grid([Machine("m", 4, slots_per_node=2)]), [policy])
     first = Job(id=1, submit=0, width=2, estimate=9, runtime=9, pieces=(1, 1))  # both nodes
     eng.submit(first)
