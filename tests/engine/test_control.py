@@ -44,12 +44,18 @@ def test_a_new_policy_takes_the_waiting_jobs_in_submission_order() -> None:
     eng.run(until=2)
     old = eng.machines[0].policy
     assert [j.id for j in old.waiting()] == [4, 3, 5, 2]  # shortest first
+    views: list[object] = []
+    withdraw = old.withdraw
+    old.withdraw = lambda view, j: views.append(view) or withdraw(view, j)  # type: ignore[method-assign,func-returns-value]
     fcfs = make_policy("fcfs")
+    submitted = fcfs.job_submitted
+    fcfs.job_submitted = lambda view, j: views.append(view) or submitted(view, j)  # type: ignore[method-assign,func-returns-value]
     assert eng.set_policy(0, fcfs) is old
     assert eng.machines[0].policy is fcfs
     assert old.waiting() == []
     assert [j.id for j in fcfs.waiting()] == [3, 5, 2, 4]  # by submission, then id
     assert [j.id for j in eng.waiting()] == [3, 5, 2, 4]
+    assert len(views) == 8 and all(v is eng.machines[0] for v in views)
 
 
 def test_a_node_out_of_service_is_not_given_and_comes_back() -> None:

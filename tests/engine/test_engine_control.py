@@ -395,3 +395,64 @@ def test_a_pass_holding_jobs_back_on_shared_nodes_gives_them_the_machine() -> No
     eng.instant(1)
     assert two.state is behind.state is JobState.QUEUED  # nothing passes the unplaced job
     assert views and all(v is eng.machines[0] for v in views)
+
+
+def test_a_terminated_job_leaves_the_other_jobs_ends_alone() -> None:
+    eng = engine()
+    short, long = job(1, 1, runtime=10), job(2, 1, runtime=50)
+    eng.submit(short)
+    eng.submit(long)
+    eng.instant(0)
+    eng.terminate(long, "deleted")
+    eng.run()
+    assert (short.end, short.result.outcome) == (10, "ok")
+    assert eng.ended == 2
+
+
+@pytest.mark.parametrize(
+    ("runtime", "end", "outcome"), [(-1, 5, "ok"), (0, 5, "ok"), (1, 6, "ok"), (100, 105, "ok")]
+)
+def test_a_restored_job_ends_after_its_runtime(runtime: int, end: int, outcome: str) -> None:
+    eng = engine()
+    was = job(1, 1, runtime=runtime, estimate=100)
+    was.state, was.start, was.units = JobState.RUNNING, 5, [0]
+    eng.advance_to(5)
+    eng.restore_running(was)
+    eng.run()
+    assert (was.end, was.result.outcome, was.result.killed) == (end, outcome, False)
+
+
+def test_the_policy_learns_of_a_requeue_on_its_machine() -> None:
+    eng = engine()
+    views: list[object] = []
+    policy = eng.machines[0].policy
+    ended = policy.job_ended
+    policy.job_ended = lambda view, j: views.append(view) or ended(view, j)  # type: ignore[method-assign,func-returns-value]
+    first = job(1, 2)
+    eng.submit(first)
+    eng.instant(0)
+    eng.requeue(first)
+    assert views == [eng.machines[0]]
+
+
+def test_the_policy_is_given_its_machine_when_a_job_is_enqueued_or_withdrawn() -> None:
+    eng = engine()
+    views: list[object] = []
+    policy = eng.machines[0].policy
+    submitted, withdraw = policy.job_submitted, policy.withdraw
+    policy.job_submitted = lambda view, j: views.append(view) or submitted(view, j)  # type: ignore[method-assign,func-returns-value]
+    policy.withdraw = lambda view, j: views.append(view) or withdraw(view, j)  # type: ignore[method-assign,func-returns-value]
+    waiting = job(1)
+    eng.enqueue(waiting)
+    eng.withdraw(waiting)
+    assert views == [eng.machines[0]] * 2 and eng.waiting() == []
+
+
+def test_the_holder_of_a_unit() -> None:
+    eng = engine()
+    first = job(1, 2)
+    eng.submit(first)
+    eng.instant(0)
+    m = eng.machines[0]
+    assert m.holder_of(1) is first
+    assert m.holder_of(3) is None

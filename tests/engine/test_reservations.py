@@ -323,3 +323,50 @@ def test_a_window_not_yet_open_does_not_keep_an_open_one_from_starting_jobs() ->
     eng.submit(runs)
     eng.instant(0)
     assert waits.state is JobState.QUEUED and runs.start == 0
+
+
+def test_pieces_to_spread_go_on_different_reserved_nodes() -> None:
+    eng = engine(nodes=8, per_node=4)
+    resv = Reservation(id=1, start=0, end=100, width=8, queue="R1")
+    eng.add_reservation(resv)
+    eng.instant(0)
+    spread = resv_job(1, 2, submit=1)
+    spread.pieces, spread.spread = (1, 1), True
+    eng.submit(spread)
+    eng.instant(1)
+    assert spread.units == [0, 4]
+
+
+def test_a_job_whose_pieces_fit_no_node_lets_the_next_one_start() -> None:
+    eng = engine(nodes=12, per_node=4)
+    resv = Reservation(id=1, start=0, end=100, width=12, queue="R1")
+    eng.add_reservation(resv)
+    eng.instant(0)
+    wide = resv_job(1, 9, runtime=50)
+    wide.pieces = (3, 3, 3)
+    eng.submit(wide)
+    eng.instant(0)
+    assert eng.reserved.runs["R1"].free == [3, 7, 11]
+    too_big, small = resv_job(2, 2, submit=1), resv_job(3, 1, submit=1)
+    too_big.pieces, small.pieces = (2,), (1,)
+    eng.submit(too_big)
+    eng.submit(small)
+    eng.instant(1)
+    assert too_big.state is JobState.QUEUED and small.units == [3]
+    assert [j.id for j in eng.reserved.waiting()] == [2]
+
+
+def test_a_new_run_has_no_free_nodes_before_its_window_opens() -> None:
+    run = ResvRun(Reservation(id=1, start=10, end=20, width=2, queue="R1"))
+    assert run.free == [] and run.running == {} and len(run.queue) == 0
+
+
+def test_a_job_of_a_reservation_is_enqueued_and_withdrawn_in_its_queue() -> None:
+    eng = engine()
+    eng.add_reservation(Reservation(id=1, start=10, end=90, width=2, queue="R1"))
+    job = resv_job(1, 1)
+    eng.enqueue(job)
+    assert [j.id for j in eng.reserved.waiting()] == [1]
+    assert eng.machines[0].policy.waiting() == []
+    eng.withdraw(job)
+    assert eng.reserved.waiting() == []

@@ -111,6 +111,9 @@ def test_a_job_that_ended_while_nobody_watched(outcome: str, killed: bool) -> No
     assert (job.state, job.end, job.result.outcome) == (JobState.FINISHED, 77, outcome)
     assert job.result.killed is killed
     assert eng.ended == 1 and eng.finished == [job] and ends == [3]
+    other = was_running(4, [1])
+    eng.restore_finished(other, 78, "ok")
+    assert eng.ended == 2 and eng.finished == [job, other]
     assert eng.machines[0].free == NODES  # it never took its nodes back
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import types
 from pathlib import Path
 
@@ -296,3 +297,28 @@ def test_the_command_lowers_its_priority_when_asked(
     monkeypatch.setattr(os, "nice", forbidden)
     assert warm.main(["--nice"]) == 0  # it warms anyway: every unit
     assert warmed == ["ga", *warm.UNITS]
+
+
+class Pipe:
+    """A stdout that notes what was written and when it was flushed."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.events.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self.events.append("<flush>")
+
+
+def test_each_unit_s_line_is_flushed_as_soon_as_it_is_warm(
+    warmed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon reads the child's lines as they come: each unit it waits for is
+    ready when its line arrives, not when the last unit is."""
+    pipe = Pipe()
+    monkeypatch.setattr(sys, "stdout", pipe)
+    assert warm.main(["ga", "moldable"]) == 0
+    assert "".join(pipe.events) == "ga 1.23\n<flush>moldable 1.23\n<flush>"
