@@ -137,6 +137,16 @@ async def test_scaled_clock_sleep_until_due_time() -> None:
     assert time.monotonic() - began < 0.5
 
 
+async def test_scaled_clock_sleep_of_one_second_waits() -> None:
+    clock = ScaledClock(speed=1, start=0, wall=FakeWall(0.0))
+    wake = asyncio.Event()
+    sleeper = asyncio.create_task(clock.sleep_until(1, wake))  # one wall second away
+    await asyncio.sleep(0.05)
+    assert not sleeper.done()
+    wake.set()
+    await asyncio.wait_for(sleeper, timeout=5)
+
+
 async def test_scaled_clock_sleep_none_waits_for_wake() -> None:
     """No due time: it sleeps until woken, however long that takes, and not a moment less."""
     clock = ScaledClock(speed=1, start=0, wall=FakeWall())

@@ -383,18 +383,19 @@ def test_a_pass_holding_jobs_back_on_shared_nodes_gives_them_the_machine() -> No
         submitted(view, j)
 
     policy.job_submitted = seen  # type: ignore[method-assign,assignment]
-    eng = Engine(Grid([Machine("m", 4, slots_per_node=2)]), [policy])
-    first = Job(id=1, submit=0, width=2, estimate=9, runtime=9, pieces=(1, 1))  # both nodes
+    eng = Engine(Grid([Machine("m", 6, slots_per_node=2)]), [policy])
+    first = Job(id=1, submit=0, width=3, estimate=9, runtime=9, pieces=(1, 1, 1))  # a core each
     eng.submit(first)
     eng.instant(0)
     two = Job(id=2, submit=1, width=2, estimate=9, runtime=9, pieces=(2,))  # no whole node
-    behind = Job(id=3, submit=1, width=1, estimate=9, runtime=9, pieces=(1,))
-    eng.submit(two)
-    eng.submit(behind)
-    views.clear()
+    behind = [Job(id=i, submit=1, width=1, estimate=9, runtime=9, pieces=(1,)) for i in (3, 4)]
+    for j in (two, *behind):
+        eng.submit(j)
     eng.instant(1)
-    assert two.state is behind.state is JobState.QUEUED  # nothing passes the unplaced job
-    assert views and all(v is eng.machines[0] for v in views)
+    # The pass placed all three by count; nothing passes the unplaced job.
+    assert [j.id for j in eng.waiting()] == [2, 3, 4]
+    assert eng.machines[0].unplaced == {2}
+    assert len(views) == 6 and all(v is eng.machines[0] for v in views)
 
 
 def test_a_terminated_job_leaves_the_other_jobs_ends_alone() -> None:
@@ -456,3 +457,77 @@ def test_the_holder_of_a_unit() -> None:
     m = eng.machines[0]
     assert m.holder_of(1) is first
     assert m.holder_of(3) is None
+
+
+class Stuck(Window):
+    """Starts nothing; explains why as ``why`` says, noting what it was asked."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__([], {})
+        self.why = why
+        self.explained: list[tuple[int, int]] = []
+
+    def schedule(self, view: MachineView) -> list[Placement]:
+        return []
+
+    def explain(self, job: Job, now: int) -> str:
+        self.explained.append((job.id, now))
+        return self.why
+
+
+def hourly(eng: Engine, first: int, count: int) -> None:
+    for k in range(count):
+        eng.call_at(first + 3600 * k, lambda: None)
+
+
+def test_a_stuck_job_without_an_explanation_does_not_fit() -> None:
+    policy = Stuck("")
+    eng = Engine(Grid([Machine("m", NODES)]), [policy])
+    eng.submit(job(1))
+    hourly(eng, 3600, STUCK_AFTER // 3600 + 1100)
+    with pytest.raises(StuckJobsError, match=r"\(job 1: it does not fit\)$"):
+        eng.run()
+    assert policy.explained == [(1, eng.now)]
+
+
+def test_jobs_that_waited_less_than_a_year_are_not_stuck_yet() -> None:
+    """Late in emulated time, a job that waited for months is no stuck job."""
+    eng = Engine(Grid([Machine("m", NODES)]), [Stuck("never")])
+    eng.submit(job(1, submit=STUCK_AFTER))
+    hourly(eng, STUCK_AFTER + 3600, 1100)
+    with pytest.raises(StuckJobsError, match="^1 jobs were still waiting when no event was left$"):
+        eng.run()
+
+
+def test_a_job_is_stuck_after_exactly_a_year() -> None:
+    """Checked every 1,024 seconds with events: the 1,024th is a year after the arrival."""
+    eng = Engine(Grid([Machine("m", NODES)]), [Stuck("never")])
+    eng.submit(job(1))
+    for t in range(1, 1023):
+        eng.call_at(t, lambda: None)
+    eng.call_at(STUCK_AFTER, lambda: None)
+    eng.call_at(STUCK_AFTER + 1, lambda: None)
+    with pytest.raises(StuckJobsError, match="have waited since 0"):
+        eng.run()
+    assert eng.now == STUCK_AFTER
+
+
+def test_jobs_still_to_arrive_may_yet_unblock_the_stuck() -> None:
+    eng = Engine(Grid([Machine("m", NODES)]), [Stuck("never")])
+    eng.submit(job(1))
+    hourly(eng, 3600, STUCK_AFTER // 3600 + 1100)
+    late = STUCK_AFTER + 2000 * 3600
+    eng.submit(job(2, submit=late))
+    with pytest.raises(StuckJobsError, match="^2 jobs were still waiting when no event was left$"):
+        eng.run()
+    assert eng.now == late
+
+
+def test_a_job_past_its_estimate_is_planned_to_end_in_a_second() -> None:
+    eng = engine(kill=False)
+    over, later = job(1, 1, runtime=100, estimate=5), job(2, 1, runtime=100, estimate=60)
+    eng.submit(over)
+    eng.submit(later)
+    eng.advance_to(10)
+    m = eng.machines[0]
+    assert m.overrun and m.running_ends() == [11, 60]

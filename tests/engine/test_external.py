@@ -160,3 +160,18 @@ def test_only_a_running_real_job_is_stopped() -> None:
     with pytest.raises(ValueError, match="^job 2 is not running$"):
         eng.terminate(waiting, "deleted")
     assert waiting.state is JobState.QUEUED and stops == []
+
+
+def test_a_real_job_of_a_closed_reservation_ends_on_its_nodes_beside_an_open_one() -> None:
+    eng, _ = engine()
+    closing = Reservation(id=1, start=0, end=50, width=2, queue="R1")
+    open_on = Reservation(id=2, start=0, end=90, width=1, queue="R2")
+    eng.add_reservation(closing)
+    eng.add_reservation(open_on)
+    job = Job(id=1, submit=0, width=2, estimate=100, runtime=100, queue="R1", external=True)
+    eng.submit(job)
+    eng.advance_to(50)
+    assert job.state is JobState.EXITING
+    eng.exited(job, "ok")
+    assert (job.state, job.result.outcome, job.end) == (JobState.FINISHED, "resv_end", 50)
+    assert eng.machines[0].free == NODES - 1  # only the open reservation's node is held
