@@ -590,3 +590,50 @@ def test_a_requeued_job_left_waiting_is_stuck_since_it_started() -> None:
     every(eng, 86_400, 86_400, STUCK_AFTER // 86_400 + 1100)
     with pytest.raises(StuckJobsError, match="^1 jobs have waited since 3 "):
         eng.run()
+
+
+def test_a_grid_port_takes_any_width_but_none() -> None:
+    eng = engine()
+    eng.machines[0].policy.grid_wide = True
+    eng.submit(job(1, NODES * 3))  # wider than the machine: the port sends it on
+    with pytest.raises(ValueError, match="^job 2 asks for 0 nodes; the machine has 4$"):
+        eng.submit(job(2, 0))
+
+
+def test_a_live_arrival_after_the_trace_s_next_job_waits_its_turn() -> None:
+    eng = engine()
+    seen: list[tuple[int, int]] = []
+    eng.on_submit.append(lambda j: seen.append((eng.now, j.id)))
+    eng.load([job(1, submit=10)])
+    eng.submit(job(2, submit=30))
+    eng.run()
+    assert seen == [(10, 1), (30, 2)]
+
+
+def test_the_end_of_a_terminated_job_is_no_event() -> None:
+    eng = engine()
+    gone = job(1, runtime=50)
+    eng.submit(gone)
+    eng.instant(0)
+    eng.advance_to(10)
+    eng.terminate(gone, "deleted")
+    assert eng.next_event_time() is None
+
+
+def test_progress_is_reported_every_1024_rounds() -> None:
+    eng = engine()
+    eng.load([job(i, submit=i, runtime=0) for i in range(2100)])
+    counts: list[int] = []
+    eng.run(progress=counts.append)
+    # Two rounds a second: each zero-length job ends in a round of its own.
+    assert counts == [512, 1024, 1536, 2048, 2100]
+
+
+def test_a_job_started_while_a_node_is_out_gives_back_its_own() -> None:
+    eng = engine()
+    eng.node_out(0, 0)
+    started = job(1, 2)
+    eng.submit(started)
+    eng.instant(0)
+    assert started.units == [1, 2]
+    assert eng.machines[0].running_widths() == [2]
