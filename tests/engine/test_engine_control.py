@@ -637,3 +637,32 @@ def test_a_job_started_while_a_node_is_out_gives_back_its_own() -> None:
     eng.instant(0)
     assert started.units == [1, 2]
     assert eng.machines[0].running_widths() == [2]
+
+
+def test_a_new_engine_s_machines_start_at_second_0_with_its_kill_rule() -> None:
+    grid = Grid([Machine("m", NODES)])
+    for kill in (True, False):
+        eng = Engine(grid, [make_policy("fcfs")], kill=kill)
+        assert eng.grid is grid
+        assert [(m.now, m.kill) for m in eng.machines] == [(0, kill)]
+
+
+def test_a_job_enqueued_and_never_started_is_stuck_since_second_0() -> None:
+    eng = Engine(Grid([Machine("m", NODES)]), [Stuck("never")])
+    eng.enqueue(job(1))  # released: it never arrived through a submission
+    every(eng, 86_400, 86_400, STUCK_AFTER // 86_400 + 1100)
+    with pytest.raises(StuckJobsError, match="^1 jobs have waited since 0 "):
+        eng.run()
+
+
+def test_a_second_handled_at_once_skips_a_terminated_job_s_end_only() -> None:
+    eng = engine()
+    gone, stays = job(1, runtime=50), job(2, runtime=50)
+    eng.submit(gone)
+    eng.submit(stays)
+    eng.instant(0)
+    eng.advance_to(10)
+    eng.terminate(gone, "deleted")
+    eng.instant(50)
+    assert (stays.state, stays.end) == (JobState.FINISHED, 50)
+    assert (gone.end, eng.ended) == (10, 2)
