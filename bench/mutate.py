@@ -177,8 +177,18 @@ GROUPS: dict[str, Group] = {
         modules=("batchd/engine/*",),
         tests=(
             "tests/engine/test_engine.py",
+            # Every policy on random workloads: nine tenths of the group's test time, and
+            # what it checks of the engine the unit tests and the schedules check too.
+            "--deselect=tests/engine/test_engine.py::test_no_stuck_jobs_on_synthetic_workloads",
+            "tests/engine/test_engine_control.py",
+            "tests/engine/test_control.py",
             "tests/engine/test_external.py",
+            "tests/engine/test_reservations.py",
+            "tests/engine/test_restored.py",
             "tests/engine/test_shared_nodes.py",
+            "tests/engine/test_transitions.py",
+            # The warm-up's logic; test_warm.py, which compiles the kernels, is too slow.
+            "tests/engine/test_warm_units.py",
             # Not test_state_writers.py: it reads the package's source under daemon/,
             # which the staged copy keeps under src/ (and mutmut rewrites).
             "tests/sched/test_schedules.py",

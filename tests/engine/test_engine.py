@@ -69,6 +69,25 @@ async def test_virtual_clock_sleep_until() -> None:
     assert clock.now() == 20
 
 
+def test_clocks_start_at_zero_unless_told() -> None:
+    virtual = VirtualClock()
+    assert (virtual.start, virtual.now()) == (0, 0)
+    assert VirtualClock(start=9).start == 9
+    wall = FakeWall(3.0)
+    scaled = ScaledClock(wall=wall)
+    assert (scaled.speed, scaled.start, scaled.now()) == (1.0, 0, 0)
+    wall.t = 5.5
+    assert scaled.now() == 2
+
+
+async def test_virtual_clock_sleep_does_not_wait_on_the_wall() -> None:
+    clock = VirtualClock()
+    began = time.monotonic()
+    await clock.sleep_until(1_000_000, asyncio.Event())
+    assert clock.now() == 1_000_000
+    assert time.monotonic() - began < 0.5
+
+
 def test_scaled_clock_maps_wall_time() -> None:
     wall = FakeWall(50.0)
     clock = ScaledClock(speed=10, start=1000, wall=wall)
@@ -116,6 +135,16 @@ async def test_scaled_clock_sleep_until_due_time() -> None:
     began = time.monotonic()
     await clock.sleep_until(50, wake)  # already due: returns at once
     assert time.monotonic() - began < 0.5
+
+
+async def test_scaled_clock_sleep_of_one_second_waits() -> None:
+    clock = ScaledClock(speed=1, start=0, wall=FakeWall(0.0))
+    wake = asyncio.Event()
+    sleeper = asyncio.create_task(clock.sleep_until(1, wake))  # one wall second away
+    await asyncio.sleep(0.05)
+    assert not sleeper.done()
+    wake.set()
+    await asyncio.wait_for(sleeper, timeout=5)
 
 
 async def test_scaled_clock_sleep_none_waits_for_wake() -> None:

@@ -137,3 +137,41 @@ def test_a_restored_exiting_job_is_back_on_its_nodes() -> None:
     eng.exited(job, "ok", end=0)
     assert (job.state, job.result.outcome) == (JobState.FINISHED, "cancelled")
     assert eng.machines[0].free == NODES
+
+
+def test_a_stop_is_forgotten_once_the_job_has_ended_and_ends_now_by_default() -> None:
+    eng, stops = engine()
+    job = real(1)
+    eng.submit(job)
+    eng.instant(0)
+    eng.advance_to(30)
+    eng.terminate(job, "deleted")
+    assert job.result.stopping == "end" and stops == [job]
+    eng.exited(job, "ok")
+    assert (job.end, job.result.outcome, job.result.stopping) == (30, "deleted", "")
+
+
+def test_only_a_running_real_job_is_stopped() -> None:
+    eng, stops = engine()
+    blocker, waiting = real(1), real(2)
+    eng.submit(blocker)
+    eng.submit(waiting)
+    eng.instant(0)
+    with pytest.raises(ValueError, match="^job 2 is not running$"):
+        eng.terminate(waiting, "deleted")
+    assert waiting.state is JobState.QUEUED and stops == []
+
+
+def test_a_real_job_of_a_closed_reservation_ends_on_its_nodes_beside_an_open_one() -> None:
+    eng, _ = engine()
+    closing = Reservation(id=1, start=0, end=50, width=2, queue="R1")
+    open_on = Reservation(id=2, start=0, end=90, width=1, queue="R2")
+    eng.add_reservation(closing)
+    eng.add_reservation(open_on)
+    job = Job(id=1, submit=0, width=2, estimate=100, runtime=100, queue="R1", external=True)
+    eng.submit(job)
+    eng.advance_to(50)
+    assert job.state is JobState.EXITING
+    eng.exited(job, "ok")
+    assert (job.state, job.result.outcome, job.end) == (JobState.FINISHED, "resv_end", 50)
+    assert eng.machines[0].free == NODES - 1  # only the open reservation's node is held
