@@ -17,6 +17,8 @@ from batchd.model.states import JobState, StateError, change_state
         ([3, 0, 1, 2, 8], "0-3 8"),
         ([1, 3, 5], "1 3 5"),
         ([0, 1, 4, 6, 7, 9], "0-1 4 6-7 9"),
+        ([9, 4, 5, 6], "4-6 9"),
+        ([2, 4, 5, 6], "2 4-6"),  # the last run a range too
     ],
 )
 def test_node_intervals(nodes: list[int], text: str) -> None:
@@ -51,8 +53,34 @@ def test_a_core_pool_counts_what_it_takes_per_node() -> None:
 def test_a_grid_finds_its_machines_by_name() -> None:
     grid = Grid([Machine("a", 4), Machine("b", 8)])
     assert (grid.index("a"), grid.index("b")) == (0, 1)
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError) as missing:
         grid.index("c")
+    assert missing.value.args == ("c",)
+
+
+def test_a_pool_counts_nodes_taken_by_count_until_all_are_back() -> None:
+    pool = NodePool(6)
+    pool.take_count(2)
+    pool.take_count(4)  # every free node, the last ones included
+    assert pool.free == 0
+    pool.give_back_count(6)  # both takings add up
+    assert (pool.free, pool.allocate(6)) == (6, [0, 1, 2, 3, 4, 5])
+
+
+def test_pieces_of_one_node_take_every_free_node_and_no_more() -> None:
+    pool = NodePool(3)
+    pool.allocate(1)
+    assert pool.allocate_pieces((1, 1), spread=True) == [1, 2]
+    assert pool.allocate_pieces((1,), spread=True) is None
+    assert NodePool(3).allocate_pieces((2,), spread=False) is None  # a node is one unit
+
+
+def test_a_node_out_of_service_is_not_in_service_until_put_back() -> None:
+    pool = NodePool(3)
+    pool.take_out(1)
+    assert [pool.in_service(n) for n in range(3)] == [True, False, True]
+    pool.put_back(1)
+    assert pool.in_service(1)
 
 
 def test_a_job_changes_state_only_as_a_job_can() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from batchd.model.moldable import FIXED, Moldable, MoldError, Speedup, parse_range
+from batchd.model.moldable import FIXED, Moldable, MoldError, Speedup, _scaled, parse_range
 
 
 def test_low_variance_at_its_boundaries() -> None:
@@ -114,6 +114,7 @@ def test_speedup_text_round_trips() -> None:
         ("downey:64:-1", "not a decimal"),
         ("downey:inf:1", "not a decimal"),
         ("downey:64:x", "sigma 'x'"),
+        ("downey:x:1", "A 'x' is not a decimal number"),
     ],
 )
 def test_bad_speedups(text: str, message: str) -> None:
@@ -124,6 +125,14 @@ def test_bad_speedups(text: str, message: str) -> None:
 def test_the_requested_width_must_lie_in_the_range() -> None:
     with pytest.raises(MoldError, match="outside the range 16-64"):
         Moldable(16, 64, FIXED, 8, 10, 10)
+    with pytest.raises(MoldError) as refused:
+        Moldable(64, 16, FIXED, 32, 10, 10)
+    assert str(refused.value) == "nodes 64-16: need 1 <= MIN <= MAX"
+
+
+def test_scaled_seconds_are_rounded_to_a_microsecond_before_the_ceiling() -> None:
+    assert _scaled(1, 2.0000004) == 2  # 0.4 microseconds over: rounding error
+    assert _scaled(1, 2.000001) == 3  # a whole microsecond over: the next second
 
 
 def test_one_second_scales_like_any_other_and_the_ends_of_the_range_are_widths() -> None:
