@@ -659,3 +659,33 @@ def test_holidays_at_the_edges_of_the_look_ahead_count() -> None:
     # afresh (not from the answer just kept), it still ends the period's start.
     fresh = PrimeCalendar((ALL_PRIME,) * 7, annual_holidays=frozenset({(2, 29)}))
     assert fresh.period_bounds(utc(2026, 3, 2, 12))[0] == utc(2024, 3, 1)
+
+
+def test_the_kept_answer_serves_its_whole_period_without_computing_a_day() -> None:
+    cal = PrimeCalendar.default()
+    monday = utc(2026, 1, 5)  # prime from 06:00 to 19:00
+    assert cal.period_bounds(monday + 12 * H) == (monday + 6 * H, monday + 19 * H)
+    cal._day_cache.clear()
+    for t in (monday + 6 * H, monday + 19 * H - 1):  # its first and last seconds
+        assert cal.period_at(t) == "prime"
+        assert cal.next_change(t) == monday + 19 * H
+        assert cal.period_bounds(t) == (monday + 6 * H, monday + 19 * H)
+    assert cal._day_cache == {}  # every answer came from the one kept
+
+
+def test_the_look_back_reaches_the_first_day_of_the_calendar() -> None:
+    cal = PrimeCalendar((ALL_PRIME,) * 7, annual_holidays=frozenset({(1, 1)}))
+    assert cal.period_bounds(utc(1, 1, 3, 12)) == (utc(1, 1, 2), utc(2, 1, 1))
+
+
+def test_the_look_ahead_ends_with_its_last_day_in_a_week_that_changes() -> None:
+    # Mondays are non-prime, the other days prime; two years of holidays from Monday,
+    # January 5, 2026 leave no prime time up to the last day of the look-ahead.
+    week = (ALL_NONPRIME,) + (ALL_PRIME,) * 6
+    monday = dt.date(2026, 1, 5)
+    last = monday + dt.timedelta(732)  # Friday, January 7, 2028
+    days = frozenset(monday + dt.timedelta(i) for i in range(733))
+    assert PrimeCalendar(week, holidays=days - {last}).next_change(utc(2026, 1, 5, 12)) == utc(
+        2028, 1, 7
+    )
+    assert PrimeCalendar(week, holidays=days).next_change(utc(2026, 1, 5, 12)) is None

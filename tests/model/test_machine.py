@@ -50,6 +50,14 @@ def test_a_core_pool_counts_what_it_takes_per_node() -> None:
         pool.take([0])
 
 
+def test_a_core_pool_needs_whole_nodes_of_at_least_one_unit() -> None:
+    for size, per in [(8, 0), (8, -2), (8, 3)]:
+        with pytest.raises(ValueError) as refused:
+            CorePool(size, per)
+        assert str(refused.value) == f"{size} units do not make nodes of {per}"
+    assert CorePool(3, 1).node_free == [1, 1, 1]
+
+
 def test_a_grid_finds_its_machines_by_name() -> None:
     grid = Grid([Machine("a", 4), Machine("b", 8)])
     assert (grid.index("a"), grid.index("b")) == (0, 1)
