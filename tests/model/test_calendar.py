@@ -689,3 +689,16 @@ def test_the_look_ahead_ends_with_its_last_day_in_a_week_that_changes() -> None:
         2028, 1, 7
     )
     assert PrimeCalendar(week, holidays=days).next_change(utc(2026, 1, 5, 12)) is None
+
+
+def test_an_open_ended_answer_is_kept_for_its_own_second_alone() -> None:
+    # All prime with one holiday 733 days after January 1, 2026: from that day's last
+    # second the look-ahead (732 days) does not reach it; from the next second it does.
+    holiday = dt.date(2026, 1, 1) + dt.timedelta(733)
+    cal = PrimeCalendar((ALL_PRIME,) * 7, holidays=frozenset({holiday}))
+    last = utc(2026, 1, 1, 23, 59, 59)
+    assert cal.next_change(last) is None
+    cal._day_cache.clear()
+    assert cal.period_bounds(last) == (None, None)
+    assert cal._day_cache == {}  # asked again at the same second: the kept answer
+    assert cal.next_change(last + 1) == utc(holiday.year, holiday.month, holiday.day)
