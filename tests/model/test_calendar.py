@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from batchd.model import calendar as calendar_module
 from batchd.model.calendar import (
     CalendarError,
     DaySlots,
@@ -22,6 +23,7 @@ from batchd.model.calendar import (
     resolve_timezone,
 )
 from batchd.model.holidays import load_holidays, parse_holidays
+from batchd.model.times import local_epoch
 from paths import ROOT
 
 DATA = ROOT / "tests" / "data" / "holidays"
@@ -702,3 +704,30 @@ def test_an_open_ended_answer_is_kept_for_its_own_second_alone() -> None:
     assert cal.period_bounds(last) == (None, None)
     assert cal._day_cache == {}  # asked again at the same second: the kept answer
     assert cal.next_change(last + 1) == utc(holiday.year, holiday.month, holiday.day)
+
+
+def test_a_boundary_inside_a_jump_at_midnight_moves_the_days_first_step() -> None:
+    havana = resolve_timezone("America/Havana")
+    # 2026-03-08, a Sunday: the clocks go from 00:00 to 01:00 (05:00 UTC). Midnight and
+    # the prime start at 00:30 fall on the jump: the day is prime from it to noon.
+    sunday = DaySlots(30 * 60, 12 * H)
+    cal = PrimeCalendar((NAS_WEEKDAY,) * 5 + (ALL_NONPRIME, sunday), tz=havana)
+    jump = utc(2026, 3, 8, 5)
+    assert cal.period_bounds(jump + H) == (jump, utc(2026, 3, 8, 16))
+    assert cal.period_at(jump - 1) == "nonprime"
+
+
+def test_a_calendar_works_out_each_local_day_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    worked: list[tuple[dt.date, int]] = []
+
+    def counted(tz: dt.tzinfo, day: dt.date, sec: int) -> int:
+        worked.append((day, sec))
+        return local_epoch(tz, day, sec)
+
+    monkeypatch.setattr(calendar_module, "local_epoch", counted)
+    cal = PrimeCalendar.default()
+    monday = utc(2026, 1, 5)
+    for t in (monday + 5 * H, monday + 12 * H, monday + 20 * H, monday + 2 * H):
+        cal.period_bounds(t)
+    assert (dt.date(2026, 1, 5), 6 * H) in worked
+    assert len(worked) == len(set(worked))
