@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from batchd.model.job import Job
-from batchd.model.machine import CorePool, Grid, Machine, NodePool, node_intervals
+from batchd.model.machine import CorePool, Grid, Machine, NodePool, _runs, node_intervals
 from batchd.model.states import JobState, StateError, change_state
 
 
@@ -56,6 +56,27 @@ def test_a_core_pool_needs_whole_nodes_of_at_least_one_unit() -> None:
             CorePool(size, per)
         assert str(refused.value) == f"{size} units do not make nodes of {per}"
     assert CorePool(3, 1).node_free == [1, 1, 1]
+
+
+def test_a_machine_of_whole_nodes_counts_nodes_and_a_shared_one_cores() -> None:
+    assert type(Machine("whole", 4).pool) is NodePool  # no per-node counts to keep
+    shared = Machine("shared", 8, slots_per_node=2).pool
+    assert isinstance(shared, CorePool)
+    assert (shared.per_node, shared.node_free) == (2, [2, 2, 2, 2])
+
+
+@pytest.mark.parametrize(
+    ("ids", "runs"),
+    [
+        ([], []),
+        ([4], [(4, 5)]),
+        ([0, 1, 2], [(0, 3)]),
+        ([0, 1, 2, 5], [(0, 3), (5, 6)]),
+        ([1, 3, 4, 5, 6, 9, 10], [(1, 2), (3, 7), (9, 11)]),
+    ],
+)
+def test_ids_make_the_fewest_runs(ids: list[int], runs: list[tuple[int, int]]) -> None:
+    assert _runs(ids) == runs
 
 
 def test_a_grid_finds_its_machines_by_name() -> None:
