@@ -79,6 +79,38 @@ def test_ids_make_the_fewest_runs(ids: list[int], runs: list[tuple[int, int]]) -
     assert _runs(ids) == runs
 
 
+def test_a_pool_names_what_it_refuses() -> None:
+    with pytest.raises(ValueError) as empty:
+        NodePool(0)
+    assert str(empty.value) == "a node pool needs at least one node, got 0"
+    pool = NodePool(1)
+    assert (pool.size, pool.per_node, pool.free_ids()) == (1, 1, [0])
+    with pytest.raises(ValueError) as missing:
+        pool.is_busy(1)
+    assert str(missing.value) == "node 1 does not exist (0..0)"
+    with pytest.raises(ValueError) as over:
+        pool.allocate(2)
+    assert str(over.value) == "asked for 2 nodes, only 1 are free"
+
+
+def test_taking_a_range_exactly_leaves_no_empty_range() -> None:
+    pool = NodePool(6)
+    pool.take_out(2)
+    assert pool.free_ranges() == [(0, 2), (3, 6)]
+    assert pool.allocate(5) == [0, 1, 3, 4, 5]
+    assert (pool.free_ranges(), pool.free_ids()) == ([], [])
+    assert pool.allocate(0) == []  # nothing asked of a full machine: nothing taken
+
+
+def test_a_grid_names_what_it_refuses() -> None:
+    with pytest.raises(ValueError) as empty:
+        Grid([])
+    assert str(empty.value) == "a grid needs at least one machine"
+    with pytest.raises(ValueError) as twice:
+        Grid([Machine("a", 1), Machine("a", 2)])
+    assert str(twice.value) == "machine names must be unique, got ['a', 'a']"
+
+
 def test_a_grid_finds_its_machines_by_name() -> None:
     grid = Grid([Machine("a", 4), Machine("b", 8)])
     assert (grid.index("a"), grid.index("b")) == (0, 1)
