@@ -731,3 +731,28 @@ def test_a_calendar_works_out_each_local_day_once(monkeypatch: pytest.MonkeyPatc
         cal.period_bounds(t)
     assert (dt.date(2026, 1, 5), 6 * H) in worked
     assert len(worked) == len(set(worked))
+
+
+def test_a_week_of_the_same_prime_slot_every_day_is_not_constant() -> None:
+    cal = PrimeCalendar((NAS_WEEKDAY,) * 7)
+    saturday = utc(2026, 1, 10)
+    assert cal.period_at(saturday + 12 * H) == "prime"
+    assert cal.period_bounds(saturday + 12 * H) == (saturday + 6 * H, saturday + 19 * H)
+    assert PrimeCalendar.default().source == "<default>"
+
+
+def test_an_all_prime_week_visits_only_the_days_around_holidays(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    worked: set[dt.date] = set()
+
+    def counted(tz: dt.tzinfo, day: dt.date, sec: int) -> int:
+        worked.add(day)
+        return local_epoch(tz, day, sec)
+
+    monkeypatch.setattr(calendar_module, "local_epoch", counted)
+    cal = PrimeCalendar((ALL_PRIME,) * 7, holidays=frozenset({dt.date(2026, 12, 25)}))
+    assert cal.period_bounds(utc(2026, 6, 1, 12)) == (None, utc(2026, 12, 25))
+    # June 1 itself, then December 24 and 25 (where the change is found): not every
+    # day of the two years around.
+    assert worked == {dt.date(2026, 6, 1), dt.date(2026, 12, 24), dt.date(2026, 12, 25)}
