@@ -392,3 +392,14 @@ def test_a_span_window_works_out_each_local_day_once(monkeypatch: pytest.MonkeyP
     assert [win.is_open(monday + h * H) for h in (7, 8, 9)] == [False, True, False]
     assert win.next_change(monday + 8 * H) == monday + 9 * H
     assert worked == [dt.date(1970, 1, 5)] * 3  # midnight, 08:00 and 09:00, once
+
+
+def test_a_span_opening_inside_a_jump_at_midnight_opens_at_the_jump() -> None:
+    havana = ZoneInfo("America/Havana")
+    # 2026-03-08, a Sunday: the clocks go from 00:00 to 01:00 (05:00 UTC). Midnight and
+    # the opening at 00:30 both fall on the jump: one step, open.
+    win = make_window(["Sun 00:30-12:00"], PrimeCalendar.default(havana))
+    jump = int(dt.datetime(2026, 3, 8, 5, 0, tzinfo=dt.UTC).timestamp())
+    assert [win.is_open(jump - 1), win.is_open(jump)] == [False, True]
+    assert win.next_change(jump - 1) == jump
+    assert win.next_change(jump) == jump + 11 * H  # noon, EDT
