@@ -756,3 +756,15 @@ def test_an_all_prime_week_visits_only_the_days_around_holidays(
     # June 1 itself, then December 24 and 25 (where the change is found): not every
     # day of the two years around.
     assert worked == {dt.date(2026, 6, 1), dt.date(2026, 12, 24), dt.date(2026, 12, 25)}
+
+
+def test_the_look_back_ends_with_its_first_day_in_a_week_that_changes() -> None:
+    # As the look-ahead, backwards: from Sunday, January 9, 2028 the look back reaches
+    # Wednesday, January 7, 2026, 732 days before, and no further.
+    week = (ALL_NONPRIME,) + (ALL_PRIME,) * 6
+    sunday = dt.date(2028, 1, 9)
+    first = sunday - dt.timedelta(732)  # Wednesday, January 7, 2026
+    days = frozenset(first + dt.timedelta(i) for i in range(733))
+    noon = utc(2028, 1, 9, 12)
+    assert PrimeCalendar(week, holidays=days - {first}).period_bounds(noon)[0] == utc(2026, 1, 8)
+    assert PrimeCalendar(week, holidays=days).period_bounds(noon)[0] is None

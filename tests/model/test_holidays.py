@@ -112,3 +112,10 @@ def test_a_four_digit_number_first_is_a_legacy_year_line_whatever_follows() -> N
         "(HHMM from 0000 to 2359 or 2400 for midnight, 'all' or 'none')"
     )
     assert refusal("YEAR\n") == "<holidays>:1: YEAR needs a year (e.g. 'YEAR 2026')"
+
+
+def test_the_last_year_a_file_may_name_is_9999() -> None:
+    assert parse_holidays("YEAR 9999\n").year == 9999
+    assert refusal("YEAR 10000\n") == (
+        "<holidays>:1: YEAR 10000 out of range (0 to 9999; 0 turns prime time off)"
+    )
