@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from batchd.model import calendar as calendar_module
 from batchd.model.calendar import (
     CalendarError,
     DaySlots,
@@ -22,6 +23,7 @@ from batchd.model.calendar import (
     resolve_timezone,
 )
 from batchd.model.holidays import load_holidays, parse_holidays
+from batchd.model.times import local_epoch
 from paths import ROOT
 
 DATA = ROOT / "tests" / "data" / "holidays"
@@ -655,4 +657,114 @@ def test_holidays_at_the_edges_of_the_look_ahead_count() -> None:
     # February 29, 2028 is 732 days after February 27, 2026, with none between.
     leap = PrimeCalendar((ALL_PRIME,) * 7, annual_holidays=frozenset({(2, 29)}))
     assert leap.next_change(utc(2026, 2, 27, 12)) == utc(2028, 2, 29)
-    assert leap.period_bounds(utc(2026, 3, 2, 12))[0] == utc(2024, 3, 1)
+    # February 29, 2024 is the first day of the look back from March 2, 2026: asked
+    # afresh (not from the answer just kept), it still ends the period's start.
+    fresh = PrimeCalendar((ALL_PRIME,) * 7, annual_holidays=frozenset({(2, 29)}))
+    assert fresh.period_bounds(utc(2026, 3, 2, 12))[0] == utc(2024, 3, 1)
+
+
+def test_the_kept_answer_serves_its_whole_period_without_computing_a_day() -> None:
+    cal = PrimeCalendar.default()
+    monday = utc(2026, 1, 5)  # prime from 06:00 to 19:00
+    assert cal.period_bounds(monday + 12 * H) == (monday + 6 * H, monday + 19 * H)
+    cal._day_cache.clear()
+    for t in (monday + 6 * H, monday + 19 * H - 1):  # its first and last seconds
+        assert cal.period_at(t) == "prime"
+        assert cal.next_change(t) == monday + 19 * H
+        assert cal.period_bounds(t) == (monday + 6 * H, monday + 19 * H)
+    assert cal._day_cache == {}  # every answer came from the one kept
+
+
+def test_the_look_back_reaches_the_first_day_of_the_calendar() -> None:
+    cal = PrimeCalendar((ALL_PRIME,) * 7, annual_holidays=frozenset({(1, 1)}))
+    assert cal.period_bounds(utc(1, 1, 3, 12)) == (utc(1, 1, 2), utc(2, 1, 1))
+
+
+def test_the_look_ahead_ends_with_its_last_day_in_a_week_that_changes() -> None:
+    # Mondays are non-prime, the other days prime; two years of holidays from Monday,
+    # January 5, 2026 leave no prime time up to the last day of the look-ahead.
+    week = (ALL_NONPRIME,) + (ALL_PRIME,) * 6
+    monday = dt.date(2026, 1, 5)
+    last = monday + dt.timedelta(732)  # Friday, January 7, 2028
+    days = frozenset(monday + dt.timedelta(i) for i in range(733))
+    assert PrimeCalendar(week, holidays=days - {last}).next_change(utc(2026, 1, 5, 12)) == utc(
+        2028, 1, 7
+    )
+    assert PrimeCalendar(week, holidays=days).next_change(utc(2026, 1, 5, 12)) is None
+
+
+def test_an_open_ended_answer_is_kept_for_its_own_second_alone() -> None:
+    # All prime with one holiday 733 days after January 1, 2026: from that day's last
+    # second the look-ahead (732 days) does not reach it; from the next second it does.
+    holiday = dt.date(2026, 1, 1) + dt.timedelta(733)
+    cal = PrimeCalendar((ALL_PRIME,) * 7, holidays=frozenset({holiday}))
+    last = utc(2026, 1, 1, 23, 59, 59)
+    assert cal.next_change(last) is None
+    cal._day_cache.clear()
+    assert cal.period_bounds(last) == (None, None)
+    assert cal._day_cache == {}  # asked again at the same second: the kept answer
+    assert cal.next_change(last + 1) == utc(holiday.year, holiday.month, holiday.day)
+
+
+def test_a_boundary_inside_a_jump_at_midnight_moves_the_days_first_step() -> None:
+    havana = resolve_timezone("America/Havana")
+    # 2026-03-08, a Sunday: the clocks go from 00:00 to 01:00 (05:00 UTC). Midnight and
+    # the prime start at 00:30 fall on the jump: the day is prime from it to noon.
+    sunday = DaySlots(30 * 60, 12 * H)
+    cal = PrimeCalendar((NAS_WEEKDAY,) * 5 + (ALL_NONPRIME, sunday), tz=havana)
+    jump = utc(2026, 3, 8, 5)
+    assert cal.period_bounds(jump + H) == (jump, utc(2026, 3, 8, 16))
+    assert cal.period_at(jump - 1) == "nonprime"
+
+
+def test_a_calendar_works_out_each_local_day_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    worked: list[tuple[dt.date, int]] = []
+
+    def counted(tz: dt.tzinfo, day: dt.date, sec: int) -> int:
+        worked.append((day, sec))
+        return local_epoch(tz, day, sec)
+
+    monkeypatch.setattr(calendar_module, "local_epoch", counted)
+    cal = PrimeCalendar.default()
+    monday = utc(2026, 1, 5)
+    for t in (monday + 5 * H, monday + 12 * H, monday + 20 * H, monday + 2 * H):
+        cal.period_bounds(t)
+    assert (dt.date(2026, 1, 5), 6 * H) in worked
+    assert len(worked) == len(set(worked))
+
+
+def test_a_week_of_the_same_prime_slot_every_day_is_not_constant() -> None:
+    cal = PrimeCalendar((NAS_WEEKDAY,) * 7)
+    saturday = utc(2026, 1, 10)
+    assert cal.period_at(saturday + 12 * H) == "prime"
+    assert cal.period_bounds(saturday + 12 * H) == (saturday + 6 * H, saturday + 19 * H)
+    assert PrimeCalendar.default().source == "<default>"
+
+
+def test_an_all_prime_week_visits_only_the_days_around_holidays(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    worked: set[dt.date] = set()
+
+    def counted(tz: dt.tzinfo, day: dt.date, sec: int) -> int:
+        worked.add(day)
+        return local_epoch(tz, day, sec)
+
+    monkeypatch.setattr(calendar_module, "local_epoch", counted)
+    cal = PrimeCalendar((ALL_PRIME,) * 7, holidays=frozenset({dt.date(2026, 12, 25)}))
+    assert cal.period_bounds(utc(2026, 6, 1, 12)) == (None, utc(2026, 12, 25))
+    # June 1 itself, then December 24 and 25 (where the change is found): not every
+    # day of the two years around.
+    assert worked == {dt.date(2026, 6, 1), dt.date(2026, 12, 24), dt.date(2026, 12, 25)}
+
+
+def test_the_look_back_ends_with_its_first_day_in_a_week_that_changes() -> None:
+    # As the look-ahead, backwards: from Sunday, January 9, 2028 the look back reaches
+    # Wednesday, January 7, 2026, 732 days before, and no further.
+    week = (ALL_NONPRIME,) + (ALL_PRIME,) * 6
+    sunday = dt.date(2028, 1, 9)
+    first = sunday - dt.timedelta(732)  # Wednesday, January 7, 2026
+    days = frozenset(first + dt.timedelta(i) for i in range(733))
+    noon = utc(2028, 1, 9, 12)
+    assert PrimeCalendar(week, holidays=days - {first}).period_bounds(noon)[0] == utc(2026, 1, 8)
+    assert PrimeCalendar(week, holidays=days).period_bounds(noon)[0] is None

@@ -93,3 +93,46 @@ def test_parse_place() -> None:
 def test_chunk_text() -> None:
     chunk = Chunk(2, ncpus=2, mem=4 * GB, mpiprocs=2, custom=(("scratch", GB), ("x", True)))
     assert chunk.text(frozenset({"scratch"})) == "2:ncpus=2:mem=4gb:mpiprocs=2:scratch=1gb:x=True"
+
+
+SCRATCH = NodeShape(ncpus=4, mem=8 * GB, amounts={"scratch": GB})
+SIZES = frozenset({"scratch"})
+
+
+def test_a_group_needs_a_resource_of_any_length() -> None:
+    assert parse_place("group=x").group == "x"
+
+
+def test_a_place_refusal_says_what_a_place_may_hold() -> None:
+    with pytest.raises(ChunkError) as refused:
+        parse_place("spread")
+    assert str(refused.value) == (
+        "place=spread: 'spread' is not allowed here: give at most one arrangement "
+        "(free, pack, scatter, vscatter), one sharing (excl, shared, exclhost) and one "
+        "group=RESOURCE, joined by ':'"
+    )
+
+
+def test_sizes_are_named_with_their_unit_in_refusals() -> None:
+    with pytest.raises(ChunkError) as refused:
+        pack_chunks([Chunk(custom=(("scratch", 2 * GB),))], "free", SCRATCH, SIZES)
+    assert str(refused.value) == (
+        "select: chunk 1 asks for scratch=2gb; a node has 1gb (resources_available.scratch)"
+    )
+    with pytest.raises(ChunkError) as packed:
+        pack_chunks([Chunk(2, custom=(("scratch", 600 << 20),))], "pack", SCRATCH, SIZES)
+    assert str(packed.value) == (
+        "place=pack: the chunks ask for scratch=1200mb in all; a node has 1gb "
+        "(resources_available.scratch)"
+    )
+
+
+def test_pack_names_the_resource_that_is_over_not_one_just_full() -> None:
+    # Four CPUs in all fill a node exactly; the memory is what does not fit.
+    with pytest.raises(ChunkError, match=r"ask for mem=10gb in all; a node has 8gb"):
+        pack_chunks([Chunk(2, ncpus=2, mem=5 * GB)], "pack", NODE)
+    with pytest.raises(ChunkError) as refused:
+        pack_chunks([Chunk(3, ncpus=2)], "pack", NODE)
+    assert str(refused.value) == (
+        "place=pack: the chunks ask for ncpus=6 in all; a node has 4 (resources_available.ncpus)"
+    )

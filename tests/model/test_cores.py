@@ -136,6 +136,36 @@ def test_layouts_on_shared_nodes() -> None:
         shared_layout((Chunk(ncpus=5),), "free", None, NODE)
 
 
+def test_exclusive_layouts_keep_their_arrangement() -> None:
+    three = (Chunk(count=3, ncpus=2),)
+    exclhost = shared_layout(three, "free", "exclhost", NODE)
+    assert (exclhost.groups, exclhost.cores, exclhost.spread) == ([[0, 0], [0]], (4, 4), True)
+    scatter = shared_layout(three, "scatter", "excl", NODE)
+    assert (scatter.groups, scatter.cores) == ([[0], [0], [0]], (4, 4, 4))
+
+
+def test_a_packed_layout_is_one_piece_apart_from_others_or_refused() -> None:
+    pack = shared_layout((Chunk(count=2, ncpus=1),), "pack", None, NODE)
+    assert (pack.groups, pack.cores, pack.spread) == ([[0, 0]], (2,), True)
+    with pytest.raises(ChunkError, match=r"^place=pack: the chunks ask for ncpus=6 in all"):
+        shared_layout((Chunk(count=3, ncpus=2),), "pack", None, NODE)
+
+
+@pytest.mark.parametrize(
+    ("arrangement", "sharing"), [("free", "excl"), ("pack", None), ("free", None)]
+)
+def test_shared_layout_refusals_name_the_chunk_and_sizes_with_units(
+    arrangement: str, sharing: str | None
+) -> None:
+    shape = NodeShape(ncpus=4, amounts={"scratch": GB})
+    chunks = (Chunk(ncpus=1), Chunk(custom=(("scratch", 2 * GB),)))
+    with pytest.raises(ChunkError) as refused:
+        shared_layout(chunks, arrangement, sharing, shape, frozenset({"scratch"}))
+    assert str(refused.value) == (
+        "select: chunk 2 asks for scratch=2gb; a node has 1gb (resources_available.scratch)"
+    )
+
+
 def test_the_core_pool_places_as_the_reference_does() -> None:
     """CorePool keeps each node's free count; through random allocations, releases and
     nodes out of service it places every request exactly as the reference would over
@@ -195,4 +225,5 @@ def test_nodes_used_counts_the_nodes_units_are_on() -> None:
     assert nodes_used([3, 4], 4) == 2
     assert nodes_used([0, 8, 9], 4) == 2
     assert nodes_used([5, 6, 7], 1) == 3  # one unit a node: each unit is a node
+    assert nodes_used([0, 1, 2], 2) == 2  # two units a node
     assert nodes_used([], 4) == 0

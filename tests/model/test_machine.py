@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from batchd.model.job import Job
-from batchd.model.machine import CorePool, Grid, Machine, NodePool, node_intervals
+from batchd.model.machine import CorePool, Grid, Machine, NodePool, _runs, node_intervals
 from batchd.model.states import JobState, StateError, change_state
 
 
@@ -17,6 +17,8 @@ from batchd.model.states import JobState, StateError, change_state
         ([3, 0, 1, 2, 8], "0-3 8"),
         ([1, 3, 5], "1 3 5"),
         ([0, 1, 4, 6, 7, 9], "0-1 4 6-7 9"),
+        ([9, 4, 5, 6], "4-6 9"),
+        ([2, 4, 5, 6], "2 4-6"),  # the last run a range too
     ],
 )
 def test_node_intervals(nodes: list[int], text: str) -> None:
@@ -48,11 +50,99 @@ def test_a_core_pool_counts_what_it_takes_per_node() -> None:
         pool.take([0])
 
 
+def test_a_core_pool_needs_whole_nodes_of_at_least_one_unit() -> None:
+    for size, per in [(8, 0), (8, -2), (8, 3)]:
+        with pytest.raises(ValueError) as refused:
+            CorePool(size, per)
+        assert str(refused.value) == f"{size} units do not make nodes of {per}"
+    assert CorePool(3, 1).node_free == [1, 1, 1]
+
+
+def test_a_machine_of_whole_nodes_counts_nodes_and_a_shared_one_cores() -> None:
+    assert type(Machine("whole", 4).pool) is NodePool  # no per-node counts to keep
+    shared = Machine("shared", 8, slots_per_node=2).pool
+    assert isinstance(shared, CorePool)
+    assert (shared.per_node, shared.node_free) == (2, [2, 2, 2, 2])
+
+
+@pytest.mark.parametrize(
+    ("ids", "runs"),
+    [
+        ([], []),
+        ([4], [(4, 5)]),
+        ([0, 1, 2], [(0, 3)]),
+        ([0, 1, 2, 5], [(0, 3), (5, 6)]),
+        ([0, 1, 5, 6, 7], [(0, 2), (5, 8)]),
+        ([1, 3, 4, 5, 6, 9, 10], [(1, 2), (3, 7), (9, 11)]),
+    ],
+)
+def test_ids_make_the_fewest_runs(ids: list[int], runs: list[tuple[int, int]]) -> None:
+    assert _runs(ids) == runs
+
+
+def test_a_pool_names_what_it_refuses() -> None:
+    with pytest.raises(ValueError) as empty:
+        NodePool(0)
+    assert str(empty.value) == "a node pool needs at least one node, got 0"
+    pool = NodePool(1)
+    assert (pool.size, pool.per_node, pool.free_ids()) == (1, 1, [0])
+    with pytest.raises(ValueError) as missing:
+        pool.is_busy(1)
+    assert str(missing.value) == "node 1 does not exist (0..0)"
+    with pytest.raises(ValueError) as over:
+        pool.allocate(2)
+    assert str(over.value) == "asked for 2 nodes, only 1 are free"
+
+
+def test_taking_a_range_exactly_leaves_no_empty_range() -> None:
+    pool = NodePool(6)
+    pool.take_out(2)
+    assert pool.free_ranges() == [(0, 2), (3, 6)]
+    assert pool.allocate(5) == [0, 1, 3, 4, 5]
+    assert (pool.free_ranges(), pool.free_ids()) == ([], [])
+    assert pool.allocate(0) == []  # nothing asked of a full machine: nothing taken
+
+
+def test_a_grid_names_what_it_refuses() -> None:
+    with pytest.raises(ValueError) as empty:
+        Grid([])
+    assert str(empty.value) == "a grid needs at least one machine"
+    with pytest.raises(ValueError) as twice:
+        Grid([Machine("a", 1), Machine("a", 2)])
+    assert str(twice.value) == "machine names must be unique, got ['a', 'a']"
+
+
 def test_a_grid_finds_its_machines_by_name() -> None:
     grid = Grid([Machine("a", 4), Machine("b", 8)])
     assert (grid.index("a"), grid.index("b")) == (0, 1)
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError) as missing:
         grid.index("c")
+    assert missing.value.args == ("c",)
+
+
+def test_a_pool_counts_nodes_taken_by_count_until_all_are_back() -> None:
+    pool = NodePool(6)
+    pool.take_count(2)
+    pool.take_count(4)  # every free node, the last ones included
+    assert pool.free == 0
+    pool.give_back_count(6)  # both takings add up
+    assert (pool.free, pool.allocate(6)) == (6, [0, 1, 2, 3, 4, 5])
+
+
+def test_pieces_of_one_node_take_every_free_node_and_no_more() -> None:
+    pool = NodePool(3)
+    pool.allocate(1)
+    assert pool.allocate_pieces((1, 1), spread=True) == [1, 2]
+    assert pool.allocate_pieces((1,), spread=True) is None
+    assert NodePool(3).allocate_pieces((2,), spread=False) is None  # a node is one unit
+
+
+def test_a_node_out_of_service_is_not_in_service_until_put_back() -> None:
+    pool = NodePool(3)
+    pool.take_out(1)
+    assert [pool.in_service(n) for n in range(3)] == [True, False, True]
+    pool.put_back(1)
+    assert pool.in_service(1)
 
 
 def test_a_job_changes_state_only_as_a_job_can() -> None:

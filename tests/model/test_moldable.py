@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from batchd.model.moldable import FIXED, Moldable, MoldError, Speedup, parse_range
+from batchd.model.moldable import FIXED, Moldable, MoldError, Speedup, _scaled, parse_range
 
 
 def test_low_variance_at_its_boundaries() -> None:
@@ -114,6 +114,7 @@ def test_speedup_text_round_trips() -> None:
         ("downey:64:-1", "not a decimal"),
         ("downey:inf:1", "not a decimal"),
         ("downey:64:x", "sigma 'x'"),
+        ("downey:x:1", "A 'x' is not a decimal number"),
     ],
 )
 def test_bad_speedups(text: str, message: str) -> None:
@@ -124,6 +125,34 @@ def test_bad_speedups(text: str, message: str) -> None:
 def test_the_requested_width_must_lie_in_the_range() -> None:
     with pytest.raises(MoldError, match="outside the range 16-64"):
         Moldable(16, 64, FIXED, 8, 10, 10)
+    with pytest.raises(MoldError) as refused:
+        Moldable(64, 16, FIXED, 32, 10, 10)
+    assert str(refused.value) == "nodes 64-16: need 1 <= MIN <= MAX"
+
+
+def test_a_speedup_names_what_it_refuses() -> None:
+    for kind, a, sigma, says in [
+        ("amdahl", 1.0, 0.0, "speedup model 'amdahl': use downey:A:SIGMA or fixed"),
+        ("downey", 2.0, -1.0, "downey: sigma is -1; it must be at least 0"),
+        ("downey", 2.0, float("nan"), "downey: sigma is nan; it must be at least 0"),
+    ]:
+        with pytest.raises(MoldError) as refused:
+            Speedup(kind, a, sigma)
+        assert str(refused.value) == says
+
+
+def test_fixed_ignores_a_and_sigma_and_downey_holds_a_past_two_a_minus_one() -> None:
+    assert [Speedup("fixed", 64, 1.5).at(n) for n in (1, 8, 64)] == [1.0, 1.0, 1.0]
+    # A = 2.7, sigma = 0.5: n = 4 lies below 2A - 1 = 4.4, on the second piece:
+    # 2.7 x 4 / (0.5 x 2.2 + 4 x 0.75) = 10.8 / 4.1; from n = 5 on, A.
+    low = Speedup("downey", 2.7, 0.5)
+    assert low.at(4) == pytest.approx(10.8 / 4.1)
+    assert low.at(5) == 2.7
+
+
+def test_scaled_seconds_are_rounded_to_a_microsecond_before_the_ceiling() -> None:
+    assert _scaled(1, 2.0000004) == 2  # 0.4 microseconds over: rounding error
+    assert _scaled(1, 2.000001) == 3  # a whole microsecond over: the next second
 
 
 def test_one_second_scales_like_any_other_and_the_ends_of_the_range_are_widths() -> None:

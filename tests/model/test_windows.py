@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from batchd.model import windows
 from batchd.model.calendar import PrimeCalendar
 from batchd.model.spans import (
     WEEK,
@@ -21,6 +22,7 @@ from batchd.model.spans import (
     spans_of,
     week_intervals,
 )
+from batchd.model.times import local_epoch
 from batchd.model.windows import (
     SpanWindow,
     Stopped,
@@ -363,3 +365,41 @@ def test_a_span_window_is_open_by_its_own_local_day() -> None:
     win = make_window(["Mon 08:00-09:00"], PrimeCalendar.default(kiritimati))
     monday_0830 = int(dt.datetime(2026, 3, 2, 8, 30, tzinfo=kiritimati).timestamp())
     assert win.is_open(monday_0830) and not win.is_open(monday_0830 + H)
+
+
+def test_marks_inside_one_clock_jump_leave_the_steps_before_it_alone() -> None:
+    berlin = ZoneInfo("Europe/Berlin")
+    # 2026-03-29: 02:00 becomes 03:00. The marks 02:15, 02:30 and 02:45 all fall on the
+    # jump and make one step, the last one's (closed); the step at 01:00 stays.
+    win = make_window(["Sun 01:00-02:15", "Sun 02:30-02:45"], PrimeCalendar.default(berlin))
+    one = int(dt.datetime(2026, 3, 29, 1, 0, tzinfo=berlin).timestamp())
+    jump = one + H  # 03:00 CEST
+    assert not win.is_open(one - 1) and win.is_open(one) and win.is_open(one + H // 2)
+    assert win.is_open(jump - 1) and not win.is_open(jump)
+    assert win.next_change(one) == jump
+
+
+def test_a_span_window_works_out_each_local_day_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    worked: list[dt.date] = []
+
+    def counted(tz: dt.tzinfo, day: dt.date, sec: int) -> int:
+        worked.append(day)
+        return local_epoch(tz, day, sec)
+
+    monkeypatch.setattr(windows, "local_epoch", counted)
+    win = SpanWindow(tuple(spans_of(["Mon 08:00-09:00"])))
+    monday = 4 * 86_400  # 1970-01-05
+    assert [win.is_open(monday + h * H) for h in (7, 8, 9)] == [False, True, False]
+    assert win.next_change(monday + 8 * H) == monday + 9 * H
+    assert worked == [dt.date(1970, 1, 5)] * 3  # midnight, 08:00 and 09:00, once
+
+
+def test_a_span_opening_inside_a_jump_at_midnight_opens_at_the_jump() -> None:
+    havana = ZoneInfo("America/Havana")
+    # 2026-03-08, a Sunday: the clocks go from 00:00 to 01:00 (05:00 UTC). Midnight and
+    # the opening at 00:30 both fall on the jump: one step, open.
+    win = make_window(["Sun 00:30-12:00"], PrimeCalendar.default(havana))
+    jump = int(dt.datetime(2026, 3, 8, 5, 0, tzinfo=dt.UTC).timestamp())
+    assert [win.is_open(jump - 1), win.is_open(jump)] == [False, True]
+    assert win.next_change(jump - 1) == jump
+    assert win.next_change(jump) == jump + 11 * H  # noon, EDT
