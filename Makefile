@@ -55,12 +55,13 @@ $(STAMP_MUTATE): $(STAMP_TEST)
 	$(BIN)/python -c "$$PLAIN_PTH"
 	touch $(STAMP_MUTATE)
 
-# Mutation testing (docs/testing.md), not part of `make test`: niced, one mutant at a
-# time. GROUPS="access model" runs some groups only (bench/mutate.py --list shows them);
-# AGAIN=1 runs only the mutants that survived the last run of those groups, and
-# ONLY="batchd.model.windows ..." only those of some modules.
+# Mutation testing (docs/testing.md), not part of `make test`: niced, two mutants at a
+# time (CHILDREN=1 for one). GROUPS="access model" runs some groups only
+# (bench/mutate.py --list shows them); AGAIN=1 runs only the mutants that survived the
+# last run of those groups, and ONLY="batchd.model.windows ..." only those of some modules.
+CHILDREN ?= 2
 mutate: $(STAMP_MUTATE)
-	nice -n 15 $(BIN)/python bench/mutate.py $(GROUPS) $(if $(AGAIN),--again) $(if $(ONLY),--only $(ONLY))
+	nice -n 15 $(BIN)/python bench/mutate.py --max-children $(CHILDREN) $(GROUPS) $(if $(AGAIN),--again) $(if $(ONLY),--only $(ONLY))
 
 bench: $(STAMP_TEST)
 	$(BIN)/python bench/replay.py
