@@ -71,10 +71,14 @@ GROUPS: dict[str, Group] = {
     ),
     "kernels": Group(
         modules=("batchd/sched/kernels/*",),
+        # Unit tests of the kernels against plain references, not the hand-made
+        # schedules: in plain Python (no numba) a whole policy run per mutant is slow.
         tests=(
             "tests/sched/kernels",
             "tests/sched/core/test_whatif.py",
-            "tests/sched/test_schedules.py",
+            "tests/sched/policies/test_moldable_iterative.py",
+            "tests/sched/policies/test_moldable_fairshare.py",
+            "tests/sched/policies/test_moldable_greedy.py",
         ),
     ),
     "sched-core": Group(
