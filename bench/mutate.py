@@ -139,7 +139,13 @@ GROUPS: dict[str, Group] = {
     ),
     "ga": Group(
         modules=("batchd/sched/ga/*",),
-        tests=("tests/sched/ga",),
+        # Not test_ga_replay.py: whole replays in plain Python (numba off) take seconds
+        # per mutant, and the policy's unit tests cover what they check.
+        tests=(
+            "tests/sched/ga/test_ga.py",
+            "tests/sched/ga/test_ga_operators.py",
+            "tests/sched/ga/test_ga_policy.py",
+        ),
     ),
     "engine": Group(
         modules=("batchd/engine/*",),
