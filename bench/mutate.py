@@ -71,14 +71,19 @@ GROUPS: dict[str, Group] = {
     ),
     "kernels": Group(
         modules=("batchd/sched/kernels/*",),
-        # Unit tests of the kernels against plain references, not the hand-made
-        # schedules: in plain Python (no numba) a whole policy run per mutant is slow.
+        # Unit tests of the kernels against plain references, not whole policy runs: in
+        # plain Python (numba off) a policy run per mutant is slow, and the profile's
+        # loops run under every one of them.
         tests=(
             "tests/sched/kernels",
             "tests/sched/core/test_whatif.py",
-            "tests/sched/policies/test_moldable_iterative.py",
-            "tests/sched/policies/test_moldable_fairshare.py",
-            "tests/sched/policies/test_moldable_greedy.py",
+            "tests/sched/policies/test_moldable_iterative.py::test_fig6_on_three_jobs_by_hand",
+            "tests/sched/policies/test_moldable_iterative.py::"
+            "test_a_job_that_never_fits_stays_at_its_minimum_and_blocks_nothing",
+            "tests/sched/policies/test_moldable_iterative.py::"
+            "test_rigid_and_fixed_jobs_keep_their_widths",
+            "tests/sched/policies/test_moldable_iterative.py::"
+            "test_the_compiled_search_plans_as_fig6_written_out",
         ),
     ),
     "sched-core": Group(
