@@ -150,6 +150,7 @@ GROUPS: dict[str, Group] = {
             "tests/sched/ga/test_ga.py",
             "tests/sched/ga/test_ga_operators.py",
             "tests/sched/ga/test_ga_policy.py",
+            "tests/sched/ga/test_ga_search.py",
         ),
     ),
     "engine": Group(

@@ -1,0 +1,83 @@
+"""The random numbers a generation of the genetic search draws, and what it hands the
+breeding loop: two parent draws and one mutation draw per child, and a swap of two
+different positions among the searched jobs. Recorded from one search on a small
+problem (the breeding loop itself is tested by hand in test_ga_operators.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from batchd.model.job import Job
+from batchd.model.utility import Utility
+from batchd.sched.ga import search as search_module
+from batchd.sched.ga.problem import SEEDS, Problem
+from batchd.sched.ga.search import first_generation, search
+
+
+def problem(n: int = 6, k: int = 5) -> Problem:
+    jobs = [
+        Job(id=i + 1, submit=0, width=1 + i % 3, estimate=10 + i, runtime=10 + i,
+            utility=Utility.parse(f"0:{10 * (i + 1)},{40 + i}:0"))
+        for i in range(n)
+    ]  # fmt: skip
+    return Problem.build(0, 4, [], [], jobs, k)
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def breed(self, population: np.ndarray, scores: np.ndarray, k: int, parents: np.ndarray,
+              mutate: np.ndarray, swaps: np.ndarray, rate: float, out: np.ndarray) -> None:  # fmt: skip
+        self.calls.append(
+            {"k": k, "parents": parents.copy(), "mutate": mutate.copy(), "swaps": swaps.copy(),
+             "rate": rate, "scores": scores.copy()}
+        )  # fmt: skip
+        out[:] = population  # the same generation again
+
+
+def test_each_generation_draws_for_every_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    recorder = Recorder()
+    monkeypatch.setattr(search_module.kernels, "breed", recorder.breed)
+    p = problem()
+    result = search(p, size=7, generations=40, mutation=0.25, rng=np.random.default_rng(3))
+    assert result.generations == 40 and result.stopped == "generations"
+    assert len(recorder.calls) == 40
+    for call in recorder.calls:
+        assert call["k"] == 5 and call["rate"] == 0.25
+        assert call["parents"].shape == (6, 2) and call["mutate"].shape == (6,)
+        assert ((call["parents"] >= 0) & (call["parents"] < 1)).all()
+        swaps = call["swaps"]
+        assert swaps.shape == (6, 2) and swaps.dtype == np.int64
+        assert ((swaps >= 0) & (swaps < 5)).all()
+        assert (swaps[:, 0] != swaps[:, 1]).all()  # two different positions
+    # Every position pair of the searched jobs is drawn now and then, both ways round.
+    pairs = {tuple(s) for call in recorder.calls for s in call["swaps"].tolist()}
+    assert pairs == {(i, j) for i in range(5) for j in range(5) if i != j}
+
+
+def test_the_best_is_kept_in_row_0_with_its_score(monkeypatch: pytest.MonkeyPatch) -> None:
+    recorder = Recorder()
+    monkeypatch.setattr(search_module.kernels, "breed", recorder.breed)
+    p = problem()
+    result = search(p, size=5, generations=2, mutation=0.1, rng=np.random.default_rng(0))
+    first, second = recorder.calls
+    # The second generation is the first again (the recorder breeds nothing new), with
+    # row 0 scored as the best of the first and the others scored afresh.
+    assert second["scores"][0] == first["scores"].max()
+    assert second["scores"][1:].tolist() == first["scores"][1:].tolist()
+    assert result.fitness == first["scores"].max()
+
+
+def test_the_first_generation_is_the_seed_orders_then_permutations() -> None:
+    p = problem(n=6, k=4)
+    population = first_generation(p, 9, np.random.default_rng(2))
+    assert population.shape == (9, 6)
+    assert population[: len(SEEDS)].tolist() == p.seed_orders().tolist()
+    for row in population[len(SEEDS) :].tolist():
+        assert sorted(row[:4]) == [0, 1, 2, 3]
+        assert row[4:] == [4, 5]
+    assert len({tuple(r) for r in population[len(SEEDS) :].tolist()}) > 1
