@@ -1,0 +1,65 @@
+"""The fair-share pass (``sched.kernels.fairshare.fairshare_pass``) on worked cases the
+random comparison with the reference (test_fairshare_kernels.py) does not draw: an
+estimate of 0 s, and a fixed-runtime job whose row still names a parallelism."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from batchd.model.times import NEVER
+from batchd.sched.kernels.fairshare import (
+    ESTIMATE,
+    FLAT,
+    HIGH,
+    LOW,
+    SIGMA,
+    SQRT_WEIGHT,
+    WIDTH,
+    A,
+    fairshare_pass,
+)
+
+Row = tuple[int, int, int, int, bool, float]  # low, high, width, estimate, flat, A
+
+
+def run(capacity: int, rows: list[Row], depth: int) -> tuple[list[int], list[int], int, int]:
+    count = len(rows)
+    ints = np.zeros((count, 6), dtype=np.int64)
+    floats = np.zeros((count, 3), dtype=np.float64)
+    for r, (low, high, width, estimate, flat, a) in enumerate(rows):
+        ints[r, [LOW, HIGH, WIDTH, ESTIMATE, FLAT]] = (low, high, width, estimate, int(flat))
+        floats[r, [A, SIGMA, SQRT_WEIGHT]] = (a, 0.0, 1.0)
+    t = np.zeros(2 * count + 8, dtype=np.int64)
+    f = np.zeros(2 * count + 8, dtype=np.int64)
+    limits, widths, starts, started = (np.zeros(count, dtype=np.int64) for _ in range(4))
+    empty = np.zeros(0, dtype=np.int64)
+    n_started, first = fairshare_pass(
+        t, f, capacity, 0, empty, empty, np.zeros((0, 3), dtype=np.int64), depth, capacity,
+        float(count), 0.0, np.arange(count, dtype=np.int64), ints, floats, limits, False,
+        widths, starts, started,
+    )  # fmt: skip
+    return widths.tolist(), starts.tolist(), int(n_started), int(first)
+
+
+def test_estimates_of_zero_hold_their_node_one_second() -> None:
+    # One node: the first job starts, the second is reserved a second later.
+    rigid_zero: Row = (1, 1, 1, 0, False, 1.0)
+    assert run(1, [rigid_zero, rigid_zero], depth=2) == ([1, 1], [0, 1], 1, 1)
+
+
+def test_a_fixed_job_takes_its_narrowest_width() -> None:
+    # 4 idle nodes: a fixed job runs 100 s on any width, so it ends as soon on 1 node
+    # and takes the narrowest. A linear job (A = 100) takes all four.
+    fixed: Row = (1, 4, 1, 100, True, 100.0)
+    linear: Row = (1, 4, 1, 100, False, 100.0)
+    assert run(4, [fixed], depth=1) == ([1], [0], 1, -1)
+    assert run(4, [linear], depth=1) == ([4], [0], 1, -1)
+    # Behind a reservation (depth 0: only starts now), the same.
+    assert run(4, [fixed], depth=0) == ([1], [0], 1, -1)
+    assert run(4, [linear], depth=0) == ([4], [0], 1, -1)
+
+
+def test_a_job_wider_than_the_machine_waits_without_a_width() -> None:
+    wide: Row = (5, 6, 5, 10, False, 100.0)
+    small: Row = (1, 1, 1, 10, False, 100.0)
+    assert run(4, [wide, small], depth=1) == ([0, 1], [NEVER, 0], 1, -1)
