@@ -12,7 +12,7 @@ import pytest
 
 from batchd.model.job import Job
 from batchd.model.utility import Utility
-from batchd.sched.ga import search as search_module
+from batchd.sched.ga import kernels as ga_kernels
 from batchd.sched.ga.problem import SEEDS, Problem
 from batchd.sched.ga.search import first_generation, search
 
@@ -41,7 +41,7 @@ class Recorder:
 
 def test_each_generation_draws_for_every_child(monkeypatch: pytest.MonkeyPatch) -> None:
     recorder = Recorder()
-    monkeypatch.setattr(search_module.kernels, "breed", recorder.breed)
+    monkeypatch.setattr(ga_kernels, "breed", recorder.breed)
     p = problem()
     result = search(p, size=7, generations=40, mutation=0.25, rng=np.random.default_rng(3))
     assert result.generations == 40 and result.stopped == "generations"
@@ -61,7 +61,7 @@ def test_each_generation_draws_for_every_child(monkeypatch: pytest.MonkeyPatch) 
 
 def test_the_best_is_kept_in_row_0_with_its_score(monkeypatch: pytest.MonkeyPatch) -> None:
     recorder = Recorder()
-    monkeypatch.setattr(search_module.kernels, "breed", recorder.breed)
+    monkeypatch.setattr(ga_kernels, "breed", recorder.breed)
     p = problem()
     result = search(p, size=5, generations=2, mutation=0.1, rng=np.random.default_rng(0))
     first, second = recorder.calls
