@@ -22,7 +22,9 @@ from batchd.sched.kernels.fairshare import (
 Row = tuple[int, int, int, int, bool, float]  # low, high, width, estimate, flat, A
 
 
-def run(capacity: int, rows: list[Row], depth: int) -> tuple[list[int], list[int], int, int]:
+def run(
+    capacity: int, rows: list[Row], depth: int, pending: tuple[tuple[int, int, int], ...] = ()
+) -> tuple[list[int], list[int], int, int]:
     count = len(rows)
     ints = np.zeros((count, 6), dtype=np.int64)
     floats = np.zeros((count, 3), dtype=np.float64)
@@ -33,8 +35,9 @@ def run(capacity: int, rows: list[Row], depth: int) -> tuple[list[int], list[int
     f = np.zeros(2 * count + 8, dtype=np.int64)
     limits, widths, starts, started = (np.zeros(count, dtype=np.int64) for _ in range(4))
     empty = np.zeros(0, dtype=np.int64)
+    windows = np.array(list(pending), dtype=np.int64).reshape(len(pending), 3)
     n_started, first = fairshare_pass(
-        t, f, capacity, 0, empty, empty, np.zeros((0, 3), dtype=np.int64), depth, capacity,
+        t, f, capacity, 0, empty, empty, windows, depth, capacity,
         float(count), 0.0, np.arange(count, dtype=np.int64), ints, floats, limits, False,
         widths, starts, started,
     )  # fmt: skip
@@ -63,3 +66,20 @@ def test_a_job_wider_than_the_machine_waits_without_a_width() -> None:
     wide: Row = (5, 6, 5, 10, False, 100.0)
     small: Row = (1, 1, 1, 10, False, 100.0)
     assert run(4, [wide, small], depth=1) == ([0, 1], [NEVER, 0], 1, -1)
+
+
+def test_a_start_now_may_end_where_a_reservation_begins() -> None:
+    # All 4 nodes are reserved from 10: a 2-node job of 10 s starts now and ends just
+    # in time, whether it is planned (depth 1) or only started when it fits (depth 0).
+    job: Row = (2, 2, 2, 10, False, 1.0)
+    assert run(4, [job], depth=0, pending=((10, 20, 4),)) == ([2], [0], 1, -1)
+    assert run(4, [job], depth=1, pending=((10, 20, 4),)) == ([2], [0], 1, -1)
+    longer: Row = (2, 2, 2, 11, False, 1.0)
+    assert run(4, [longer], depth=0, pending=((10, 20, 4),)) == ([0], [NEVER], 0, -1)
+
+
+def test_of_widths_that_end_together_the_narrowest() -> None:
+    # A = 2: 100 s on 1 node, 50 s on 2 or more. On 4 idle nodes, 2 of them.
+    job: Row = (1, 4, 1, 100, False, 2.0)
+    assert run(4, [job], depth=0) == ([2], [0], 1, -1)
+    assert run(4, [job], depth=1) == ([2], [0], 1, -1)
