@@ -132,3 +132,10 @@ def test_the_compiled_value_is_the_utility_functions() -> None:
         for t in (-5, 0, times[0], times[-1], times[-1] + 1, rng.uniform(0, 1100)):
             assert kernels.value_at(t_arr, v_arr, n, t) == util.value_at(t)
     assert kernels.value_at(np.zeros(3), np.zeros(3), 0, 5.0) == 0.0  # no function
+
+
+def test_of_equal_best_individuals_the_first_is_kept() -> None:
+    got = _breed(POPULATION, [4, 1, 4, 2], 4, [(0.1, 0.2)] * 3, [1.0] * 3, [(0, 1)] * 3, 0.0)
+    assert got[0] == POPULATION[0]
+    got = _breed(POPULATION, [1, 4, 2, 4], 4, [(0.1, 0.2)] * 3, [1.0] * 3, [(0, 1)] * 3, 0.0)
+    assert got[0] == POPULATION[1]

@@ -16,7 +16,9 @@ import pytest
 from batchd.model.job import Job
 from batchd.model.utility import Utility
 from batchd.sched.core.policy import BuildContext, Placement
+from batchd.sched.ga import policy as ga_policy
 from batchd.sched.ga.policy import DAEMON_BUDGET, GAParams, GeneticPolicy
+from batchd.sched.ga.problem import Problem
 from batchd.sched.ga.search import SearchResult
 
 T = TypeVar("T")
@@ -282,3 +284,90 @@ def test_jobs_that_arrived_during_a_search_follow_its_order_by_arrival() -> None
     # The search put b first; a was withdrawn; the late jobs follow by submit time.
     assert [j.id for j in p.queue.jobs] == [2, 6, 7]
     assert offload.work == []  # nothing free: no new search either
+
+
+def test_the_policy_is_named_ga() -> None:
+    assert policy().name == "ga"
+
+
+def test_only_the_daemon_warms_the_search_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    monkeypatch.setattr(ga_policy, "warm_up", lambda: calls.append(1))
+    policy()
+    assert calls == []
+    policy(HeldOffload())
+    assert calls == [1]
+
+
+def test_the_budget_stops_a_search() -> None:
+    p = policy(budget=1e-9, generations=1000)
+    view = View(0, 2, 2, [])
+    for j in two_jobs():
+        p.job_submitted(view, j)
+    p.schedule(view)
+    assert p.budget_stops == 1 and p.generations < 1000
+    assert observed(p) == ["budget"]
+
+
+# 4 nodes, 3 free until 5. The 4-node job first earns most: it waits for the shadow at
+# 5 and the 2-node job of 5 s backfills; the 1-node job of 100 s does not (no extra
+# node). After that pass 1 node is free and two jobs wait: worth a search.
+def blocked_queue() -> tuple[View, list[Job]]:
+    view = View(0, 4, 3, [(5, 1)])
+    head = job(1, 4, "0:1000,50:0")
+    mid = job(2, 2, "0:10,200:0", estimate=5)
+    short = job(3, 1, "0:10,200:0", estimate=100)
+    return view, [head, mid, short]
+
+
+def test_the_search_after_a_pass_sees_the_jobs_it_started(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[tuple[int, int, list[int], list[int], list[int]]] = []
+    build = Problem.build
+
+    def recorded(now: int, capacity: int, ends: list[int], widths: list[int],
+                 jobs: list[Job], searched: int) -> Problem:  # fmt: skip
+        built.append((now, capacity, list(ends), list(widths), [j.id for j in jobs]))
+        return build(now, capacity, ends, widths, jobs, searched)
+
+    monkeypatch.setattr(ga_policy.Problem, "build", staticmethod(recorded))
+    offload = HeldOffload()
+    p = policy(offload)
+    view, jobs = blocked_queue()
+    for j in jobs:
+        p.job_submitted(view, j)
+    assert p.schedule(view) == []
+    p.invalidate()
+    offload.finish()
+    assert started(p.schedule(view)) == [2]
+    assert len(offload.work) == 1
+    # (The first problem built is the warm-up's.)
+    assert built[1:] == [(0, 4, [5], [1], [1, 2, 3]), (0, 4, [5, 5], [1, 2], [1, 3])]
+
+
+@pytest.mark.parametrize("event", ["submitted", "ended", "resumed", "withdrawn", "invalidated"])
+def test_every_change_counts_even_two_of_them(event: str) -> None:
+    # The search starts after exactly two events (the two submissions); then two changes
+    # come while it runs. However they are counted, the state moved on.
+    offload = HeldOffload()
+    p = policy(offload)
+    view, (head, mid, short) = blocked_queue()
+    p.job_submitted(view, head)
+    p.job_submitted(view, short)
+    assert p.schedule(view) == []
+    changes = {
+        "submitted": lambda: p.job_submitted(view, mid),
+        "ended": lambda: p.job_ended(view, job(9, 1, None)),
+        "resumed": lambda: p.job_resumed(view, job(9, 1, None)),
+        "withdrawn": lambda: p.withdraw(view, short),
+        "invalidated": p.invalidate,
+    }
+    changes[event]()
+    if event == "withdrawn":
+        p.job_submitted(view, short)
+    else:
+        p.invalidate() if event != "invalidated" else p.job_ended(view, job(9, 1, None))
+    offload.finish()
+    p.schedule(view)
+    assert len(offload.work) == 1, event
