@@ -1,6 +1,7 @@
 """Whole replays with the ga policy: the same for a seed, FCFS-EASY without utility
-functions, and its parameters on the command line. (The mutation run of the ga modules
-leaves this file out: its unit tests cover the policy in a fraction of the time.)"""
+functions, and its parameters on the command line; and longer searches that must find
+better orders than their seeds. (The mutation run of the ga modules leaves this file
+out: its unit tests cover the policy and the search in a fraction of the time.)"""
 
 from __future__ import annotations
 
@@ -8,8 +9,12 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
+from test_ga import random_problem
+
 from batchd.cli import main
 from batchd.replay import ReplayOptions, run_replay
+from batchd.sched.ga.search import search
 
 
 def write_trace(path: Path, n: int = 120, seed: int = 4, utility: bool = True) -> Path:
@@ -75,3 +80,16 @@ def test_the_cli_takes_the_ga_parameters(tmp_path: Path) -> None:
     assert summary["policy"] == "ga" and summary["utility"]["aggregate"] > 0
     assert summary["ga"]["avg_jobs"] > 0
     assert main([*argv, "--param", "mutation=2"]) == 2
+
+
+def test_the_search_finds_better_than_its_seeds_somewhere() -> None:
+    # Not a property (a seed order may be the best), but over a few problems the search
+    # must find some better order, or it searches nothing.
+    better = 0
+    for seed in range(6):
+        problem = random_problem(seed, n=40)
+        result = search(
+            problem, size=20, generations=40, mutation=0.1, rng=np.random.default_rng(0)
+        )
+        better += result.fitness > result.best_seed
+    assert better > 0
