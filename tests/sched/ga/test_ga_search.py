@@ -57,6 +57,8 @@ def test_each_generation_draws_for_every_child(monkeypatch: pytest.MonkeyPatch) 
     # Every position pair of the searched jobs is drawn now and then, both ways round.
     pairs = {tuple(s) for call in recorder.calls for s in call["swaps"].tolist()}
     assert pairs == {(i, j) for i in range(5) for j in range(5) if i != j}
+    # Each child's second position is drawn on its own, not once per generation.
+    assert max(len(set(call["swaps"][:, 1].tolist())) for call in recorder.calls) >= 3
 
 
 def test_the_best_is_kept_in_row_0_with_its_score(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -81,3 +83,52 @@ def test_the_first_generation_is_the_seed_orders_then_permutations() -> None:
         assert sorted(row[:4]) == [0, 1, 2, 3]
         assert row[4:] == [4, 5]
     assert len({tuple(r) for r in population[len(SEEDS) :].tolist()}) > 1
+
+
+class Reversing(Recorder):
+    """Keeps row 0 and reverses the order of the other rows."""
+
+    def breed(self, population: np.ndarray, scores: np.ndarray, k: int, parents: np.ndarray,
+              mutate: np.ndarray, swaps: np.ndarray, rate: float, out: np.ndarray) -> None:  # fmt: skip
+        super().breed(population, scores, k, parents, mutate, swaps, rate, out)
+        out[1:] = population[1:][::-1]
+
+
+def test_every_child_is_scored_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    recorder = Reversing()
+    monkeypatch.setattr(ga_kernels, "breed", recorder.breed)
+    p = problem(n=6, k=6)
+    search(p, size=8, generations=2, mutation=0.1, rng=np.random.default_rng(4))
+    first, second = recorder.calls
+    assert len(set(first["scores"][1:].tolist())) > 1
+    assert second["scores"][1:].tolist() == first["scores"][1:][::-1].tolist()
+
+
+def test_a_budget_reached_exactly_stops_the_search() -> None:
+    ticks = iter(range(100, 200))
+    result = search(problem(), size=4, generations=50, mutation=0.1,
+                    rng=np.random.default_rng(0), budget=3.0,
+                    clock=lambda: float(next(ticks)))  # fmt: skip
+    # Readings: 100 at the start, then 101 and 102 before generations 1 and 2, 103 stops
+    # (3 s are the budget), 104 at the end.
+    assert (result.generations, result.stopped) == (2, "budget")
+    assert result.seconds == 4.0
+
+
+LATE = 2**53 + 3  # no float64 holds it
+
+
+def test_fitness_keeps_every_second_of_a_late_submission() -> None:
+    def jobs(at: int) -> list[Job]:
+        return [
+            Job(id=1, submit=at, width=1, estimate=11, runtime=11,
+                utility=Utility.parse("0:60,21:0")),
+            Job(id=2, submit=at + 1, width=2, estimate=7, runtime=7,
+                utility=Utility.parse("0:100,19:0")),
+        ]  # fmt: skip
+
+    orders = np.array([[0, 1], [1, 0]], dtype=np.int64)
+    early, late = np.empty(2), np.empty(2)
+    Problem.build(1, 2, [], [], jobs(0), 5).fitness(orders, early)
+    Problem.build(LATE + 1, 2, [], [], jobs(LATE), 5).fitness(orders, late)
+    assert late.tolist() == early.tolist()
