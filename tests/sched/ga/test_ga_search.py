@@ -132,3 +132,25 @@ def test_fitness_keeps_every_second_of_a_late_submission() -> None:
     Problem.build(1, 2, [], [], jobs(0), 5).fitness(orders, early)
     Problem.build(LATE + 1, 2, [], [], jobs(LATE), 5).fitness(orders, late)
     assert late.tolist() == early.tolist()
+
+
+def test_current_utility_counts_from_each_submission() -> None:
+    # now 50: job 1 (submitted at 20, 30 s) would end 60 s after its submission; job 2
+    # (submitted at 40, estimate 0: it holds its node 1 s) 11 s after.
+    jobs = [
+        Job(id=1, submit=20, width=1, estimate=30, runtime=30, utility=Utility.parse("0:100,100:0")),
+        Job(id=2, submit=40, width=1, estimate=0, runtime=1, utility=Utility.parse("0:100,100:0")),
+    ]  # fmt: skip
+    assert Problem.build(50, 2, [], [], jobs, 5).current_utility().tolist() == [40.0, 89.0]
+
+
+def test_the_rate_seed_divides_by_node_hours_of_at_least_one_second() -> None:
+    # Job 1 (arrived first): worth 15 over 2 s on one node; job 2: worth 10 over 1 s.
+    # By rate job 2 comes first (10 per node-second against 7.5); by worth, job 1.
+    flat = "0:{v},100:{v},101:0"
+    jobs = [
+        Job(id=1, submit=0, width=1, estimate=2, runtime=2, utility=Utility.parse(flat.format(v=15))),
+        Job(id=2, submit=0, width=1, estimate=1, runtime=1, utility=Utility.parse(flat.format(v=10))),
+    ]  # fmt: skip
+    orders = Problem.build(0, 4, [], [], jobs, 5).seed_orders().tolist()
+    assert orders[2] == [1, 0] and orders[3] == [0, 1]
