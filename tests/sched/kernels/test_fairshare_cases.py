@@ -23,7 +23,13 @@ Row = tuple[int, int, int, int, bool, float]  # low, high, width, estimate, flat
 
 
 def run(
-    capacity: int, rows: list[Row], depth: int, pending: tuple[tuple[int, int, int], ...] = ()
+    capacity: int,
+    rows: list[Row],
+    depth: int,
+    pending: tuple[tuple[int, int, int], ...] = (),
+    *,
+    nodes: int = 0,
+    running: tuple[tuple[int, int], ...] = (),
 ) -> tuple[list[int], list[int], int, int]:
     count = len(rows)
     ints = np.zeros((count, 6), dtype=np.int64)
@@ -34,10 +40,11 @@ def run(
     t = np.zeros(2 * count + 8, dtype=np.int64)
     f = np.zeros(2 * count + 8, dtype=np.int64)
     limits, widths, starts, started = (np.zeros(count, dtype=np.int64) for _ in range(4))
-    empty = np.zeros(0, dtype=np.int64)
+    ends = np.array([e for e, _ in running], dtype=np.int64)
+    busy = np.array([w for _, w in running], dtype=np.int64)
     windows = np.array(list(pending), dtype=np.int64).reshape(len(pending), 3)
     n_started, first = fairshare_pass(
-        t, f, capacity, 0, empty, empty, windows, depth, capacity,
+        t, f, capacity, 0, ends, busy, windows, depth, nodes or capacity,
         float(count), 0.0, np.arange(count, dtype=np.int64), ints, floats, limits, False,
         widths, starts, started,
     )  # fmt: skip
@@ -83,3 +90,21 @@ def test_of_widths_that_end_together_the_narrowest() -> None:
     job: Row = (1, 4, 1, 100, False, 2.0)
     assert run(4, [job], depth=0) == ([2], [0], 1, -1)
     assert run(4, [job], depth=1) == ([2], [0], 1, -1)
+
+
+def test_a_start_now_gives_way_only_to_a_wider_width_that_ends_sooner() -> None:
+    # 2 of the machine's 4 nodes in service, 1 busy until 20, 1 reserved over [30, 40).
+    # A linear job of 80 s on 1 node may take all 4 (its fair share): on 1 node now it
+    # ends at 80; on 2 nodes (40 s) it cannot start before 40 and ends at 80 too, no
+    # sooner; 3 or 4 nodes never fit. So it starts now on 1 node.
+    job: Row = (1, 4, 1, 80, False, 100.0)
+    got = run(2, [job], depth=0, pending=((30, 40, 1),), nodes=4, running=((20, 1),))
+    assert got == ([1], [0], 1, -1)
+    # 2 s less on 1 node (78 s) and the 2-node plan (39 s from 40) would end later still.
+    quicker: Row = (1, 4, 1, 78, False, 100.0)
+    got = run(2, [quicker], depth=0, pending=((30, 40, 1),), nodes=4, running=((20, 1),))
+    assert got == ([1], [0], 1, -1)
+    # 82 s on 1 node: the 2-node plan (41 s from 40) ends at 81, sooner: it waits.
+    slower: Row = (1, 4, 1, 82, False, 100.0)
+    got = run(2, [slower], depth=0, pending=((30, 40, 1),), nodes=4, running=((20, 1),))
+    assert got == ([0], [NEVER], 0, -1)
