@@ -366,8 +366,10 @@ def test_every_change_counts_even_two_of_them(event: str) -> None:
     changes[event]()
     if event == "withdrawn":
         p.job_submitted(view, short)
+    elif event == "invalidated":
+        p.job_ended(view, job(9, 1, None))
     else:
-        p.invalidate() if event != "invalidated" else p.job_ended(view, job(9, 1, None))
+        p.invalidate()
     offload.finish()
     p.schedule(view)
     assert len(offload.work) == 1, event
