@@ -108,3 +108,20 @@ def test_a_start_now_gives_way_only_to_a_wider_width_that_ends_sooner() -> None:
     slower: Row = (1, 4, 1, 82, False, 100.0)
     got = run(2, [slower], depth=0, pending=((30, 40, 1),), nodes=4, running=((20, 1),))
     assert got == ([0], [NEVER], 0, -1)
+
+
+def test_depth_jobs_are_reserved_and_the_rest_passed_over() -> None:
+    # One node, busy until 10: three jobs of 10 s. Depth 2: the first two are reserved
+    # (the first of them at position 0), the third is passed over.
+    one: Row = (1, 1, 1, 10, False, 1.0)
+    assert run(1, [one, one, one], depth=2, running=((10, 1),)) == (
+        [1, 1, 0],
+        [10, 20, NEVER],
+        0,
+        0,
+    )
+
+
+def test_with_no_node_free_a_pass_past_its_depth_starts_nothing() -> None:
+    one: Row = (1, 1, 1, 10, False, 1.0)
+    assert run(1, [one], depth=0, running=((10, 1),)) == ([0], [NEVER], 0, -1)
