@@ -125,3 +125,8 @@ def test_depth_jobs_are_reserved_and_the_rest_passed_over() -> None:
 def test_with_no_node_free_a_pass_past_its_depth_starts_nothing() -> None:
     one: Row = (1, 1, 1, 10, False, 1.0)
     assert run(1, [one], depth=0, running=((10, 1),)) == ([0], [NEVER], 0, -1)
+
+
+def test_every_job_that_starts_now_is_counted() -> None:
+    one: Row = (1, 1, 1, 10, False, 1.0)
+    assert run(3, [one, one, one], depth=1) == ([1, 1, 1], [0, 0, 0], 3, -1)
