@@ -16,6 +16,7 @@ from batchd.sched.kernels.fairshare import (
     SQRT_WEIGHT,
     WIDTH,
     A,
+    efficiency_transfer,
     fairshare_pass,
 )
 
@@ -130,3 +131,20 @@ def test_with_no_node_free_a_pass_past_its_depth_starts_nothing() -> None:
 def test_every_job_that_starts_now_is_counted() -> None:
     one: Row = (1, 1, 1, 10, False, 1.0)
     assert run(3, [one, one, one], depth=1) == ([1, 1, 1], [0, 0, 0], 3, -1)
+
+
+def test_the_transfer_takes_from_a_fixed_job_whatever_its_parallelism() -> None:
+    # Limits 2 and 2 of 4 nodes, ef = 1: the fixed job (its row names A = 8) loses
+    # nothing with its second node, the linear one gains a whole node with a third: one
+    # node moves, down to the fixed job's floor of 1.
+    ints = np.zeros((2, 6), dtype=np.int64)
+    floats = np.zeros((2, 3), dtype=np.float64)
+    ints[0, [LOW, HIGH, WIDTH, ESTIMATE, FLAT]] = (1, 4, 2, 100, 1)
+    ints[1, [LOW, HIGH, WIDTH, ESTIMATE, FLAT]] = (1, 4, 2, 100, 0)
+    floats[0, [A, SIGMA, SQRT_WEIGHT]] = (8.0, 0.0, 1.0)
+    floats[1, [A, SIGMA, SQRT_WEIGHT]] = (100.0, 0.0, 1.0)
+    limits = np.array([2, 2], dtype=np.int64)
+    movable = np.array([True, True])
+    rows = np.arange(2, dtype=np.int64)
+    assert efficiency_transfer(limits, movable, rows, ints, floats, 1.0, 4) == 1
+    assert limits.tolist() == [1, 3]
