@@ -218,3 +218,10 @@ def test_random_reservations_match_the_reference(seed: int) -> None:
         assert steps_of(t, f, n) == ref.steps()
         probe = rng.randint(-5, 120)
         assert f[kernels.locate(t, n, probe)] == ref.free_at(probe)
+
+
+def test_advance_on_arrays_with_no_spare_slot() -> None:
+    t = np.array([time for time, _ in STEPS], dtype=np.int64)
+    f = np.array([free for _, free in STEPS], dtype=np.int64)
+    n = kernels.advance(t, f, 4, 25)
+    assert steps_of(t, f, n) == [(25, 2), (30, 6)]
