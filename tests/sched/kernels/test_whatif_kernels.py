@@ -169,20 +169,20 @@ def test_backfill_keeps_candidates_that_do_not_fit_yet() -> None:
 
 def test_candidates_left_when_the_nodes_run_out_stay_candidates() -> None:
     # 2 free, shadow at 10, no extra. Candidates: job 1 (2 wide) starts and takes both
-    # nodes; job 2 (1 wide) is left a candidate, unexamined; the queue is all examined.
-    widths = ints([6, 2, 1])
-    dur = ints([5, 5, 5])
-    out = ints([NEVER] * 3)
-    q = ints([0, 1, 2])
-    cand = ints([1, 2, 0])
+    # nodes; jobs 2 and 3 (1 wide) are left candidates, unexamined.
+    widths = ints([6, 2, 1, 1])
+    dur = ints([5, 5, 5, 5])
+    out = ints([NEVER] * 4)
+    q = ints([0, 1, 2, 3])
+    cand = ints([1, 2, 3, 0])
     re = np.zeros(8, dtype=np.int64)
     rw = np.zeros(8, dtype=np.int64)
     free, extra, u, nc, cmin, lo, hi, started = whatif.backfill(
-        0, 2, 10, 0, widths, dur, out, q, 3, 3, cand, 2, re, rw, 0, 0
+        0, 2, 10, 0, widths, dur, out, q, 4, 4, cand, 3, re, rw, 0, 0
     )
-    assert (free, u, nc, cmin, started) == (0, 3, 1, 1, 1)
-    assert cand[:nc].tolist() == [2]
-    assert out.tolist() == [NEVER, 0, NEVER]
+    assert (free, u, nc, cmin, started) == (0, 4, 2, 1, 1)
+    assert cand[:nc].tolist() == [2, 3]
+    assert out.tolist() == [NEVER, 0, NEVER, NEVER]
 
 
 def test_candidates_start_while_a_node_is_free() -> None:
