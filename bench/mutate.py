@@ -73,10 +73,19 @@ GROUPS: dict[str, Group] = {
     ),
     "kernels": Group(
         modules=("batchd/sched/kernels/*",),
+        # Unit tests of the kernels against plain references, not whole policy runs: in
+        # plain Python (numba off) a policy run per mutant is slow, and the profile's
+        # loops run under every one of them.
         tests=(
             "tests/sched/kernels",
             "tests/sched/core/test_whatif.py",
-            "tests/sched/test_schedules.py",
+            "tests/sched/policies/test_moldable_iterative.py::test_fig6_on_three_jobs_by_hand",
+            "tests/sched/policies/test_moldable_iterative.py::"
+            "test_a_job_that_never_fits_stays_at_its_minimum_and_blocks_nothing",
+            "tests/sched/policies/test_moldable_iterative.py::"
+            "test_rigid_and_fixed_jobs_keep_their_widths",
+            "tests/sched/policies/test_moldable_iterative.py::"
+            "test_the_compiled_search_plans_as_fig6_written_out",
         ),
     ),
     "sched-core": Group(
@@ -173,7 +182,14 @@ GROUPS: dict[str, Group] = {
     ),
     "ga": Group(
         modules=("batchd/sched/ga/*",),
-        tests=("tests/sched/ga",),
+        # Not test_ga_replay.py: whole replays in plain Python (numba off) take seconds
+        # per mutant, and the policy's unit tests cover what they check.
+        tests=(
+            "tests/sched/ga/test_ga.py",
+            "tests/sched/ga/test_ga_operators.py",
+            "tests/sched/ga/test_ga_policy.py",
+            "tests/sched/ga/test_ga_search.py",
+        ),
     ),
     "engine": Group(
         modules=("batchd/engine/*",),

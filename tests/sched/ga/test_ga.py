@@ -1,21 +1,17 @@
 """The ga policy (Lee's utility paper, sec. 6): its fitness by hand, its seed orders, the search
-(deterministic for a seed, never below its best seed order, stopped by its budget), its
-parameters, and whole replays."""
+(deterministic for a seed, never below its best seed order, stopped by its budget) and its
+parameters. Whole replays are in test_ga_replay.py."""
 
 from __future__ import annotations
 
 import itertools
-import json
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from batchd.cli import main
 from batchd.model.job import Job
 from batchd.model.utility import Utility
-from batchd.replay import ReplayOptions, run_replay
 from batchd.sched.core.whatif import easy_starts
 from batchd.sched.ga.problem import SEEDS, Problem, worth_searching
 from batchd.sched.ga.search import search
@@ -138,19 +134,6 @@ def test_the_best_order_never_scores_below_the_best_seed_order(seed: int) -> Non
     assert result.order[20:].tolist() == list(range(20, 30))
 
 
-def test_the_search_finds_better_than_its_seeds_somewhere() -> None:
-    # Not a property (a seed order may be the best), but over a few problems the search
-    # must find some better order, or it searches nothing.
-    better = 0
-    for seed in range(6):
-        problem = random_problem(seed, n=40)
-        result = search(
-            problem, size=20, generations=40, mutation=0.1, rng=np.random.default_rng(0)
-        )
-        better += result.fitness > result.best_seed
-    assert better > 0
-
-
 def test_no_generations_is_the_best_seed_and_the_budget_stops_the_search() -> None:
     problem = random_problem(3)
     zero = search(problem, size=6, generations=0, mutation=0.1, rng=np.random.default_rng(1))
@@ -200,71 +183,3 @@ def test_bad_parameters_are_refused_by_name(params: dict[str, str], message: str
         make_policy("ga", params)
     assert str(err.value).startswith("policy ga: ")
     assert message in str(err.value)
-
-
-# -- whole replays ------------------------------------------------------------------------
-
-
-def write_trace(path: Path, n: int = 120, seed: int = 4, utility: bool = True) -> Path:
-    """A small trace on 32 nodes, busy enough for queues to form, with utility functions."""
-    rng = random.Random(seed)
-    lines = ["; MaxNodes: 32"]
-    t = 0
-    for i in range(1, n + 1):
-        t += rng.randint(0, 400)
-        width = rng.choice([1, 2, 4, 8, 16, 32])
-        est = rng.choice([300, 900, 1800, 3600])
-        run = rng.randint(1, est)
-        tail = ""
-        if utility:
-            start = round(rng.uniform(1, 100) * width * est / 60, 2)
-            deadline = rng.randint(est, 6 * est)
-            tail = f" utility=0:{start},{deadline // 2}:{round(start / 2, 2)},{deadline}:0"
-            tail += f" priority_class={rng.randint(0, 3)}"
-        lines.append(f"{i} {t} -1 {run} {width} -1 -1 {width} {est} -1 1 1 1 -1 1 -1 -1 -1{tail}")
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def replay(trace: Path, policy: str, params: dict[str, str], seed: int = 0) -> dict[str, object]:
-    result = run_replay(
-        ReplayOptions(trace=str(trace), policy=policy, params=params, nodes=32, seed=seed)
-    )
-    return {
-        "starts": {j.id: (j.start, j.end) for j in result.jobs},
-        "summary": result.summary,
-    }
-
-
-def test_a_ga_replay_is_the_same_for_a_seed(tmp_path: Path) -> None:
-    trace = write_trace(tmp_path / "u.swf")
-    params = {"generations": "8", "population": "8"}
-    a, b = replay(trace, "ga", params), replay(trace, "ga", params)
-    assert a["starts"] == b["starts"]
-    ga = a["summary"]["ga"]  # type: ignore[index]
-    assert ga["searches"] > 10 and ga["generations"] == 8 * ga["searches"]
-    assert ga["budget_stops"] == 0  # no budget in a replay unless one is given
-    # The seed parameter and the replay's seed choose the search's random numbers.
-    c = replay(trace, "ga", {**params, "seed": "99"})
-    d = replay(trace, "ga", params, seed=5)
-    assert a["starts"] != c["starts"] or a["starts"] != d["starts"]
-
-
-def test_ga_without_utility_functions_is_fcfs_easy(tmp_path: Path) -> None:
-    # Every order earns 0: nothing is searched and the queue stays in arrival order.
-    trace = write_trace(tmp_path / "plain.swf", utility=False)
-    ga = replay(trace, "ga", {})
-    assert ga["starts"] == replay(trace, "fcfs-easy", {})["starts"]
-    assert ga["summary"]["ga"]["searches"] == 0  # type: ignore[index]
-
-
-def test_the_cli_takes_the_ga_parameters(tmp_path: Path) -> None:
-    trace = write_trace(tmp_path / "u.swf")
-    out = tmp_path / "s.json"
-    argv = ["replay", str(trace), "--nodes", "32", "--policy", "ga", "--summary-json", str(out)]
-    argv += ["--param", "generations=3", "--param", "population=6", "--param", "searched=10"]
-    assert main(argv) == 0
-    summary = json.loads(out.read_text())
-    assert summary["policy"] == "ga" and summary["utility"]["aggregate"] > 0
-    assert summary["ga"]["avg_jobs"] > 0
-    assert main([*argv, "--param", "mutation=2"]) == 2

@@ -132,3 +132,23 @@ def test_the_compiled_value_is_the_utility_functions() -> None:
         for t in (-5, 0, times[0], times[-1], times[-1] + 1, rng.uniform(0, 1100)):
             assert kernels.value_at(t_arr, v_arr, n, t) == util.value_at(t)
     assert kernels.value_at(np.zeros(3), np.zeros(3), 0, 5.0) == 0.0  # no function
+
+
+def test_of_equal_best_individuals_the_first_is_kept() -> None:
+    got = _breed(POPULATION, [4, 1, 4, 2], 4, [(0.1, 0.2)] * 3, [1.0] * 3, [(0, 1)] * 3, 0.0)
+    assert got[0] == POPULATION[0]
+    got = _breed(POPULATION, [1, 4, 2, 4], 4, [(0.1, 0.2)] * 3, [1.0] * 3, [(0, 1)] * 3, 0.0)
+    assert got[0] == POPULATION[1]
+
+
+def test_selection_is_in_proportion_to_fitness_below_one_too() -> None:
+    # Fitness 0, 0.5, 0, 0.5 (total 1): a draw of 0.1 picks the second individual.
+    cumulative = np.cumsum([0.0, 0.5, 0.0, 0.5])
+    assert [kernels.pick(cumulative, u) for u in (0.1, 0.49, 0.5, 0.99)] == [1, 1, 3, 3]
+
+
+def test_a_child_mutates_only_below_the_rate() -> None:
+    # Child 1: zipper(0123, 0123) = 0123; a mutation draw equal to the rate: no swap.
+    population = [[0, 1, 2, 3], [0, 1, 2, 3]]
+    assert _breed(population, [1, 1], 4, [(0.1, 0.1)], [0.3], [(0, 3)], 0.3)[1] == [0, 1, 2, 3]
+    assert _breed(population, [1, 1], 4, [(0.1, 0.1)], [0.29], [(0, 3)], 0.3)[1] == [3, 1, 2, 0]

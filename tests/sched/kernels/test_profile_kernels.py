@@ -1,0 +1,227 @@
+"""The compiled loops of the availability profile (``sched.kernels.profile``) against the
+plain reference ``ListProfile``, on hand-made profiles and on random reservations: every
+step list, start and step count must be the reference's."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from batchd.model.times import NEVER
+from batchd.sched.core.profile import ListProfile
+from batchd.sched.kernels import profile as kernels
+
+ROOM = 64
+
+
+def arrays(steps: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray, int]:
+    t = np.zeros(ROOM, dtype=np.int64)
+    f = np.zeros(ROOM, dtype=np.int64)
+    for i, (time, free) in enumerate(steps):
+        t[i] = time
+        f[i] = free
+    return t, f, len(steps)
+
+
+def steps_of(t: np.ndarray, f: np.ndarray, n: int) -> list[tuple[int, int]]:
+    return list(zip(t[:n].tolist(), f[:n].tolist(), strict=True))
+
+
+def reference(steps: list[tuple[int, int]]) -> ListProfile:
+    prof = ListProfile(10)
+    prof.times = [time for time, _ in steps]
+    prof.free = [free for _, free in steps]
+    return prof
+
+
+# 10 nodes; 4 free from 0, 10 from 10, 2 from 20, 6 from 30 on.
+STEPS = [(0, 4), (10, 10), (20, 2), (30, 6)]
+
+
+@pytest.mark.parametrize(
+    ("x", "index"), [(-5, 0), (0, 0), (9, 0), (10, 1), (19, 1), (20, 2), (29, 2), (30, 3), (99, 3)]
+)
+def test_locate_finds_the_step_holding_a_time(x: int, index: int) -> None:
+    t, _, n = arrays(STEPS)
+    assert kernels.locate(t, n, x) == index
+
+
+def test_locate_on_one_step_is_that_step() -> None:
+    t, _, _ = arrays([(5, 3)])
+    assert kernels.locate(t, 1, 100) == 0
+
+
+@pytest.mark.parametrize(
+    ("width", "dur", "not_before", "start"),
+    [
+        (4, 5, 0, 0),  # fits at once
+        (4, 10, 0, 0),  # ends exactly where the next step begins
+        (5, 5, 0, 10),  # needs the second step
+        (5, 10, 0, 10),  # [10, 20) exactly
+        (5, 11, 0, 30),  # would run into the 2 free from 20
+        (3, 15, 5, 5),  # [5, 20): ends where the 2 free begin
+        (3, 16, 5, 30),  # [5, 21) runs into the 2 free from 20
+        (2, 50, 3, 3),  # fits everywhere: from not_before, not the step's start
+        (6, 5, 12, 12),  # inside the second step
+        (6, 100, 25, 30),
+        (7, 1, 0, 10),
+        (7, 1, 21, NEVER),  # 7 nodes are never free after 20
+        (11, 1, 0, NEVER),  # wider than the machine
+    ],
+)
+def test_earliest_start(width: int, dur: int, not_before: int, start: int) -> None:
+    t, f, n = arrays(STEPS)
+    assert kernels.earliest_start(t, f, n, width, dur, not_before) == start
+    assert reference(STEPS).earliest_start(width, dur, not_before) == start
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "delta", "after"),
+    [
+        (0, 10, 6, [(0, 10), (20, 2), (30, 6)]),  # merges with the next step
+        (10, 20, -6, [(0, 4), (20, 2), (30, 6)]),  # merges with the previous step
+        (10, 20, -8, [(0, 4), (10, 2), (30, 6)]),  # merges with the next step
+        (5, 15, -1, [(0, 4), (5, 3), (10, 9), (15, 10), (20, 2), (30, 6)]),
+        (12, 18, -2, [(0, 4), (10, 10), (12, 8), (18, 10), (20, 2), (30, 6)]),
+        (35, 40, -1, [(0, 4), (10, 10), (20, 2), (30, 6), (35, 5), (40, 6)]),
+        (-5, 10, -1, [(0, 3), (10, 10), (20, 2), (30, 6)]),  # the past is gone
+        (-5, 0, -1, STEPS),  # entirely in the past
+        (15, 15, -3, STEPS),  # empty
+        (15, 12, -3, STEPS),  # reversed
+        (30, 40, -4, [(0, 4), (10, 10), (20, 2), (40, 6)]),
+        (20, 30, 8, [(0, 4), (10, 10), (30, 6)]),
+        (20, 30, 2, [(0, 4), (10, 10), (20, 4), (30, 6)]),
+        (0, 30, 1, [(0, 5), (10, 11), (20, 3), (30, 6)]),
+    ],
+)
+def test_add(start: int, end: int, delta: int, after: list[tuple[int, int]]) -> None:
+    t, f, n = arrays(STEPS)
+    n = kernels.add(t, f, n, start, end, delta)
+    assert steps_of(t, f, n) == after
+    if end > start:
+        ref = reference(STEPS)
+        ref.release(max(start, 0), end, delta)
+        assert ref.steps() == after
+
+
+def test_add_over_a_whole_merges_both_sides() -> None:
+    steps = [(0, 4), (10, 2), (20, 4)]
+    t, f, n = arrays(steps)
+    assert kernels.add(t, f, n, 10, 20, 2) == 1
+    assert steps_of(t, f, 1) == [(0, 4)]
+
+
+@pytest.mark.parametrize(
+    ("now", "after"),
+    [
+        (-3, STEPS),
+        (0, STEPS),
+        (5, [(5, 4), (10, 10), (20, 2), (30, 6)]),
+        (10, [(10, 10), (20, 2), (30, 6)]),
+        (25, [(25, 2), (30, 6)]),
+        (30, [(30, 6)]),
+        (99, [(99, 6)]),
+    ],
+)
+def test_advance_forgets_the_past(now: int, after: list[tuple[int, int]]) -> None:
+    t, f, n = arrays(STEPS)
+    n = kernels.advance(t, f, n, now)
+    assert steps_of(t, f, n) == after
+    ref = reference(STEPS)
+    ref.advance(now)
+    assert ref.steps() == after
+
+
+def test_place_reserves_the_earliest_slot() -> None:
+    t, f, n = arrays(STEPS)
+    start, n = kernels.place(t, f, n, 5, 10, 0)
+    assert start == 10
+    assert steps_of(t, f, n) == [(0, 4), (10, 5), (20, 2), (30, 6)]
+    start, n2 = kernels.place(t, f, n, 7, 1, 0)
+    assert (start, n2) == (NEVER, n)
+    assert steps_of(t, f, n) == [(0, 4), (10, 5), (20, 2), (30, 6)]
+
+
+def test_build_from_running_jobs() -> None:
+    t = np.zeros(ROOM, dtype=np.int64)
+    f = np.zeros(ROOM, dtype=np.int64)
+    ends = np.array([3, 5, 8, 8, 12], dtype=np.int64)
+    widths = np.array([1, 2, 1, 3, 2], dtype=np.int64)
+    n = kernels.build(t, f, 5, 10, ends, widths)
+    # The jobs ending at 3 and 5 have ended at 5: 10 - 6 free then.
+    assert steps_of(t, f, n) == [(5, 4), (8, 8), (12, 10)]
+    ref = ListProfile.of_running(10, 5, ends.tolist(), widths.tolist())
+    assert ref.steps() == steps_of(t, f, n)
+
+
+def test_build_with_nothing_running() -> None:
+    t = np.zeros(ROOM, dtype=np.int64)
+    f = np.zeros(ROOM, dtype=np.int64)
+    empty = np.zeros(0, dtype=np.int64)
+    assert kernels.build(t, f, 7, 10, empty, empty) == 1
+    assert steps_of(t, f, 1) == [(7, 10)]
+
+
+def test_plan_reserve_and_compress() -> None:
+    widths = np.array([6, 4, 10, 11, 3], dtype=np.int64)
+    durs = np.array([10, 5, 5, 1, 20], dtype=np.int64)
+    t, f, n = arrays([(0, 10)])
+    starts = np.zeros(5, dtype=np.int64)
+    n = kernels.plan_all(t, f, n, widths, durs, 2, starts)
+    assert starts.tolist() == [2, 2, 12, NEVER, 17]
+    assert steps_of(t, f, n) == [(0, 10), (2, 0), (7, 4), (12, 0), (17, 7), (37, 10)]
+    ref = ListProfile(10)
+    assert ref.plan(widths.tolist(), durs.tolist(), 2) == starts.tolist()
+    assert ref.steps() == steps_of(t, f, n)
+
+    # The same reservations put into an empty profile give the same steps.
+    t2, f2, n2 = arrays([(0, 10)])
+    n2 = kernels.reserve_all(t2, f2, n2, widths, durs, starts)
+    assert steps_of(t2, f2, n2) == steps_of(t, f, n)
+
+    # Reservations made late move earlier: the wide job first, then the others.
+    late = np.array([30, 40, 50, NEVER, 60], dtype=np.int64)
+    t3, f3, n3 = arrays([(0, 10)])
+    n3 = kernels.reserve_all(t3, f3, n3, widths, durs, late)
+    assert steps_of(t3, f3, n3)[:3] == [(0, 10), (30, 4), (40, 6)]
+    n3 = kernels.compress(t3, f3, n3, widths, durs, 0, late)
+    assert late.tolist() == [0, 0, 10, NEVER, 15]
+    assert steps_of(t3, f3, n3) == [(0, 0), (5, 4), (10, 0), (15, 7), (35, 10)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_reservations_match_the_reference(seed: int) -> None:
+    rng = random.Random(seed)
+    capacity = rng.randint(4, 12)
+    t = np.zeros(4 * ROOM, dtype=np.int64)
+    f = np.zeros(4 * ROOM, dtype=np.int64)
+    t[0], f[0] = 0, capacity
+    n = 1
+    ref = ListProfile(capacity)
+    for _ in range(25):
+        width = rng.randint(1, capacity + 1)
+        dur = rng.randint(1, 30)
+        not_before = rng.randint(0, 60)
+        expected = ref.earliest_start(width, dur, not_before)
+        assert kernels.earliest_start(t, f, n, width, dur, not_before) == expected
+        start, n = kernels.place(t, f, n, width, dur, not_before)
+        assert start == ref.place(width, dur, not_before)
+        if rng.random() < 0.3 and start != NEVER:
+            n = kernels.add(t, f, n, start, start + dur, width)
+            ref.release(start, start + dur, width)
+        if rng.random() < 0.15:
+            now = rng.randint(0, 40)
+            n = kernels.advance(t, f, n, now)
+            ref.advance(now)
+        assert steps_of(t, f, n) == ref.steps()
+        probe = rng.randint(-5, 120)
+        assert f[kernels.locate(t, n, probe)] == ref.free_at(probe)
+
+
+def test_advance_on_arrays_with_no_spare_slot() -> None:
+    t = np.array([time for time, _ in STEPS], dtype=np.int64)
+    f = np.array([free for _, free in STEPS], dtype=np.int64)
+    n = kernels.advance(t, f, 4, 25)
+    assert steps_of(t, f, n) == [(25, 2), (30, 6)]
