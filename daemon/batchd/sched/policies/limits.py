@@ -25,6 +25,7 @@ from typing import Any
 
 from batchd.model.job import Job
 from batchd.model.times import NEVER
+from batchd.sched.core.outline import PlanOutline
 from batchd.sched.core.policy import (
     MachineView,
     Overflow,
@@ -259,6 +260,12 @@ class LimitGate(WrappingPolicy):
         plan = self.inner.planned_starts(view)
         plan += [(job, NEVER) for job in sorted(self.held.values(), key=by_submission)]
         return plan
+
+    def plan_outline(self, view: MachineView) -> PlanOutline | None:
+        outline = self.inner.plan_outline(view)
+        if outline is None or not self.held or outline.head_submit is not None:
+            return outline  # held jobs, with no planned start, change only an empty head
+        return outline.then([(min(self.held.values(), key=by_submission), NEVER)])
 
     def planned_start(self, view: MachineView, job: Job) -> int | None:
         return NEVER if self.held.get(job.id) is job else self.inner.planned_start(view, job)
