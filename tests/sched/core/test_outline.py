@@ -21,34 +21,40 @@ from batchd.model.machine import Grid, Machine
 from batchd.model.times import NEVER
 from batchd.sched.core.outline import EMPTY, Extent, PlanOutline
 from batchd.sched.core.policy import Policy
+from batchd.sched.policies.gate import WindowGate
 from batchd.sched.policies.limits import LimitGate, RunCaps, RunLimits
 from batchd.sched.registry import make_policy
 
 TOLD = ["fcfs", "fcfs-easy", "sjf-easy", "ljf-easy", "prio-fifo", "fcfs-cons", "sjf-cons"]
-TOLD += ["ljf-cons", "dynp", "dynp-basic", "utility-easy"]
+TOLD += ["ljf-cons", "dynp", "dynp-basic", "utility-easy", "primetime"]
+PRIME = 4 * 86_400 + 10 * 3600  # Monday 10:00 UTC: large jobs wait for non-prime time
 WALKED = ["moldable-greedy", "moldable-fairshare", "moldable-iterative"]
 NODES = 32
 
 
-def a_job(rng: random.Random, seq: int, now: int) -> Job:
-    estimate = rng.randint(1, 400)
+def a_job(rng: random.Random, seq: int, now: int, scale: int = 1) -> Job:
+    estimate = rng.randint(1, 400) * scale
     runtime = rng.randint(0, estimate + 50)  # some overrun their estimate
     job = Job(seq, now, rng.randint(1, NODES), estimate, runtime)
     job.priority = rng.choice([0, 0, 0, 1])
     return job
 
 
-def run(policy: Policy, seed: str, rounds: int = 120) -> tuple[int, int]:
-    """Random events; after each step, the outline against the whole plan's.
-    (answers given by the policy, answers left to the walk)"""
+def run(
+    policy: Policy, seed: str, rounds: int = 120, start: int = 0, scale: int = 1
+) -> tuple[int, int]:
+    """Random events from ``start``, estimates up to ``scale`` x 400 s; after each step,
+    the outline against the whole plan's. (answers given by the policy, answers left
+    to the walk)"""
     rng = random.Random(seed)
     engine = Engine(Grid([Machine("m", NODES)]), [policy], keep_finished=False)
+    engine.advance_to(start)
     m = engine.machines[0]
     seq = told = walked = 0
     for _ in range(rounds):
         for _ in range(rng.choice([1, 1, 1, 3, 8])):
             seq += 1
-            engine.submit(a_job(rng, seq, engine.now))
+            engine.submit(a_job(rng, seq, engine.now, scale))
         engine.instant(engine.now)
         waiting = policy.waiting()
         if waiting and rng.random() < 0.15:
@@ -68,7 +74,12 @@ def run(policy: Policy, seed: str, rounds: int = 120) -> tuple[int, int]:
 
 @pytest.mark.parametrize("name", TOLD)
 def test_the_outline_told_is_the_whole_plans(name: str) -> None:
-    told, walked = run(make_policy(name), name)
+    if name == "primetime":  # large jobs (over 8 nodes or an hour) wait for non-prime time
+        policy = make_policy(name, {"prime_nodes": "8", "prime_runtime": "01:00:00"})
+        told, walked = run(policy, name, start=PRIME, scale=10)
+        assert isinstance(policy, WindowGate) and policy.held  # some wait for the night
+    else:
+        told, walked = run(make_policy(name), name)
     assert told > 200 and walked < told / 5  # told by the policy, not left to the walk
 
 
