@@ -10,8 +10,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from operator import itemgetter
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics
@@ -33,6 +31,7 @@ from batchd.metrics.catalog import (
 from batchd.metrics.tally import JobTally
 from batchd.model.job import Job
 from batchd.model.times import NEVER
+from batchd.sched.core.outline import PlanOutline
 from batchd.sched.policies.decider import CASES
 
 DAY = 86_400
@@ -66,27 +65,6 @@ class Children:
         return child
 
 
-@dataclass(frozen=True, slots=True)
-class PlanSummary:
-    """What the planned-schedule gauges take from a plan of a machine's waiting jobs."""
-
-    head_submit: int | None  # the submission time of the job first in line (None: none waits)
-    head_start: int  # its planned start (NEVER: none)
-    end: int | None  # the latest planned end (None: no job has a planned start)
-    first: int  # the earliest planned start (NEVER: none)
-
-    @classmethod
-    def of(cls, plan: list[tuple[Job, int]]) -> PlanSummary:
-        if not plan:
-            return cls(None, NEVER, None, NEVER)
-        # job.duration, spelled out: a property call per waiting job doubles the walk.
-        ends = [
-            start + (j.estimate if j.estimate > 0 else 1) for j, start in plan if start != NEVER
-        ]
-        head, start = plan[0]
-        return cls(head.submit, start, max(ends) if ends else None, min(map(itemgetter(1), plan)))
-
-
 class PlanGauges:
     """Figures of the planned schedule, recomputed by the scheduling loop, not per scrape."""
 
@@ -95,7 +73,7 @@ class PlanGauges:
         self.head_wait = 0.0
         self.makespan = 0.0
         self.at: float | None = None  # monotonic wall time of the last computation
-        self.summary: PlanSummary | None = None
+        self.summary: PlanOutline | None = None
         self.stamp: object = None  # the scheduler's version the summary was made at
 
     def holds(self, stamp: object, now: int) -> bool:
@@ -104,7 +82,7 @@ class PlanGauges:
         places every job where it did)."""
         return self.summary is not None and self.stamp == stamp and now < self.summary.first
 
-    def take(self, stamp: object, summary: PlanSummary) -> None:
+    def take(self, stamp: object, summary: PlanOutline) -> None:
         self.stamp, self.summary = stamp, summary
 
     def update(self, now: int, running_ends: list[int]) -> None:

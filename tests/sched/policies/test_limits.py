@@ -3,6 +3,9 @@ limits allow, every job still runs, and the gate is invisible without limits."""
 
 from __future__ import annotations
 
+import random
+from typing import Any
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -11,6 +14,7 @@ from batchd.engine.core import Engine
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.times import NEVER
+from batchd.sched.core.policy import MachineView, Placement
 from batchd.sched.policies.limits import NO_LIMITS, LimitGate, RunCaps, RunLimits
 from batchd.sched.registry import make_policy
 
@@ -109,3 +113,58 @@ def test_held_jobs_have_no_planned_start_and_say_why() -> None:
     engine.run(until=10)  # job 1 ends; job 2 may not start while scheduling is off
     assert engine.running() == [] and jobs[1].start < 0
     assert gate.explain(jobs[1], 10).startswith("Scheduling is turned off")
+
+
+class WalksAll(LimitGate):
+    """The gate as it was: every pass walks every waiting job."""
+
+    def schedule(self, view: MachineView) -> list[Placement]:
+        self.walked = None
+        return super().schedule(view)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_pass_walks_only_the_newcomers_and_decides_as_a_whole_walk(policy: str) -> None:
+    rng = random.Random(policy)
+    limits = RunLimits(
+        server=RunCaps(max_run=5, max_user_run=3), queues={"q": RunCaps(max_user_run=2)}
+    )
+    gates = [LimitGate(make_policy(policy), lambda: limits) for _ in range(2)]
+    gates[1] = WalksAll(make_policy(policy), lambda: limits)
+    engines = [Engine(Grid([Machine("m", 16)]), [g], kill=True) for g in gates]
+    resumed: list[int] = []
+    walk = gates[0]._walk
+
+    def counted(view: MachineView, waiting: list[Job], offered: set[int], *rest: Any) -> None:
+        if waiting and len(waiting) < len(gates[0].waiting()):
+            resumed.append(len(waiting))
+        walk(view, waiting, offered, *rest)
+
+    gates[0]._walk = counted  # type: ignore[method-assign]
+    seq = 0
+    for _ in range(150):
+        specs = []
+        for _ in range(rng.choice([1, 1, 3, 8])):
+            seq += 1
+            estimate = rng.randint(1, 300)
+            specs.append((seq, rng.randint(1, 16), estimate, rng.randint(1, estimate)))
+            specs[-1] += (rng.choice("abc"), rng.choice(["q", "r"]), rng.choice([0, 0, 1]))
+        withdraw = rng.random() < 0.1
+        for engine, gate in zip(engines, gates, strict=True):
+            for i, w, e, r, u, q, p in specs:
+                job = Job(id=i, submit=engine.now, width=w, estimate=e, runtime=r, user=u, queue=q)
+                job.priority = p
+                engine.submit(job)
+            engine.instant(engine.now)
+            offered = gate.inner.waiting()  # admitted, or too wide to start now
+            if withdraw and offered:
+                engine.withdraw(offered[-1])
+                engine.instant(engine.now)
+        a, b = gates
+        assert [j.id for j in a.inner.waiting()] == [j.id for j in b.inner.waiting()]
+        assert a.held.keys() == b.held.keys() and a.why == b.why
+        step = rng.randint(1, 60)
+        for engine in engines:
+            engine.run(until=engine.now + step)
+        assert a.book.running == b.book.running
+    assert len(resumed) > 30  # passes that walked the newcomers alone

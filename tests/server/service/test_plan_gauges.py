@@ -1,5 +1,6 @@
-"""The planned-schedule gauges of a deep queue: the values of the whole plan, made
-without leaving work for the collector, and not made again while the plan stands."""
+"""The planned-schedule gauges of a deep queue: the values of the whole plan, told by
+the policy without planning or walking the queue again after a submission, and not
+asked for again while the plan stands."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from api_helpers import T0, new_service
 from batchd.engine.clock import VirtualClock
 from batchd.model.job import Job
 from batchd.model.times import NEVER
+from batchd.sched.core.outline import PlanOutline
 from batchd.server.schemas import JobSubmit
 from batchd.server.service import BatchService
 from batchd.server.service.operations import jobs as job_ops
@@ -72,13 +74,13 @@ def test_a_standing_plan_is_not_made_again(
 ) -> None:
     deep.refresh_plan_gauges()
     made: list[int] = []
-    plan = deep.scheduler.plan
+    outline = deep.scheduler.plan_outline
 
-    def counted(machine: int, keep: bool = True) -> list[tuple[Job, int]]:
+    def counted(machine: int) -> PlanOutline:
         made.append(machine)
-        return plan(machine, keep)
+        return outline(machine)
 
-    monkeypatch.setattr(deep.scheduler, "plan", counted)
+    monkeypatch.setattr(deep.scheduler, "plan_outline", counted)
     clock = deep.clock
     assert isinstance(clock, VirtualClock)
     clock.set(T0 + 500)  # no event, no planned start reached: the plan stands
@@ -93,3 +95,34 @@ def test_a_standing_plan_is_not_made_again(
     assert made == [0]
     monkeypatch.undo()
     assert gauges(deep) == expected(deep)
+
+
+def test_a_submission_is_not_planned_or_walked_for_the_gauges(
+    deep: BatchService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep.refresh_plan_gauges()
+    made: list[int] = []
+    read: list[int] = []
+
+    def plan(machine: int, keep: bool = True) -> list[tuple[Job, int]]:
+        made.append(machine)
+        return []
+
+    walk = PlanOutline.of
+
+    def walked(plan: list[tuple[Job, int]]) -> PlanOutline:
+        read.append(len(plan))
+        return walk(plan)
+
+    for policy in ("fcfs-easy", "fcfs-cons"):
+        deep.scheduler.use(0, deep.scheduler.choose(0, policy, None))
+        deep.refresh_plan_gauges()  # a whole new plan: the first outline walks it
+        assert gauges(deep) == expected(deep)
+        monkeypatch.setattr(deep.scheduler, "plan", plan)
+        monkeypatch.setattr(PlanOutline, "of", walked)
+        job_ops.submit(deep, deep.caller("boss"), JobSubmit(nodes=3, walltime=90_000))
+        deep.refresh_plan_gauges()
+        assert made == [] and read == []
+        monkeypatch.undo()
+        assert gauges(deep) == expected(deep)
+        assert gauges(deep)[2] > 90_000  # the new job's end is the plan's

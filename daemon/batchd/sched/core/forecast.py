@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from batchd.model.job import Job
 from batchd.model.times import NEVER
+from batchd.sched.core.outline import EMPTY, Extent, PlanOutline
 from batchd.sched.core.plans import base_profile, machine_signature, plan_in_order
 from batchd.sched.core.profile import Profile
 
@@ -41,6 +42,7 @@ class Forecaster:
         self._first = NEVER  # earliest planned start
         # The queue planned and its count of changes then (None: a list was planned).
         self._mark: tuple[OrderedQueue, int] | None = None
+        self._extent = Extent()  # of the kept plan of a queue
 
     def plan(self, view: MachineView, jobs: list[Job]) -> list[int]:
         """The planned start of each of ``jobs``, in this order."""
@@ -59,6 +61,15 @@ class Forecaster:
             return starts[queue.index(job)]
         except KeyError:  # not waiting in this queue (or not known to its order)
             return NEVER
+
+    def outline_queue(self, view: MachineView, queue: OrderedQueue) -> PlanOutline:
+        """The outline of the plan ``plan_queue`` gives: only the jobs new at the end
+        are placed, and only they are read, while the kept plan holds."""
+        starts = self._queue_starts(view, queue)
+        if not starts:
+            return EMPTY
+        extent = self._extent.of(starts, queue.durations)
+        return PlanOutline(queue.jobs[0].submit, starts[0], extent.end, extent.first)
 
     def _queue_starts(self, view: MachineView, queue: OrderedQueue) -> list[int]:
         mark = self._mark

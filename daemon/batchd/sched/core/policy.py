@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from batchd.sched.core.forecast import Forecaster
     from batchd.sched.core.order import OrderKey
+    from batchd.sched.core.outline import PlanOutline
 
 Overflow = Literal["kill", "requeue"]
 # The key under which the registry gives its name lookup (name -> spec, or ValueError) to
@@ -244,6 +245,12 @@ class Policy(ABC):
         without planning its whole queue; None where it cannot (ask ``planned_starts``)."""
         return None
 
+    def plan_outline(self, view: MachineView) -> PlanOutline | None:
+        """The outline of ``planned_starts`` (its head and extent), exactly as a walk of
+        it gives it, where the policy can tell it without planning or walking its whole
+        queue; None where it cannot (walk ``planned_starts``)."""
+        return None
+
     def _forecast(self) -> Forecaster:
         from batchd.sched.core.forecast import Forecaster
 
@@ -335,3 +342,6 @@ class OrderedPolicy(Policy):
 
     def planned_start(self, view: MachineView, job: Job) -> int | None:
         return self._forecast().start_of(view, self.queue, job)
+
+    def plan_outline(self, view: MachineView) -> PlanOutline | None:
+        return self._forecast().outline_queue(view, self.queue)

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict
 from batchd.model.job import Job
 from batchd.model.times import NEVER
 from batchd.sched.core.order import OrderedQueue, OrderKey
+from batchd.sched.core.outline import EMPTY, Extent, PlanOutline
 from batchd.sched.core.plans import base_profile
 from batchd.sched.core.policy import MachineView, Placement, Policy
 from batchd.sched.core.profile import Profile
@@ -68,6 +69,7 @@ class ConservativePolicy(Policy):
         self._due_check = False
         self.guessed = False  # the plan was made while a job overran its estimate
         self.reshaped = False  # nodes or reservations changed: promises may not hold
+        self._extent = Extent()  # of the plan in force
 
     def must_replan(self, view: MachineView) -> bool:
         """The plan cannot be used as it is: a job ended, a job overran, or it was a guess.
@@ -194,6 +196,16 @@ class ConservativePolicy(Policy):
             return self.queue.starts[self.queue.index(job)]
         except KeyError:  # not waiting here
             return NEVER
+
+    def plan_outline(self, view: MachineView) -> PlanOutline | None:
+        if self.must_replan(view):
+            return None
+        queue = self.queue
+        if not queue.jobs:
+            return EMPTY
+        # A job's planned duration is its own (Job.duration) unless ``shape`` chose another.
+        extent = self._extent.of(queue.starts, queue.durations, queue.changes)
+        return PlanOutline(queue.jobs[0].submit, queue.starts[0], extent.end, extent.first)
 
 
 def promise(job: Job, start: int) -> None:

@@ -28,6 +28,7 @@ from typing import Any
 from batchd.model.job import Job
 from batchd.model.times import NEVER
 from batchd.model.windows import HORIZON, TimeWindow, longest_opening, next_fit, next_opening
+from batchd.sched.core.outline import PlanOutline
 from batchd.sched.core.policy import (
     MachineView,
     Overflow,
@@ -330,6 +331,13 @@ class WindowGate(WrappingPolicy):
         for job in sorted(self.held.values(), key=lambda j: (j.submit, j.id)):
             plan.append((job, self._held_start(view, job)))
         return plan
+
+    def plan_outline(self, view: MachineView) -> PlanOutline | None:
+        outline = self.inner.plan_outline(view)
+        if outline is None or not self.held:
+            return outline
+        held = sorted(self.held.values(), key=lambda j: (j.submit, j.id))
+        return outline.then((job, self._held_start(view, job)) for job in held)
 
     def planned_start(self, view: MachineView, job: Job) -> int | None:
         if self.held.get(job.id) is job:

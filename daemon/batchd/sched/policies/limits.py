@@ -25,6 +25,7 @@ from typing import Any
 
 from batchd.model.job import Job
 from batchd.model.times import NEVER
+from batchd.sched.core.outline import PlanOutline
 from batchd.sched.core.policy import (
     MachineView,
     Overflow,
@@ -75,10 +76,12 @@ class RunBook:
         self.by_queue: Counter[str] = Counter()
         self.by_queue_user: Counter[tuple[str, str]] = Counter()
         self.running: set[int] = set()
+        self.changes = 0  # counts every job added or removed
 
     def add(self, job: Job) -> None:
         if job.id in self.running:
             return
+        self.changes += 1
         self.running.add(job.id)
         self.total += 1
         self.by_user[job.user] += 1
@@ -88,6 +91,7 @@ class RunBook:
     def remove(self, job: Job) -> None:
         if job.id not in self.running:
             return
+        self.changes += 1
         self.running.discard(job.id)
         self.total -= 1
         self.by_user[job.user] -= 1
@@ -154,6 +158,28 @@ def narrowest(job: Job) -> int:
     return job.mold.low if job.mold is not None else job.width
 
 
+class Walked:
+    """What a walk over the waiting jobs depended on, and the counts it left."""
+
+    __slots__ = ("limits", "book", "free", "withdrawn", "admitter", "key")
+
+    def __init__(self, limits: RunLimits, book: int, free: int, withdrawn: int) -> None:
+        self.limits = limits
+        self.book = book  # the RunBook's count of changes
+        self.free = free
+        self.withdrawn = withdrawn  # the gate's count of jobs withdrawn and resumed
+        self.admitter: Admitter | None = None
+        self.key: tuple[int, int, int] | None = None  # the last job walked (None: none)
+
+    def stands(self, now: Walked) -> bool:
+        return (
+            now.book == self.book
+            and now.free == self.free
+            and now.withdrawn == self.withdrawn
+            and now.limits == self.limits
+        )
+
+
 class LimitGate(WrappingPolicy):
     """``inner`` offered only the jobs the run limits let start (see the module doc)."""
 
@@ -171,6 +197,9 @@ class LimitGate(WrappingPolicy):
         self.held: dict[int, Job] = {}  # waiting, not offered to the inner policy now
         self.why: dict[int, str] = {}  # held job id -> the limit that holds it
         self.paused = False  # scheduling was off at the last pass
+        self.arrived: list[Job] = []  # jobs held since the last walk, not walked yet
+        self.withdrawn = 0  # counts the jobs withdrawn and resumed
+        self.walked: Walked | None = None
 
     # -- admission ----------------------------------------------------------------------
     def _gate(self, view: MachineView, limits: RunLimits) -> None:
@@ -178,11 +207,40 @@ class LimitGate(WrappingPolicy):
         if not limits.active:
             self._release_all(view)
             return
+        arrived, self.arrived = self.arrived, []
+        stand = Walked(limits, self.book.changes, view.free, self.withdrawn)
+        last = self.walked
+        if last is not None and last.admitter is not None and last.stands(stand):
+            # Nothing the walk depends on changed, and jobs at most arrived: a walk of
+            # the whole queue would decide the earlier jobs as the last one did, with
+            # the same counts after them; only the newcomers are walked, if they come last.
+            arrived.sort(key=by_submission)
+            if not arrived:
+                return
+            if last.key is None or by_submission(arrived[0]) > last.key:
+                self._walk(view, arrived, set(), last.admitter, self.why)
+                last.key = by_submission(arrived[-1])
+                return
         admitter = Admitter(limits, self.book)
         offered = {j.id for j in self.inner.waiting()}
         waiting = sorted([*self.inner.waiting(), *self.held.values()], key=by_submission)
-        free = view.free
         why: dict[int, str] = {}
+        self._walk(view, waiting, offered, admitter, why)
+        self.why = why
+        stand.admitter = admitter
+        stand.key = by_submission(waiting[-1]) if waiting else None
+        self.walked = stand
+
+    def _walk(
+        self,
+        view: MachineView,
+        waiting: list[Job],
+        offered: set[int],
+        admitter: Admitter,
+        why: dict[int, str],
+    ) -> None:
+        """Each of ``waiting`` (in submission order) offered or held back."""
+        free = view.free
         for job in waiting:
             refused = admitter.refusal(job)
             if refused is None:
@@ -199,10 +257,11 @@ class LimitGate(WrappingPolicy):
                 if job.id in offered:
                     self.inner.withdraw(view, job)
                     self.held[job.id] = job
-        self.why = why
 
     def _release_all(self, view: MachineView) -> None:
         """No limit in force: every held job goes to the inner policy (in submission order)."""
+        self.arrived.clear()
+        self.walked = None
         for job in sorted(self.held.values(), key=by_submission):
             self.inner.job_submitted(view, job)
         self.held.clear()
@@ -213,10 +272,12 @@ class LimitGate(WrappingPolicy):
         self.book.remove(job)  # back from a start that did not happen (unplaced), if so
         if self.held or self.limits().active:
             self.held[job.id] = job  # offered, or not, at the next pass
+            self.arrived.append(job)
         else:
             self.inner.job_submitted(view, job)
 
     def job_resumed(self, view: MachineView, job: Job) -> None:
+        self.withdrawn += 1
         self.book.add(job)
         self.inner.job_resumed(view, job)
 
@@ -237,6 +298,7 @@ class LimitGate(WrappingPolicy):
         self.inner.job_ended(view, job)
 
     def withdraw(self, view: MachineView, job: Job) -> None:
+        self.withdrawn += 1
         if self.held.pop(job.id, None) is not None:
             self.why.pop(job.id, None)
             return
@@ -259,6 +321,12 @@ class LimitGate(WrappingPolicy):
         plan = self.inner.planned_starts(view)
         plan += [(job, NEVER) for job in sorted(self.held.values(), key=by_submission)]
         return plan
+
+    def plan_outline(self, view: MachineView) -> PlanOutline | None:
+        outline = self.inner.plan_outline(view)
+        if outline is None or not self.held or outline.head_submit is not None:
+            return outline  # held jobs, with no planned start, change only an empty head
+        return outline.then([(min(self.held.values(), key=by_submission), NEVER)])
 
     def planned_start(self, view: MachineView, job: Job) -> int | None:
         return NEVER if self.held.get(job.id) is job else self.inner.planned_start(view, job)

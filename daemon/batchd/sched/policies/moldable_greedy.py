@@ -16,6 +16,7 @@ import numpy as np
 
 from batchd.model.job import Job
 from batchd.sched.core.order import fcfs_key
+from batchd.sched.core.outline import PlanOutline
 from batchd.sched.core.plans import plan_queue
 from batchd.sched.core.policy import MachineView, Placement
 from batchd.sched.core.profile import Profile
@@ -73,6 +74,9 @@ class MoldableGreedy(ConservativePolicy):
 
     def planned_width(self, job: Job) -> int:
         return self.chosen.get(job, job.width)
+
+    def plan_outline(self, view: MachineView) -> PlanOutline | None:
+        return None  # the plan's durations are the chosen widths', the outline's the jobs' own
 
     def planned_starts(self, view: MachineView) -> list[tuple[Job, int]]:
         if self.must_replan(view):

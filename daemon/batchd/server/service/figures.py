@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from batchd.metrics.exporter import PoolState
-from batchd.metrics.live import PlanSummary
 from batchd.server.collector import collector_paused
 from batchd.server.service.pool_states import pool_states
 
@@ -57,9 +56,11 @@ class Figures:
     def refresh_plan_gauges(self) -> None:
         """Recompute the planned-schedule gauges (the scheduling loop calls this).
 
-        A machine's plan is made only if it may have changed since the last time, and
-        is not kept: a plan of a deep queue is one object per waiting job, made and
-        dropped with the collector paused, so that no collection walks it.
+        A machine's plan outline is asked for only if the plan may have changed since
+        the last time. The policies that keep their plan tell it from what they keep;
+        for the others a plan is made and not kept: a plan of a deep queue is one
+        object per waiting job, made and dropped with the collector paused, so that no
+        collection walks it.
         """
         self.sync()
         now, version = self.now, self.scheduler.version
@@ -67,8 +68,8 @@ class Figures:
             gauges = self.metrics.plan_of(m.index)
             if not gauges.holds(version, now):
                 with collector_paused():
-                    summary = PlanSummary.of(self.scheduler.plan(m.index, keep=False))
-                gauges.take(version, summary)
+                    outline = self.scheduler.plan_outline(m.index)
+                gauges.take(version, outline)
             gauges.update(now, m.running_ends())
 
     def counts(self) -> dict[str, int]:

@@ -26,6 +26,7 @@ from batchd.model.calendar import PrimeCalendar
 from batchd.model.job import Job
 from batchd.model.times import NEVER
 from batchd.model.windows import TimeWindow, make_window
+from batchd.sched.core.outline import PlanOutline
 from batchd.sched.core.policy import BuildContext, Offload, Policy, PolicyObserver
 from batchd.sched.grid import GridError, GridLayer, make_grid
 from batchd.sched.policies.gate import WindowGate
@@ -328,6 +329,18 @@ class Scheduler:
         if keep:
             self._plans[machine] = (self.version, plan, min((s for _, s in plan), default=NEVER))
         return plan
+
+    def plan_outline(self, machine: int) -> PlanOutline:
+        """The outline of ``plan(machine)``: told by the machine's policy where it keeps
+        its plan (no plan made, no queue walked), else walked from a plan made once and
+        dropped (or the plan kept for the version)."""
+        assert self.engine is not None
+        if self.layer is None:
+            m = self.engine.machines[machine]
+            outline = m.policy.plan_outline(m)
+            if outline is not None:
+                return outline
+        return PlanOutline.of(self.plan(machine, keep=False))
 
     def _grid_plan(self, m: MachineState) -> list[tuple[Job, int]]:
         """A grid machine's plan: its local policy's for the jobs in its own queue, then the
