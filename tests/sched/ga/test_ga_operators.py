@@ -41,6 +41,9 @@ def zipper(a: list[int], b: list[int]) -> list[int]:
         # a: 1; b: 2; a: 0; b: 1 held, 0 held, 3 (b passes over two).
         ([1, 0, 2, 3], [2, 1, 0, 3], [1, 2, 0, 3]),
         ([0, 1], [1, 0], [0, 1]),
+        # a: 0; b: 1; a: 1 held, 2; b: 0 held, 2 held, 3; a: 3 held, 4; b: 4 held, 5. Each
+        # parent goes on from where it stopped (never from its end).
+        ([0, 1, 2, 3, 4, 5], [1, 0, 2, 3, 4, 5], [0, 1, 2, 3, 4, 5]),
     ],
 )
 def test_zipper_crossover_by_hand(a: list[int], b: list[int], child: list[int]) -> None:

@@ -134,6 +134,31 @@ def test_fitness_keeps_every_second_of_a_late_submission() -> None:
     assert late.tolist() == early.tolist()
 
 
+def test_fitness_sums_the_jobs_after_one_that_can_never_start() -> None:
+    # Job 1 is wider than the machine: it never starts and earns nothing; job 2, behind
+    # it in the order, starts at 0 and ends at 10, worth 50.
+    jobs = [
+        Job(id=1, submit=0, width=3, estimate=5, runtime=5, utility=Utility.parse("0:70,100:0")),
+        Job(id=2, submit=0, width=1, estimate=10, runtime=10,
+            utility=Utility.parse("0:50,100:50,101:0")),
+    ]  # fmt: skip
+    out = np.empty(1)
+    Problem.build(0, 2, [], [], jobs, 2).fitness(np.array([[0, 1]], dtype=np.int64), out)
+    assert out.tolist() == [50.0]
+
+
+def test_jobs_without_a_utility_function_are_worth_nothing() -> None:
+    jobs = [
+        Job(id=1, submit=0, width=1, estimate=5, runtime=5),
+        Job(id=2, submit=0, width=1, estimate=10, runtime=10),
+    ]
+    problem = Problem.build(0, 2, [], [], jobs, 2)
+    out = np.empty(2)
+    problem.fitness(np.array([[0, 1], [1, 0]], dtype=np.int64), out)
+    assert out.tolist() == [0.0, 0.0]
+    assert problem.current_utility().tolist() == [0.0, 0.0]
+
+
 def test_current_utility_counts_from_each_submission() -> None:
     # now 50: job 1 (submitted at 20, 30 s) would end 60 s after its submission; job 2
     # (submitted at 40, estimate 0: it holds its node 1 s) 11 s after.
