@@ -96,6 +96,7 @@ GROUPS: dict[str, Group] = {
             "tests/sched/core/test_forecaster.py",
             "tests/sched/core/test_order.py",
             "tests/sched/core/test_order_queue.py",
+            "tests/sched/core/test_outline_units.py",
             "tests/sched/core/test_plans.py",
             "tests/sched/core/test_policy.py",
             "tests/sched/core/test_policy_defaults.py",
