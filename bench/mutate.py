@@ -137,6 +137,15 @@ GROUPS: dict[str, Group] = {
             "tests/sched/policies/test_reserved.py",
             "tests/sched/policies/test_standing.py",
             "tests/sched/policies/test_width_classes.py",
+            # The plan outlines the gates and the conservative policies tell, and the run
+            # limits' walk of newcomers, each against a whole walk (the quicker cases).
+            "tests/sched/core/test_outline.py::test_the_outline_told_is_the_whole_plans[fcfs-cons]",
+            "tests/sched/core/test_outline.py::test_the_outline_told_is_the_whole_plans[primetime]",
+            "tests/sched/core/test_outline.py::test_jobs_held_by_run_limits_are_in_the_outline",
+            "tests/sched/policies/test_limits.py::"
+            "test_a_pass_walks_only_the_newcomers_and_decides_as_a_whole_walk[fcfs]",
+            "tests/sched/policies/test_limits.py::"
+            "test_a_pass_walks_only_the_newcomers_and_decides_as_a_whole_walk[fcfs-easy]",
         ),
     ),
     "policies-dynamic": Group(
