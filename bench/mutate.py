@@ -86,6 +86,7 @@ GROUPS: dict[str, Group] = {
             "test_rigid_and_fixed_jobs_keep_their_widths",
             "tests/sched/policies/test_moldable_iterative.py::"
             "test_the_compiled_search_plans_as_fig6_written_out",
+            "tests/sched/kernels/test_kernel_edges.py",
         ),
     ),
     "sched-core": Group(
