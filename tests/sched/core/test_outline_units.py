@@ -44,7 +44,8 @@ def test_a_tail_after_an_outline() -> None:
 
 
 def test_an_extent_of_short_and_long_lists() -> None:
-    assert Extent().of([], []).end is None
+    empty = Extent().of([], [])
+    assert (empty.end, empty.first) == (None, NEVER)
     short = Extent().of([10, NEVER, 5], [3, 100, 1])
     assert (short.end, short.first) == (13, 5)
     unplanned = Extent().of([NEVER, NEVER], [1, 2])
@@ -129,3 +130,25 @@ def test_an_ordered_policy_tells_its_forecasters_outline() -> None:
     policy.job_submitted(view, Job(1, 0, 4, 100, 100))
     policy.job_submitted(view, Job(2, 1, 8, 10, 10))
     assert policy.plan_outline(view) == PlanOutline(0, 0, 110, 0)
+
+
+def test_an_extent_appended_to_with_and_without_planned_entries() -> None:
+    starts, durations = [10], [5]
+    extent = Extent()
+    extent.of(starts, durations)
+    starts.append(NEVER)  # nothing planned among the new: the end stays
+    durations.append(3)
+    assert (extent.of(starts, durations).end, extent.first) == (15, 10)
+    starts, durations = [NEVER], [5]
+    extent = Extent()
+    assert extent.of(starts, durations).end is None
+    starts.append(20)  # the first planned entry gives the first end
+    durations.append(5)
+    assert (extent.of(starts, durations).end, extent.first) == (25, 20)
+
+
+def test_a_long_extent_keeps_every_second_of_late_times() -> None:
+    late = 2**53 + 1  # no float64 holds it
+    starts = [late + i for i in range(70)]
+    extent = Extent().of(starts, [3] * 70)
+    assert (extent.end, extent.first) == (late + 69 + 3, late)
