@@ -15,6 +15,7 @@ from batchd.model.job import Job
 from batchd.model.times import NEVER
 from batchd.model.windows import AlwaysOpen
 from batchd.sched.core.order import fcfs_key
+from batchd.sched.core.outline import PlanOutline
 from batchd.sched.core.policy import MachineView, Overflow
 from batchd.sched.policies.gate import Shifted, WindowClass, WindowGate, shifted
 from batchd.sched.policies.inorder import InOrderPolicy
@@ -534,3 +535,22 @@ def test_ending_a_job_outside_any_window() -> None:
 def test_close_is_when_the_open_window_next_changes() -> None:
     assert WindowGate.close(WINDOW, 12) == 20
     assert WindowGate.close(WINDOW, 30) == 60
+
+
+class Untold(InOrderPolicy):
+    """A policy that cannot tell its plan's outline (the gauges then walk the plan)."""
+
+    def plan_outline(self, view: Any) -> None:
+        return None
+
+
+def test_the_gate_tells_no_outline_where_its_policy_cannot() -> None:
+    view = View(now=0, free=0, running=[(5, 4)])
+    held, plain = windowed(1, 5), job(2, 1, 5)
+    untold = make(inner=Untold("fcfs", fcfs_key))
+    untold.job_submitted(view, held)
+    assert untold.held and untold.plan_outline(view) is None
+    told = make()
+    told.job_submitted(view, held)
+    told.job_submitted(view, plain)
+    assert told.plan_outline(view) == PlanOutline.of(told.planned_starts(view))

@@ -444,3 +444,31 @@ def test_lifting_the_limits_passes_the_view_with_the_released_jobs() -> None:
     g.schedule(view)
     g.job_submitted(view, job(2, 1, 5))
     assert spy.calls == [("submitted", view, 1), ("submitted", view, 2)]
+
+
+def test_new_limits_are_walked_whole_even_when_nothing_else_changed() -> None:
+    limits = [RunLimits(server=RunCaps(max_run=5))]
+    g = LimitGate(EasyPolicy("fcfs-easy", fcfs_key), lambda: limits[0])
+    view = View(free=1, running=[(10, 3)])  # neither job fits: both offered, none starts
+    a, b = job(1, 2, 5, submit=1), job(2, 2, 5, submit=2)
+    g.job_submitted(view, a)
+    assert g.schedule(view) == [] and g.held == {}
+    limits[0] = RunLimits(server=RunCaps(max_run=0))  # no job may run now
+    g.job_submitted(view, b)
+    assert g.schedule(view) == []
+    assert g.held == {1: a, 2: b} and g.why == {1: SERVER, 2: SERVER}
+
+
+def test_limits_lifted_and_imposed_again() -> None:
+    limits = [RunLimits(server=RunCaps(max_run=0))]
+    g = LimitGate(EasyPolicy("fcfs-easy", fcfs_key), lambda: limits[0])
+    view = View(free=0, running=[(10, 4)])
+    a, b = job(1, 1, 5, submit=1), job(2, 1, 5, submit=2)
+    g.job_submitted(view, a)
+    assert g.schedule(view) == [] and g.held == {1: a}
+    limits[0] = NO_LIMITS
+    assert g.schedule(view) == [] and g.held == {} and g.inner.waiting() == [a]
+    limits[0] = RunLimits(server=RunCaps(max_run=0))
+    g.job_submitted(view, b)
+    assert g.schedule(view) == []
+    assert g.held == {1: a, 2: b} and g.why == {1: SERVER, 2: SERVER}
