@@ -177,3 +177,20 @@ def test_backfill_tests_each_candidate_on_its_own() -> None:
     assert (free, extra, u, nc, cmin, started) == (0, 0, 6, 2, 4, 2)
     assert cand[:nc].tolist() == [2, 3]
     assert list(zip(re[lo:hi].tolist(), rw[lo:hi].tolist(), strict=True)) == [(10, 1), (25, 2)]
+
+
+def test_conservative_counts_free_nodes_exactly_on_a_huge_machine() -> None:
+    # 2**53 + 1 nodes, one busy until 10: the job wanting them all waits for 10, and the
+    # 1-wide job fits beside the busy one now. As floats, the free counts would round.
+    nodes = 2**53 + 1
+    got = whatif.conservative(
+        0,
+        nodes,
+        ints([10]),
+        ints([1]),
+        ints([nodes, 1]),
+        ints([5, 5]),
+        ints([0, 0]),
+        np.zeros((0, 3), dtype=np.int64),
+    )
+    assert got.tolist() == [10, 0]
