@@ -195,3 +195,16 @@ def test_conservative_counts_free_nodes_exactly_on_a_huge_machine() -> None:
         np.zeros((0, 3), dtype=np.int64),
     )
     assert got.tolist() == [10, 0]
+
+
+def test_easy_forgets_candidates_the_head_started_with() -> None:
+    # 9 nodes, 8 busy until 10. At 0 the head A (4 wide) waits for 10 with 5 extra
+    # nodes; B (2 wide, ends by 10) is a candidate that does not fit yet; D (1 wide,
+    # long) starts in the extra nodes. At 10 A and B start in order with 2 nodes left,
+    # and the queue is empty: B must not be started a second time. C arrives at 20.
+    widths = [4, 2, 1, 1]
+    estimates = [20, 5, 100, 5]
+    submits = [0, 0, 0, 20]
+    got = whatif.easy(0, 9, ints([10]), ints([8]), ints(widths), ints(estimates), ints(submits))
+    assert naive_easy(0, 9, [10], [8], widths, estimates, submits) == [10, 10, 0, 20]
+    assert got.tolist() == [10, 10, 0, 20]
