@@ -3,6 +3,8 @@ step statistics, on small cases worked out by hand."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import pytest
 from moldutil import mold_job
 
@@ -13,7 +15,7 @@ from batchd.model.machine import Grid, Machine
 from batchd.model.moldable import Moldable, Speedup
 from batchd.model.reservation import Reservation
 from batchd.model.times import NEVER
-from batchd.sched.core.policy import BuildContext
+from batchd.sched.core.policy import BuildContext, Placement
 from batchd.sched.core.profile import Profile
 from batchd.sched.policies import moldable_iterative
 from batchd.sched.policies.moldable_fairshare import MoldableFairshare, MoldRows
@@ -425,3 +427,143 @@ def test_fairshare_limits_after_two_departures_and_an_arrival() -> None:
     engine.withdraw(b)
     policy.planned_starts(view)
     assert [policy.planned_width(j) for j in (a, big)] == [2, 8]
+
+
+# -- the plan in hand, on a machine shown second by second ----------------------------------
+
+
+@dataclass
+class _View:
+    """A machine as the engine shows it to its policy at ``now``: running jobs by
+    estimated end (an end not after ``now`` is a job past its estimate, shown as
+    ending at ``now + 1``), no advance reservations."""
+
+    capacity: int
+    now: int = 0
+    ends: list[int] = field(default_factory=list)
+    widths: list[int] = field(default_factory=list)
+    index: int = 0
+
+    @property
+    def free(self) -> int:
+        return self.capacity - sum(self.widths)
+
+    @property
+    def overrun(self) -> bool:
+        return bool(self.ends) and self.ends[0] <= self.now
+
+    def running_ends(self) -> list[int]:
+        return [max(end, self.now + 1) for end in self.ends]
+
+    def running_widths(self) -> list[int]:
+        return self.widths
+
+    def reservations(self) -> list[tuple[int, int, int]]:
+        return []
+
+
+def _steps(policy: MoldableIterative) -> int:
+    steps: int = policy.report()["moldable_iterative"]["steps"]
+    return steps
+
+
+def _planned_behind_a_running_job() -> tuple[MoldableIterative, Job, _View]:
+    # 4 nodes held until 100 (estimated) by a running job; X (rigid, 4 nodes, 50 s)
+    # comes at 0. The pass at 0 makes one step: X from 100, nothing starts now.
+    policy = make_policy("moldable-iterative")
+    assert isinstance(policy, MoldableIterative)
+    view = _View(4, 0, [100], [4])
+    x = Job(2, 0, 4, 50, 50)
+    policy.job_submitted(view, x)
+    assert policy.schedule(view) == []
+    assert policy.planned_starts(view) == [(x, 100)]
+    assert _steps(policy) == 1
+    return policy, x, view
+
+
+def test_iterative_keeps_the_plan_in_hand_at_its_first_start() -> None:
+    # At 100 the running job is gone as planned and nothing new was reported: the plan
+    # in hand holds (no second step) and starts X now, as it planned.
+    policy, x, view = _planned_behind_a_running_job()
+    view.now, view.ends, view.widths = 100, [], []
+    assert policy.planned_starts(view) == [(x, 100)]
+    assert policy.schedule(view) == [Placement(x, 0, 4)]
+    assert _steps(policy) == 1
+
+
+def test_iterative_plans_again_once_a_planned_start_passed_without_a_pass() -> None:
+    # No pass ran at 100, when X was to start. At 120, with nothing new reported, the
+    # plan in hand is out of date: a second step starts X now on the 4 free nodes.
+    policy, x, view = _planned_behind_a_running_job()
+    view.now, view.ends, view.widths = 120, [], []
+    assert policy.schedule(view) == [Placement(x, 0, 4)]
+    assert _steps(policy) == 2
+    assert policy.waiting() == []
+
+
+def test_iterative_plans_again_when_a_job_runs_past_its_estimate() -> None:
+    # 4 nodes; R (4 nodes, estimate 100, runs 150: not killed) starts at 0 (step 1); X
+    # (4 nodes, 50 s) comes at 1 and is planned from 100 (step 2). A pass at 100 with
+    # nothing new (as the daemon runs after a change elsewhere) finds R past its
+    # estimate: its end is a guess, now + 1 = 101, so step 3 plans X at 101 and starts
+    # nothing on the nodes R still holds. X starts when R ends, at 150.
+    policy = make_policy("moldable-iterative")
+    assert isinstance(policy, MoldableIterative)
+    r, x = Job(1, 0, 4, 100, 150), Job(2, 1, 4, 50, 50)
+    engine = Engine(Grid([Machine("m", 4)]), [policy], kill=False)
+    engine.load([r, x])
+    engine.advance_to(1)
+    assert policy.planned_starts(engine.machines[0]) == [(x, 100)]
+    assert _steps(policy) == 2
+    engine.instant(100)
+    assert _steps(policy) == 3
+    assert policy.waiting() == [x]
+    assert policy.planned_starts(engine.machines[0]) == [(x, 101)]  # a guess: step 4
+    engine.run()
+    assert (x.start, x.end) == (150, 200)
+
+
+def test_iterative_plans_again_after_a_plan_made_on_a_guess() -> None:
+    # 4 nodes; the running job's estimate ended at 100 and it still runs: the pass at
+    # 100 guesses its end at 101 and plans X (4 nodes, 50 s) there. At 101 its estimate
+    # is known to end at 200 (no longer past it, no end reported): the guessed plan
+    # does not hold, X is planned at 200 and nothing starts on the busy nodes.
+    policy = make_policy("moldable-iterative")
+    assert isinstance(policy, MoldableIterative)
+    view = _View(4, 100, [100], [4])
+    x = Job(2, 0, 4, 50, 50)
+    policy.job_submitted(view, x)
+    assert policy.schedule(view) == []
+    assert policy.planned_starts(view) == [(x, 101)]  # still past it: a step each
+    assert _steps(policy) == 2
+    view.now, view.ends = 101, [200]
+    assert policy.schedule(view) == []
+    assert _steps(policy) == 3
+    assert policy.planned_starts(view) == [(x, 200)]
+    assert _steps(policy) == 3  # no longer a guess: the plan in hand holds
+
+
+def test_fairshare_limits_of_newcomers_after_a_reservation_decided_a_width() -> None:
+    # 10 nodes, 9 of them held until 100. A, B, C (work 1000, linear) come at 0: limits
+    # 10/3 -> 3 each. A is reserved on its limit, 3 nodes from 100 (ends 434; on the
+    # one free node now it would end at 1000), and that width is decided; B and C on the
+    # free node would end later than on 3 from 100: nothing starts. D and E (work 1000)
+    # come at 1: five equal jobs, limits 10/5 = 2 each (A keeps its 3). The plan: A on
+    # 3 from 100; B, C, D on 2 from 100 (end 600; on 1 node now they would end at
+    # 1001); E on 2 from 434, when A ends (934, before 1001 on the free node now).
+    policy = _fairshare(10)
+    view = _View(10, 0, [100], [9])
+    a, b, c = _linear(2, 0, 1000), _linear(3, 0, 1000), _linear(4, 0, 1000)
+    for job in (a, b, c):
+        policy.job_submitted(view, job)
+    assert policy.schedule(view) == []
+    assert policy.reservation == (a, 100)
+    assert policy.planned_width(a) == 3
+    view.now = 1
+    d, e = _linear(5, 1, 1000), _linear(6, 1, 1000)
+    policy.job_submitted(view, d)
+    policy.job_submitted(view, e)
+    assert policy.schedule(view) == []
+    plan = policy.planned_starts(view)
+    assert plan == [(a, 100), (b, 100), (c, 100), (d, 100), (e, 434)]
+    assert [policy.planned_width(j) for j in (a, b, c, d, e)] == [3, 2, 2, 2, 2]
