@@ -46,6 +46,20 @@ def test_a_terminated_job_ends_now_and_frees_its_nodes() -> None:
         eng.terminate(first, "deleted")
 
 
+def test_an_instant_is_one_pass_and_leaves_an_end_in_that_second_for_the_next() -> None:
+    # 4 nodes. Job 1 takes them all and runs 0 s; job 2 waits for them. The one pass of
+    # the instant at 0 starts job 1, whose end (at 0 too) the next round handles: after
+    # the instant job 2 still waits; the run then ends job 1 and starts job 2 at 0.
+    eng = engine()
+    first, second = job(1, 4, runtime=0), job(2, 4)
+    eng.submit(first)
+    eng.submit(second)
+    eng.instant(0)
+    assert (first.state, second.state) == (JobState.RUNNING, JobState.QUEUED)
+    eng.run()
+    assert (first.end, second.start, second.end) == (0, 0, 50)
+
+
 def test_a_requeued_job_runs_again_from_the_start() -> None:
     eng = engine()
     first = job(1, 3, runtime=50)

@@ -213,19 +213,57 @@ def test_measure_standing_plans_the_list_as_it_stands():
 # -- slackness ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("slackness", "starts"), [("40", (1100, 1000)), ("41", (1000, 6000))])
+@pytest.mark.parametrize(
+    ("slackness", "starts"), [("40", (1100, 1000)), ("40.5", (1100, 1000)), ("41", (1000, 6000))]
+)
 def test_slackness_is_the_share_the_plan_in_force_is_favoured_by(
     slackness: str, starts: tuple[int, int]
 ):
     # One node busy until 1000; job 2 (5000 s) at 10, job 3 (100 s) at 20. ARTwW of the
     # FCFS plan (2 then 3): (5990 + 6080) / 2 = 6035; of SJF's: (1080 + 6090) / 2 = 3585,
     # 59.4 % of it. FCFS counts 60 % of 6035 = 3621 with slackness 40 (SJF wins), 59 % =
-    # 3560.65 with 41 (FCFS is kept).
+    # 3560.65 with 41 (FCFS is kept); 59.5 % = 3590.8 with 40.5 (SJF wins, by 0.16 %).
     jobs = [Job(1, 0, 1, 1000, 1000), Job(2, 10, 1, 5000, 5000), Job(3, 20, 1, 100, 100)]
     engine = Engine(Grid([Machine("m", 1)]), [make_policy("dynp", {"slackness": slackness})])
     engine.load(jobs)
     engine.run()
     assert (jobs[1].start, jobs[2].start) == starts
+
+
+def _tuned_on(
+    monkeypatch: pytest.MonkeyPatch, qualities: dict[str, object], params: dict[str, str]
+) -> DynP:
+    """dynP after one tuning step whose three plans measure ``qualities`` (by order), on
+    three waiting jobs the three orders list differently; FCFS in force."""
+    policy = make_policy("dynp", {"min_backlog": "100", **params})
+    assert isinstance(policy, DynP)
+    view = MachineState(0, Machine("m", 1), policy, kill=True)
+    for i, estimate in enumerate((300, 100, 200), start=1):
+        policy.job_submitted(view, Job(i, 0, 1, estimate, estimate))
+    by_queue = {id(policy.queues[p]): q for p, q in qualities.items()}
+    monkeypatch.setattr(policy, "measure", lambda queue, *_: by_queue[id(queue)])
+    policy.tune(view)
+    return policy
+
+
+def test_slackness_keeps_exact_qualities_exact(monkeypatch: pytest.MonkeyPatch):
+    # FCFS in force at 50/3 with slackness 10 counts 9/10 of it: exactly 15, SJF's
+    # quality. Table 1's "=" is exact: FCFS = SJF < LJF under FCFS is case 6a, which
+    # keeps FCFS. (In floating point 50/3 x 0.9 is 15.000000000000002: SJF alone best,
+    # case 2, a switch.)
+    qualities = {FCFS: Fraction(50, 3), SJF: Fraction(15), LJF: Fraction(20)}
+    policy = _tuned_on(monkeypatch, qualities, {"slackness": "10"})
+    assert (policy.current, policy.cases["6a"], policy.cases["2"]) == (FCFS, 1, 0)
+
+
+def test_slackness_scales_a_quality_measured_in_floating_point(monkeypatch: pytest.MonkeyPatch):
+    # Slowdowns are floats. FCFS in force at 10.0 counts 9.0 with slackness 10: better
+    # than SJF's 9.5 and LJF's 12.0, case 3, FCFS kept; without the slackness SJF wins.
+    qualities = {FCFS: 10.0, SJF: 9.5, LJF: 12.0}
+    policy = _tuned_on(monkeypatch, qualities, {"slackness": "10", "quality": "sldww"})
+    assert (policy.current, policy.cases["3"]) == (FCFS, 1)
+    policy = _tuned_on(monkeypatch, qualities, {"quality": "sldww"})
+    assert (policy.current, policy.cases["2"]) == (SJF, 1)
 
 
 class _Recorder:

@@ -567,3 +567,22 @@ def test_fairshare_limits_of_newcomers_after_a_reservation_decided_a_width() -> 
     plan = policy.planned_starts(view)
     assert plan == [(a, 100), (b, 100), (c, 100), (d, 100), (e, 434)]
     assert [policy.planned_width(j) for j in (a, b, c, d, e)] == [3, 2, 2, 2, 2]
+
+
+def test_fairshare_limits_of_one_newcomer_right_after_a_reservation_decided_a_width() -> None:
+    # As above, but D comes alone at 1: four equal jobs, limits 10/4 -> 2 each (A keeps
+    # its 3). The plan: A on 3 from 100 (ends 434); B, C and D on 2 from 100 (end 600,
+    # against 1001 on the one free node now): 3 + 2 + 2 + 2 nodes at 100, nothing now.
+    policy = _fairshare(10)
+    view = _View(10, 0, [100], [9])
+    a, b, c = _linear(2, 0, 1000), _linear(3, 0, 1000), _linear(4, 0, 1000)
+    for job in (a, b, c):
+        policy.job_submitted(view, job)
+    assert policy.schedule(view) == []
+    assert policy.planned_width(a) == 3
+    view.now = 1
+    d = _linear(5, 1, 1000)
+    policy.job_submitted(view, d)
+    assert policy.schedule(view) == []
+    assert policy.planned_starts(view) == [(a, 100), (b, 100), (c, 100), (d, 100)]
+    assert [policy.planned_width(j) for j in (a, b, c, d)] == [3, 2, 2, 2]

@@ -321,6 +321,7 @@ def test_a_calendar_without_prime_time_never_changes_period(tmp_path: Path) -> N
         ("100%", "prime_nodes", (100.0, True)),
         ("1", "prime_nodes", (1.0, False)),
         ("04:00:00", "prime_runtime", (14400.0, False)),
+        ("1", "prime_runtime", (1.0, False)),  # the shortest limit there is
     ],
 )
 def test_limits_at_their_bounds(text: str, what: str, limit: tuple[float, bool]) -> None:
