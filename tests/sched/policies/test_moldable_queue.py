@@ -543,46 +543,39 @@ def test_iterative_plans_again_after_a_plan_made_on_a_guess() -> None:
     assert _steps(policy) == 3  # no longer a guess: the plan in hand holds
 
 
-def test_fairshare_limits_of_newcomers_after_a_reservation_decided_a_width() -> None:
+@pytest.mark.parametrize(
+    ("newcomers", "starts", "widths"),
+    [
+        # Five equal jobs: limits 10/5 = 2 each (A keeps its 3). A on 3 from 100; B, C,
+        # D on 2 from 100 (end 600; on 1 node now they would end at 1001); E on 2 from
+        # 434, when A ends (934, before 1001 on the free node now).
+        (2, [100, 100, 100, 100, 434], [3, 2, 2, 2, 2]),
+        # D alone: four equal jobs, limits 10/4 -> 2 each (A keeps its 3); 3 + 2 + 2 + 2
+        # nodes at 100, nothing now. (One arrival brings a version stepped back to
+        # where the limits of three jobs were computed.)
+        (1, [100, 100, 100, 100], [3, 2, 2, 2]),
+    ],
+)
+def test_fairshare_limits_of_newcomers_after_a_reservation_decided_a_width(
+    newcomers: int, starts: list[int], widths: list[int]
+) -> None:
     # 10 nodes, 9 of them held until 100. A, B, C (work 1000, linear) come at 0: limits
     # 10/3 -> 3 each. A is reserved on its limit, 3 nodes from 100 (ends 434; on the
     # one free node now it would end at 1000), and that width is decided; B and C on the
-    # free node would end later than on 3 from 100: nothing starts. D and E (work 1000)
-    # come at 1: five equal jobs, limits 10/5 = 2 each (A keeps its 3). The plan: A on
-    # 3 from 100; B, C, D on 2 from 100 (end 600; on 1 node now they would end at
-    # 1001); E on 2 from 434, when A ends (934, before 1001 on the free node now).
+    # free node would end later than on 3 from 100: nothing starts. Then at 1 one or two
+    # more jobs of work 1000 come, and a pass.
     policy = _fairshare(10)
     view = _View(10, 0, [100], [9])
-    a, b, c = _linear(2, 0, 1000), _linear(3, 0, 1000), _linear(4, 0, 1000)
-    for job in (a, b, c):
+    jobs = [_linear(2, 0, 1000), _linear(3, 0, 1000), _linear(4, 0, 1000)]
+    for job in jobs:
         policy.job_submitted(view, job)
     assert policy.schedule(view) == []
-    assert policy.reservation == (a, 100)
-    assert policy.planned_width(a) == 3
+    assert policy.reservation == (jobs[0], 100)
+    assert policy.planned_width(jobs[0]) == 3
     view.now = 1
-    d, e = _linear(5, 1, 1000), _linear(6, 1, 1000)
-    policy.job_submitted(view, d)
-    policy.job_submitted(view, e)
+    for jid in range(5, 5 + newcomers):
+        jobs.append(_linear(jid, 1, 1000))
+        policy.job_submitted(view, jobs[-1])
     assert policy.schedule(view) == []
-    plan = policy.planned_starts(view)
-    assert plan == [(a, 100), (b, 100), (c, 100), (d, 100), (e, 434)]
-    assert [policy.planned_width(j) for j in (a, b, c, d, e)] == [3, 2, 2, 2, 2]
-
-
-def test_fairshare_limits_of_one_newcomer_right_after_a_reservation_decided_a_width() -> None:
-    # As above, but D comes alone at 1: four equal jobs, limits 10/4 -> 2 each (A keeps
-    # its 3). The plan: A on 3 from 100 (ends 434); B, C and D on 2 from 100 (end 600,
-    # against 1001 on the one free node now): 3 + 2 + 2 + 2 nodes at 100, nothing now.
-    policy = _fairshare(10)
-    view = _View(10, 0, [100], [9])
-    a, b, c = _linear(2, 0, 1000), _linear(3, 0, 1000), _linear(4, 0, 1000)
-    for job in (a, b, c):
-        policy.job_submitted(view, job)
-    assert policy.schedule(view) == []
-    assert policy.planned_width(a) == 3
-    view.now = 1
-    d = _linear(5, 1, 1000)
-    policy.job_submitted(view, d)
-    assert policy.schedule(view) == []
-    assert policy.planned_starts(view) == [(a, 100), (b, 100), (c, 100), (d, 100)]
-    assert [policy.planned_width(j) for j in (a, b, c, d)] == [3, 2, 2, 2]
+    assert policy.planned_starts(view) == list(zip(jobs, starts, strict=True))
+    assert [policy.planned_width(j) for j in jobs] == widths
