@@ -16,6 +16,7 @@ $(STAMP_RUN): pyproject.toml
 	$(BIN)/pip install -q -e .
 	$(BIN)/python -c "$$PLAIN_PTH"
 	$(BIN)/batchd warm
+	$(BIN)/python -m compileall -q daemon client
 	touch $(STAMP_RUN)
 
 $(STAMP_TEST): $(STAMP_RUN)
@@ -25,6 +26,9 @@ $(STAMP_TEST): $(STAMP_RUN)
 
 # `batchd warm` compiles the scheduling kernels into numba's cache (__pycache__ beside
 # the sources, or NUMBA_CACHE_DIR), so that replays and the daemon only load them.
+# compileall writes the modules' bytecode, as an install from a wheel does: on a host
+# that writes none at run time (PYTHONDONTWRITEBYTECODE) every command would compile
+# the modules it imports, a third of a short replay (docs/performance.md).
 
 # setuptools makes this editable install an import hook: a finder module that site
 # imports at every start of the venv's Python, with pathlib and importlib.util, which

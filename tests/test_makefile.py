@@ -11,8 +11,9 @@ import pytest
 from paths import ROOT
 
 
-def planned(tmp_path: Path, target: str) -> list[str]:
-    """The commands make would run for ``target`` in a fresh checkout (nothing runs)."""
+def planned(tmp_path: Path, target: str, what: str = "pip install") -> list[str]:
+    """The commands make would run for ``target`` in a fresh checkout (nothing runs),
+    those that contain ``what``."""
     if shutil.which("make") is None:
         pytest.skip("needs make")
     for name in ("Makefile", "pyproject.toml"):
@@ -20,7 +21,7 @@ def planned(tmp_path: Path, target: str) -> list[str]:
     done = subprocess.run(
         ["make", "-n", target], cwd=tmp_path, capture_output=True, text=True, check=True
     )
-    return [line for line in done.stdout.splitlines() if "pip install" in line]
+    return [line for line in done.stdout.splitlines() if what in line]
 
 
 def test_run_installs_the_project_alone(tmp_path: Path) -> None:
@@ -39,3 +40,11 @@ def test_mutate_adds_the_pinned_mutation_tool(tmp_path: Path) -> None:
     installs = planned(tmp_path, "mutate")
     assert installs[-2].endswith("pip install -q -e '.[test,report,sweep]'")
     assert installs[-1].endswith("pip install -q -e '.[test,report,sweep,mutate]'")
+
+
+def test_run_writes_the_bytecode_of_both_packages(tmp_path: Path) -> None:
+    # As an install from a wheel does: a host that writes none at run time would
+    # compile every module each command imports.
+    assert planned(tmp_path, "run", "compileall") == [
+        ".venv/bin/python -m compileall -q daemon client"
+    ]
