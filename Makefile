@@ -63,9 +63,12 @@ $(STAMP_MUTATE): $(STAMP_TEST)
 # time (CHILDREN=1 for one). GROUPS="access model" runs some groups only
 # (bench/mutate.py --list shows them); AGAIN=1 runs only the mutants that survived the
 # last run of those groups, and ONLY="batchd.model.windows ..." only those of some modules.
+# A whole run (not AGAIN) is kept in docs/mutation/runs.json, and every survivor must be
+# named on its group's page (bench/mutation_pages.py lists those that are not).
 CHILDREN ?= 2
 mutate: $(STAMP_MUTATE)
 	nice -n 15 $(BIN)/python bench/mutate.py --max-children $(CHILDREN) $(GROUPS) $(if $(AGAIN),--again) $(if $(ONLY),--only $(ONLY))
+	$(if $(AGAIN),,$(BIN)/python bench/mutation_pages.py --record $(GROUPS))
 
 bench: $(STAMP_TEST)
 	$(BIN)/python bench/replay.py
