@@ -40,6 +40,11 @@ def run_of(group: str) -> dict[str, Any]:
     summary = json.loads((STAGE / group / "summary.json").read_text())
     statuses: dict[str, str] = summary["statuses"]
     alive = sorted(m for m, status in statuses.items() if status not in KILLED)
+    modules: dict[str, list[int]] = {}
+    for mutant, status in statuses.items():
+        counts = modules.setdefault(_path(mutant), [0, 0])
+        counts[0] += status in KILLED
+        counts[1] += 1
     return {
         "date": summary["date"],
         "mutmut": summary["mutmut"],
@@ -47,6 +52,7 @@ def run_of(group: str) -> dict[str, Any]:
         "mutants": len(statuses),
         "killed": len(statuses) - len(alive),
         "survivors": alive,
+        "modules": dict(sorted(modules.items())),  # path: [killed, mutants]
     }
 
 
@@ -87,6 +93,14 @@ def _function(written: str) -> str:
         tail = tail.rsplit(".", 1)[-1]
         tail = tail[2:] if tail.startswith("x_") else tail
     return tail
+
+
+def _path(mutant: str) -> str:
+    """The file of a mutant: ``batchd.engine.core.xǁEngineǁ_start__mutmut_1`` ->
+    ``engine/core.py``."""
+    parts = mutant.split(".")
+    at = next(i for i, part in enumerate(parts) if part.startswith(("x_", "xǁ")))
+    return "/".join(parts[1:at]) + ".py"
 
 
 def _module(mutant: str) -> str:

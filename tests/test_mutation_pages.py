@@ -92,3 +92,28 @@ def test_the_results_table_gives_the_runs_figures() -> None:
             run["killed"],
         ), group
         assert float(score) == round(100 * run["killed"] / run["mutants"], 1), group
+
+
+def test_the_table_per_module_gives_the_runs_figures() -> None:
+    text = (ROOT / "docs" / "testing.md").read_text()
+    rows = re.findall(
+        r"^\| ([a-z-]+) \| `([\w/]+\.py)` \| ([\d,]+) / ([\d,]+) \| ([\d.]+) % \|", text, re.M
+    )
+    table = {
+        (group, path): (int(k.replace(",", "")), int(t.replace(",", "")))
+        for group, path, k, t, _ in rows
+    }
+    recorded = {
+        (group, path): tuple(counts)
+        for group, run in RUNS.items()
+        for path, counts in run["modules"].items()
+    }
+    assert table == recorded
+    for group, run in RUNS.items():
+        modules = run["modules"].values()
+        assert (sum(k for k, _ in modules), sum(t for _, t in modules)) == (
+            run["killed"],
+            run["mutants"],
+        ), group
+    for _, _, k, t, score in rows:
+        assert float(score) == round(100 * int(k.replace(",", "")) / int(t.replace(",", "")), 1)
