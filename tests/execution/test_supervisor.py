@@ -129,19 +129,20 @@ async def test_a_signal_reaches_the_job(jobs) -> None:
 
 
 async def test_nothing_the_job_started_outlives_it(jobs) -> None:
+    # Three sleepers that leave the script: in a session of their own, immune to
+    # hangups, and orphaned by a subshell. Each writes its own pid before it becomes
+    # the sleep; the script ends once all three have.
     pids = jobs.out / "pids"
+    sleeper = f"sh -c 'echo $$ >> {pids}; exec sleep 300'"
     spec = jobs.launch(
-        f"setsid sleep 300 & echo $! > {pids}\nnohup sleep 301 >/dev/null 2>&1 &\n"
-        f"echo $! >> {pids}\n( sleep 302 & ) ; sleep 0.2\nexit 0\n"
+        f"setsid {sleeper} &\nnohup {sleeper} >/dev/null 2>&1 &\n( {sleeper} & )\n"
+        f"until [ -f {pids} ] && [ $(wc -l < {pids}) -ge 3 ]; do sleep 0.02; done\nexit 0\n"
     )
     end = await jobs.end_of(spec)
     assert end.report is not None and end.report.status == 0
-    for pid in map(int, pids.read_text().split()):
-        assert not alive(pid), pid
-    import subprocess
-
-    left = subprocess.run(["pgrep", "-f", "sleep 30[012]"], capture_output=True, text=True)
-    assert left.stdout.strip() == ""
+    started = [int(pid) for pid in pids.read_text().split()]
+    assert len(started) == 3
+    assert [pid for pid in started if alive(pid)] == []
 
 
 async def test_a_job_over_its_mem_is_killed(jobs) -> None:
