@@ -8,6 +8,8 @@ one saves.
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from batchd.model.job import Job
@@ -218,3 +220,25 @@ def test_in_order_the_first_start_is_kept_too(planned: list[int]) -> None:
     assert g.plan(view(), [a, c]) == [0, 50]  # C not before A, when 4 are free beside it
     assert g.plan(view(60), [a, c]) == [60, 60]  # A did not start: both planned afresh
     assert planned == [2, 2, 1, 2]
+
+
+@pytest.mark.parametrize("in_order", [False, True])
+@pytest.mark.parametrize("seed", range(6))
+def test_jobs_appended_one_by_one_start_as_in_a_plan_made_afresh(in_order: bool, seed: int) -> None:
+    # The search of each appended job starts where an earlier job no wider and no
+    # longer found room: the starts must be those of the whole queue planned anew,
+    # also after the running jobs change (a plan made afresh, with more room: what was
+    # learned of the old plan's room must not hold jobs back).
+    rng = random.Random(seed)
+    ends = sorted(rng.sample(range(1, 400), 5))
+    widths = [rng.randint(1, 3) for _ in ends]
+    queue: list[Job] = []
+    kept = Forecaster(in_order=in_order)
+    for i in range(1, 201):
+        if i % 70 == 0:  # the running job that ends last ends now
+            ends, widths = ends[:-1], widths[:-1]
+        v = HandView(0, 16, ends, widths)
+        width = rng.choice([1, 1, 2, 3, 4, 8, 12, 16, 17])  # 17: never on 16 nodes
+        duration = rng.choice([5, 10, 30, 60, 60, 120, 600])
+        queue.append(Job(i, 0, width, duration, duration))
+        assert kept.plan(v, queue) == Forecaster(in_order=in_order).plan(v, queue), i

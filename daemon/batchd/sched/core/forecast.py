@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from typing import TYPE_CHECKING
 
 from batchd.model.job import Job
@@ -13,6 +14,9 @@ from batchd.sched.core.profile import Profile
 if TYPE_CHECKING:
     from batchd.sched.core.order import OrderedQueue
     from batchd.sched.core.policy import MachineView
+
+# How many of the last placements on the kept profile bound the start of the next.
+SHAPES_KEPT = 64
 
 
 class Forecaster:
@@ -30,6 +34,12 @@ class Forecaster:
     Given the policy's ``OrderedQueue`` (``plan_queue``, ``start_of``), the kept
     plan is checked against the queue's count of changes instead of job by job,
     so the planned start of a new job costs its own placement, not the queue's.
+
+    That placement searches the kept profile from the start of the last job placed
+    on it that was no wider and no longer than the new one, not from now: the kept
+    profile only loses room between two plans made afresh, so where that job found
+    no room, the new one finds none either. In a deep queue it skips the plan's whole
+    front, which a search from now walks step by step.
     """
 
     def __init__(self, in_order: bool = False) -> None:
@@ -43,6 +53,8 @@ class Forecaster:
         # The queue planned and its count of changes then (None: a list was planned).
         self._mark: tuple[OrderedQueue, int] | None = None
         self._extent = Extent()  # of the kept plan of a queue
+        # (width, duration, start) of the last jobs placed on the kept profile.
+        self._placed: deque[tuple[int, int, int]] = deque(maxlen=SHAPES_KEPT)
 
     def plan(self, view: MachineView, jobs: list[Job]) -> list[int]:
         """The planned start of each of ``jobs``, in this order."""
@@ -113,6 +125,7 @@ class Forecaster:
         self._jobs = []
         self._starts = []
         self._profile = base_profile(view, len(jobs))
+        self._placed.clear()
         if self.in_order:
             self._first = NEVER
             for job in jobs:
@@ -120,6 +133,11 @@ class Forecaster:
         else:
             self._starts = plan_in_order(self._profile, jobs, view.now)
             self._first = min(self._starts, default=NEVER)
+            tail = len(jobs) - SHAPES_KEPT
+            self._placed.extend(
+                (job.width, job.duration, start)
+                for job, start in zip(jobs[tail:], self._starts[tail:], strict=True)
+            )
         self._jobs = list(jobs)
         return self._starts
 
@@ -131,8 +149,16 @@ class Forecaster:
                 self._starts.append(NEVER)  # behind a job that can never start
                 return
             floor = max(now, self._starts[-1])
-        start = self._profile.earliest_start(job.width, job.duration, floor)
+        width, duration = job.width, job.duration
+        for w, d, placed in self._placed:
+            if placed > floor and w <= width and d <= duration:
+                floor = placed
+        if floor == NEVER:
+            start = NEVER  # one no wider and no longer never starts
+        else:
+            start = self._profile.earliest_start(width, duration, floor)
         if start != NEVER:
-            self._profile.reserve(start, start + job.duration, job.width)
+            self._profile.reserve(start, start + duration, width)
             self._first = min(self._first, start)
+        self._placed.append((width, duration, start))
         self._starts.append(start)
