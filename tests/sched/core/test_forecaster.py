@@ -242,3 +242,27 @@ def test_jobs_appended_one_by_one_start_as_in_a_plan_made_afresh(in_order: bool,
         duration = rng.choice([5, 10, 30, 60, 60, 120, 600])
         queue.append(Job(i, 0, width, duration, duration))
         assert kept.plan(v, queue) == Forecaster(in_order=in_order).plan(v, queue), i
+
+
+def test_a_search_starts_where_a_job_no_wider_and_no_longer_found_room(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A planned afresh at 0 and B at 100 (8 nodes when A ends). C, B's shape, cannot
+    # find room before B's start: its search begins there (at 110, once B ends, it
+    # fits). D, narrower and shorter than every job placed, searches from now (50,
+    # beside A, once the 6 busy nodes are free).
+    searched: list[int] = []
+    search = Profile.earliest_start
+
+    def spied(profile: Profile, width: int, duration: int, not_before: int) -> int:
+        searched.append(not_before)
+        return search(profile, width, duration, not_before)
+
+    monkeypatch.setattr(Profile, "earliest_start", spied)
+    a, b = Job(1, 0, 4, 100, 100), Job(2, 1, 8, 10, 10)
+    c, d = Job(3, 2, 8, 10, 10), Job(4, 3, 4, 5, 5)
+    f = Forecaster()
+    assert f.plan(view(), [a, b]) == [0, 100]
+    assert f.plan(view(), [a, b, c]) == [0, 100, 110]
+    assert f.plan(view(), [a, b, c, d]) == [0, 100, 110, 50]
+    assert searched == [100, 0]
