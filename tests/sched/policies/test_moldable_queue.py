@@ -467,15 +467,21 @@ def _steps(policy: MoldableIterative) -> int:
     return steps
 
 
-def _planned_behind_a_running_job() -> tuple[MoldableIterative, Job, _View]:
-    # 4 nodes held until 100 (estimated) by a running job; X (rigid, 4 nodes, 50 s)
-    # comes at 0. The pass at 0 makes one step: X from 100, nothing starts now.
+def _x_on(view: _View) -> tuple[MoldableIterative, Job]:
+    """moldable-iterative after X (rigid, 4 nodes, 50 s) came and a pass started nothing."""
     policy = make_policy("moldable-iterative")
     assert isinstance(policy, MoldableIterative)
-    view = _View(4, 0, [100], [4])
     x = Job(2, 0, 4, 50, 50)
     policy.job_submitted(view, x)
     assert policy.schedule(view) == []
+    return policy, x
+
+
+def _planned_behind_a_running_job() -> tuple[MoldableIterative, Job, _View]:
+    # 4 nodes held until 100 (estimated) by a running job; X comes at 0. The pass at 0
+    # makes one step: X from 100, nothing starts now.
+    view = _View(4, 0, [100], [4])
+    policy, x = _x_on(view)
     assert policy.planned_starts(view) == [(x, 100)]
     assert _steps(policy) == 1
     return policy, x, view
@@ -528,12 +534,8 @@ def test_iterative_plans_again_after_a_plan_made_on_a_guess() -> None:
     # 100 guesses its end at 101 and plans X (4 nodes, 50 s) there. At 101 its estimate
     # is known to end at 200 (no longer past it, no end reported): the guessed plan
     # does not hold, X is planned at 200 and nothing starts on the busy nodes.
-    policy = make_policy("moldable-iterative")
-    assert isinstance(policy, MoldableIterative)
     view = _View(4, 100, [100], [4])
-    x = Job(2, 0, 4, 50, 50)
-    policy.job_submitted(view, x)
-    assert policy.schedule(view) == []
+    policy, x = _x_on(view)
     assert policy.planned_starts(view) == [(x, 101)]  # still past it: a step each
     assert _steps(policy) == 2
     view.now, view.ends = 101, [200]
