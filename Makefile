@@ -28,7 +28,7 @@ $(STAMP_TEST): $(STAMP_RUN)
 # the sources, or NUMBA_CACHE_DIR), so that replays and the daemon only load them.
 # compileall writes the modules' bytecode, as an install from a wheel does: on a host
 # that writes none at run time (PYTHONDONTWRITEBYTECODE) every command would compile
-# the modules it imports, a third of a short replay (docs/performance.md).
+# the modules it imports, a sixth of a short replay (docs/performance.md).
 
 # setuptools makes this editable install an import hook: a finder module that site
 # imports at every start of the venv's Python, with pathlib and importlib.util, which
