@@ -153,10 +153,8 @@ class Forecaster:
         for w, d, placed in self._placed:
             if placed > floor and w <= width and d <= duration:
                 floor = placed
-        if floor == NEVER:
-            start = NEVER  # one no wider and no longer never starts
-        else:
-            start = self._profile.earliest_start(width, duration, floor)
+        # A floor of NEVER: one no wider and no longer never starts, nor will this one.
+        start = NEVER if floor == NEVER else self._profile.earliest_start(width, duration, floor)
         if start != NEVER:
             self._profile.reserve(start, start + duration, width)
             self._first = min(self._first, start)
