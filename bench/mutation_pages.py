@@ -22,14 +22,12 @@ import argparse
 import json
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-STAGE = ROOT / ".mutate"
+from mutate import KILLED, ROOT, STAGE, by_module  # bench/mutate.py, beside this script
+
 PAGES = ROOT / "docs" / "mutation"
 RUNS = PAGES / "runs.json"
-KILLED = ("killed", "timeout", "caught by type check")
 # A name as the pages write it: an optional module and class, a function, a number; or
 # the number alone (``_15``), which belongs to the last name before it.
 NAME = re.compile(r"`([^`\s]*?)__mutmut_(\d+)((?:, _\d+)*)`|`_(\d+)((?:, _\d+)*)`")
@@ -40,11 +38,10 @@ def run_of(group: str) -> dict[str, Any]:
     summary = json.loads((STAGE / group / "summary.json").read_text())
     statuses: dict[str, str] = summary["statuses"]
     alive = sorted(m for m, status in statuses.items() if status not in KILLED)
-    modules: dict[str, list[int]] = {}
-    for mutant, status in statuses.items():
-        counts = modules.setdefault(_path(mutant), [0, 0])
-        counts[0] += status in KILLED
-        counts[1] += 1
+    modules = {
+        module.removeprefix("batchd.").replace(".", "/") + ".py": [entry["killed"], entry["total"]]
+        for module, entry in by_module(statuses).items()
+    }
     return {
         "date": summary["date"],
         "mutmut": summary["mutmut"],
@@ -93,14 +90,6 @@ def _function(written: str) -> str:
         tail = tail.rsplit(".", 1)[-1]
         tail = tail[2:] if tail.startswith("x_") else tail
     return tail
-
-
-def _path(mutant: str) -> str:
-    """The file of a mutant: ``batchd.engine.core.xǁEngineǁ_start__mutmut_1`` ->
-    ``engine/core.py``."""
-    parts = mutant.split(".")
-    at = next(i for i, part in enumerate(parts) if part.startswith(("x_", "xǁ")))
-    return "/".join(parts[1:at]) + ".py"
 
 
 def _module(mutant: str) -> str:
