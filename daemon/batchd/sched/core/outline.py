@@ -34,17 +34,21 @@ class PlanOutline:
 
     def then(self, tail: Iterable[tuple[Job, int]]) -> PlanOutline:
         """The outline of this plan with ``tail`` (jobs and their starts) after it."""
-        out = self
+        head_submit, head_start, end, first = (
+            self.head_submit,
+            self.head_start,
+            self.end,
+            self.first,
+        )
         for job, start in tail:
-            head_submit, head_start = out.head_submit, out.head_start
             if head_submit is None:
                 head_submit, head_start = job.submit, start
-            end = out.end
             if start != NEVER:
                 finish = start + job.duration
                 end = finish if end is None or finish > end else end
-            out = PlanOutline(head_submit, head_start, end, min(out.first, start))
-        return out
+            first = min(first, start)
+        outline = PlanOutline(head_submit, head_start, end, first)
+        return self if outline == self else outline
 
 
 EMPTY = PlanOutline(None, NEVER, None, NEVER)
