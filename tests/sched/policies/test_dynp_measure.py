@@ -7,6 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from spies import QuarterClock
 
 from batchd.engine.core import Engine
 from batchd.engine.machine import MachineState
@@ -281,22 +282,11 @@ class _Recorder:
         raise AssertionError("dynP does not search")
 
 
-class _Clock:
-    """A performance counter that moves a quarter second at each reading."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def perf_counter(self) -> float:
-        self.now += 0.25
-        return self.now
-
-
 def test_switches_and_tuning_times_are_told_and_counted(monkeypatch: pytest.MonkeyPatch):
     # The four jobs above with the simple decider and the FCFS list as it stands: SJF at
     # 20 (case 7), FCFS at 30 (6b), SJF at 530 (7), FCFS at 1000 (6b). Each tuning step
     # reads the clock twice: a quarter second apart.
-    monkeypatch.setattr(dynp, "time", _Clock())
+    monkeypatch.setattr(dynp, "time", QuarterClock())
     policy = make_policy("dynp", {"decider": "simple", "fcfs_candidate": "as-queued"})
     assert isinstance(policy, DynP) and policy.name == "dynp"
     heard = _Recorder()

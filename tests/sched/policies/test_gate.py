@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from spies import CallSpy
 from views import View, ids, job
 
 from batchd.model.job import Job
@@ -342,27 +343,12 @@ def test_a_deadline_at_the_same_second_as_the_policys_is_the_policys() -> None:
     assert gate.deadline(j) == (20, "requeue")
 
 
-class Spy(InOrderPolicy):
+class Spy(CallSpy):
     """Notes each call the gate passes on, with the view or time it was given."""
 
     def __init__(self, wakes: bool = False) -> None:
-        super().__init__("spy", fcfs_key)
+        super().__init__()
         self.wakes = wakes
-        self.calls: list[tuple[str, object, int]] = []
-
-    def job_submitted(self, view: MachineView, job: Job) -> None:
-        self.calls.append(("submitted", view, job.id))
-        super().job_submitted(view, job)
-
-    def withdraw(self, view: MachineView, job: Job) -> None:
-        self.calls.append(("withdraw", view, job.id))
-        super().withdraw(view, job)
-
-    def job_ended(self, view: MachineView, job: Job) -> None:
-        self.calls.append(("ended", view, job.id))
-
-    def job_resumed(self, view: MachineView, job: Job) -> None:
-        self.calls.append(("resumed", view, job.id))
 
     def explain(self, job: Job, now: int) -> str | None:
         self.calls.append(("explain", now, job.id))

@@ -6,6 +6,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from spies import CallSpy
 from views import View, ids, job
 
 from batchd.model.job import Job
@@ -360,26 +361,8 @@ def test_the_plan_lists_the_held_jobs_last_in_submission_order() -> None:
     assert g.planned_starts(busy) == [(offered, 10), (early, NEVER), (late, NEVER)]
 
 
-class Spy(InOrderPolicy):
+class Spy(CallSpy):
     """Notes each call the gate passes on, with the view or time it was given."""
-
-    def __init__(self) -> None:
-        super().__init__("spy", fcfs_key)
-        self.calls: list[tuple[str, object, int]] = []
-
-    def job_submitted(self, view: MachineView, job: Job) -> None:
-        self.calls.append(("submitted", view, job.id))
-        super().job_submitted(view, job)
-
-    def withdraw(self, view: MachineView, job: Job) -> None:
-        self.calls.append(("withdraw", view, job.id))
-        super().withdraw(view, job)
-
-    def job_ended(self, view: MachineView, job: Job) -> None:
-        self.calls.append(("ended", view, job.id))
-
-    def job_resumed(self, view: MachineView, job: Job) -> None:
-        self.calls.append(("resumed", view, job.id))
 
     def planned_start(self, view: MachineView, job: Job) -> int | None:
         self.calls.append(("planned", view, job.id))

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 from moldutil import mold_job
+from spies import QuarterClock
 
 from batchd.engine.core import Engine
 from batchd.engine.machine import MachineState
@@ -324,7 +325,7 @@ def test_iterative_step_input_and_plan_after_a_partial_start(
     # 4 nodes, 10 s). Fig. 6: M on 2 beside R until 100 (ends 100 + 100 + 110 = 310);
     # on 3 it would wait for R. R and M start; W keeps its plan: all 4 nodes at 100.
     # Each step reads the clock twice, a quarter second apart.
-    monkeypatch.setattr(moldable_iterative, "time", _Clock())
+    monkeypatch.setattr(moldable_iterative, "time", QuarterClock())
     policy = make_policy("moldable-iterative")
     assert isinstance(policy, MoldableIterative)
     steps: list[StepInput] = []
@@ -344,17 +345,6 @@ def test_iterative_step_input_and_plan_after_a_partial_start(
     summary = policy.report()["moldable_iterative"]
     assert summary["step_seconds_max"] == 0.25
     assert summary["step_seconds_mean"] == 0.25
-
-
-class _Clock:
-    """A performance counter that moves a quarter second at each reading."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def perf_counter(self) -> float:
-        self.now += 0.25
-        return self.now
 
 
 def test_fairshare_plans_around_more_reservations_than_jobs() -> None:
@@ -379,18 +369,26 @@ def test_job_shape_of_rigid_moldable_and_fixed_jobs() -> None:
     assert job_shape(fixed) == ((1, 4, 2, 100, 1), (4.0, 0.0))
 
 
-def test_fairshare_limits_follow_the_queue_through_an_arrival_and_a_departure() -> None:
-    # 10 nodes full until 100. Jobs 2, 3, 4 (work 1000 each) have limits of 3 nodes. Job 5
-    # (work 16000) comes and job 3 leaves: weights sqrt(1000), sqrt(1000), sqrt(16000),
-    # 31.6 + 31.6 + 126.5 = 189.7 of 10 nodes: limits 1, 1 and 6.
+def _three_jobs_of_1000_then_one_of_16000() -> tuple[
+    MoldableFairshare, Engine, MachineState, list[Job]
+]:
+    # 10 nodes full until 100. Jobs 2, 3, 4 (work 1000 each, at 1, 2, 3) have limits of
+    # 3 nodes at 3; job 5 (work 16000) comes at 4.
     policy = _fairshare(10)
-    a, b, c = _linear(2, 1, 1000), _linear(3, 2, 1000), _linear(4, 3, 1000)
-    big = _linear(5, 4, 16000)
-    engine = _engine(10, policy, [Job(1, 0, 10, 100, 100), a, b, c, big])
+    jobs = [_linear(2, 1, 1000), _linear(3, 2, 1000), _linear(4, 3, 1000)]
+    jobs.append(_linear(5, 4, 16000))
+    engine = _engine(10, policy, [Job(1, 0, 10, 100, 100), *jobs])
     engine.advance_to(3)
     view = engine.machines[0]
     policy.planned_starts(view)
-    assert [policy.planned_width(j) for j in (a, b, c)] == [3, 3, 3]
+    assert [policy.planned_width(j) for j in jobs[:3]] == [3, 3, 3]
+    return policy, engine, view, jobs
+
+
+def test_fairshare_limits_follow_the_queue_through_an_arrival_and_a_departure() -> None:
+    # Job 5 comes and job 3 leaves: weights sqrt(1000), sqrt(1000), sqrt(16000),
+    # 31.6 + 31.6 + 126.5 = 189.7 of 10 nodes: limits 1, 1 and 6.
+    policy, engine, view, (a, b, c, big) = _three_jobs_of_1000_then_one_of_16000()
     engine.advance_to(4)
     engine.withdraw(b)
     policy.planned_starts(view)
@@ -409,17 +407,9 @@ def test_fairshare_limits_of_a_newcomer_after_jobs_started() -> None:
 
 
 def test_fairshare_limits_after_two_departures_and_an_arrival() -> None:
-    # 10 nodes full until 100; jobs 2, 3, 4 of work 1000: limits 3 each. Job 4 leaves:
-    # 5 each. Job 5 (work 16000) comes and job 3 leaves: weights sqrt(1000) and
+    # Job 4 leaves: 5 each. Job 5 comes and job 3 leaves: weights sqrt(1000) and
     # sqrt(16000) = 4 x sqrt(1000), a fifth and four fifths of 10 nodes: 2 and 8.
-    policy = _fairshare(10)
-    a, b, c = _linear(2, 1, 1000), _linear(3, 2, 1000), _linear(4, 3, 1000)
-    big = _linear(5, 4, 16000)
-    engine = _engine(10, policy, [Job(1, 0, 10, 100, 100), a, b, c, big])
-    engine.advance_to(3)
-    view = engine.machines[0]
-    policy.planned_starts(view)
-    assert [policy.planned_width(j) for j in (a, b, c)] == [3, 3, 3]
+    policy, engine, view, (a, b, c, big) = _three_jobs_of_1000_then_one_of_16000()
     engine.withdraw(c)
     policy.planned_starts(view)
     assert [policy.planned_width(j) for j in (a, b)] == [5, 5]
