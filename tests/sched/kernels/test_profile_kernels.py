@@ -225,3 +225,29 @@ def test_advance_on_arrays_with_no_spare_slot() -> None:
     f = np.array([free for _, free in STEPS], dtype=np.int64)
     n = kernels.advance(t, f, 4, 25)
     assert steps_of(t, f, n) == [(25, 2), (30, 6)]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_long_plan_equals_each_job_searched_from_the_start(seed: int) -> None:
+    # plan_all begins each search at the start of a recent job no wider and no longer
+    # (RECENT of them): hundreds of jobs of a few shapes, some too wide, on a profile
+    # with running jobs, must get the starts of searches that begin at not_before.
+    rng = random.Random(seed)
+    capacity = rng.randint(4, 16)
+    shapes = [(rng.randint(1, capacity + 1), rng.choice([1, 5, 20, 60])) for _ in range(6)]
+    jobs = [rng.choice(shapes) for _ in range(3 * kernels.RECENT + 7)]
+    widths = np.array([w for w, _ in jobs], dtype=np.int64)
+    durs = np.array([d for _, d in jobs], dtype=np.int64)
+    ref = ListProfile(capacity)
+    for _ in range(4):
+        start = rng.randint(0, 50)
+        ref.reserve(start, start + rng.randint(1, 40), rng.randint(1, capacity))
+    room = 2 * len(jobs) + 4 + len(ref.steps())
+    t = np.zeros(room, dtype=np.int64)
+    f = np.zeros(room, dtype=np.int64)
+    for i, (time, free) in enumerate(ref.steps()):
+        t[i], f[i] = time, free
+    starts = np.zeros(len(jobs), dtype=np.int64)
+    n = kernels.plan_all(t, f, len(ref.steps()), widths, durs, 3, starts)
+    assert starts.tolist() == [ref.place(w, d, 3) for w, d in jobs]
+    assert steps_of(t, f, n) == ref.steps()

@@ -17,6 +17,8 @@ from numba import njit
 
 from batchd.model.times import NEVER  # earliest_start of a width the machine can never hold
 
+RECENT = 64  # placements a plan's search takes its floor from
+
 
 @njit(cache=True, nogil=True)
 def locate(t: np.ndarray, n: int, x: int) -> int:
@@ -165,14 +167,31 @@ def plan_all(
     not_before: int,
     starts: np.ndarray,
 ) -> int:
-    """Place jobs one after the other, each at its earliest start; the conservative plan."""
+    """Place jobs one after the other, each at its earliest start; the conservative plan.
+
+    The profile only loses room as jobs are placed, so a job finds none before the
+    start of a job placed before it that is no wider and no longer: each search
+    begins at the latest such start among the last ``RECENT`` placements.
+    """
+    big = np.iinfo(np.int64).max
+    recent_w = np.full(RECENT, big, dtype=np.int64)
+    recent_d = np.zeros(RECENT, dtype=np.int64)
+    recent_s = np.zeros(RECENT, dtype=np.int64)
     for k in range(len(widths)):
         w = widths[k]
         d = durs[k]
-        s = earliest_start(t, f, n, w, d, not_before)
+        floor = not_before
+        for r in range(RECENT):
+            if recent_w[r] <= w and recent_d[r] <= d and recent_s[r] > floor:
+                floor = recent_s[r]
+        s = earliest_start(t, f, n, w, d, floor)
         starts[k] = s
         if s != NEVER:
             n = add(t, f, n, s, s + d, -w)
+            r = k % RECENT
+            recent_w[r] = w
+            recent_d[r] = d
+            recent_s[r] = s
     return n
 
 
