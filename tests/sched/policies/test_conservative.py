@@ -188,6 +188,30 @@ def test_the_replan_modes_on_an_anomaly(
     assert {j.id: j.result.submit_plan for j in jobs} == {1: 1, 2: 4, 3: 2, 4: 3}
 
 
+# 2 nodes, no kill: job 2 (estimate 3) runs from 25 to 43, past the starts planned for
+# 4 and 5 at its estimated end (28). At 43 those starts have passed unused.
+PASSED_UNUSED = [
+    (1, 3, 2, 8, 11), (2, 3, 2, 3, 18), (3, 10, 2, 15, 11), (4, 16, 1, 12, 5),
+    (5, 16, 1, 4, 15), (6, 16, 1, 6, 21), (7, 21, 2, 1, 28), (8, 21, 1, 11, 24),
+    (9, 23, 2, 2, 6), (10, 23, 2, 17, 12),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("replan", ["guarded", "compress", "rebuild"])
+def test_a_plan_whose_starts_passed_unused_is_made_afresh(replan: str) -> None:
+    # Compressed from starts held at now (43), the jobs overlapped and the compression
+    # put none at 43 and the first at 44, a second no event comes at: every job waited
+    # for ever. Made afresh, jobs 4 and 5 start when job 2 ends.
+    jobs = [Job(id=i, submit=s, width=w, estimate=e, runtime=r) for i, s, w, e, r in PASSED_UNUSED]
+    engine = Engine(
+        Grid([Machine("m", 2)]), [make_policy("fcfs-cons", {"replan": replan})], kill=False
+    )
+    engine.load(jobs)
+    engine.run()
+    assert all(j.end >= 0 for j in jobs)
+    assert (jobs[3].start, jobs[4].start) == (43, 43)
+
+
 class Narrowed(ConservativePolicy):
     """Plans every job on one node for twice its estimate, and notes what it was asked.
     The queue keeps the shape of a job whose width changed (a job planned at its own

@@ -141,13 +141,17 @@ class ConservativePolicy(Policy):
         now = view.now
         queue = self.queue
         mode = self.replan_mode
+        held = queue.starts_array()
         if view.overrun or self.guessed or self.reshaped or self.profile is None:
             # Promises cannot hold once a job ran past its estimate or the machine
             # itself changed (nodes out of service, a new reservation).
             mode = "rebuild"
+        elif held.size and int(held.min()) < now:
+            # A planned start passed unused (a job ran past its estimate and ended
+            # since): held at now, the jobs would overlap; the plan is made afresh.
+            mode = "rebuild"
         self.guessed = view.overrun
         self.reshaped = False
-        held = queue.starts_array()
         promised = np.maximum(held, now)
         # Jobs not planned yet, or wider than the nodes in service, hold no promise.
         unplaced = held == NEVER if held.size and held.max() == NEVER else None
