@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from batchd.model.times import NEVER
+from batchd.sched.kernels import compression as compression_kernels
 from batchd.sched.kernels import profile as kernels
 
 __all__ = ["NEVER", "ListProfile", "Profile"]
@@ -99,6 +100,36 @@ class Profile:
         starts = np.empty(len(widths), dtype=np.int64)
         self.n = kernels.plan_all(self.t, self.f, self.n, widths, durations, not_before, starts)
         return starts
+
+    def compress_again(
+        self,
+        widths: np.ndarray,
+        durations: np.ndarray,
+        starts: np.ndarray,
+        gains: tuple[np.ndarray, np.ndarray, int],
+        left: tuple[np.ndarray, np.ndarray],
+        not_before: int,
+    ) -> int:
+        """``compress`` in place on ``starts``, searching only where ``gains`` (starts,
+        ends, count) opened room; the
+        slots the movers left are written to ``left`` (starts, ends), their count
+        returned (``kernels.compression.compress_again``)."""
+        self._room(2 * len(widths) + 2)
+        ga, gb, count = gains
+        self.n, moved = compression_kernels.compress_again(
+            self.t,
+            self.f,
+            self.n,
+            widths,
+            durations,
+            not_before,
+            starts,
+            ga,
+            gb,
+            count,
+            *left,
+        )
+        return int(moved)
 
     def reserve_all(self, widths: np.ndarray, durations: np.ndarray, starts: np.ndarray) -> None:
         self._room(2 * len(widths) + 2)

@@ -18,7 +18,9 @@ order, in one of three ways (the ``replan`` parameter):
 
 A re-plan is skipped when its result cannot differ from the plan in hand: the
 plan was rebuilt (or compressed to a fixed point), every job since was placed at
-the end of the order, and the job that ended did so at its estimated end.
+the end of the order, and the job that ended did so at its estimated end. A
+compression is made from the last plan (``KeptCompression``): the same starts,
+without searching again for the jobs no room can have opened for.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pydantic import BaseModel, ConfigDict
 
 from batchd.model.job import Job
 from batchd.model.times import NEVER
+from batchd.sched.core.compression import KeptCompression
 from batchd.sched.core.order import OrderedQueue, OrderKey
 from batchd.sched.core.outline import EMPTY, Extent, PlanOutline
 from batchd.sched.core.plans import base_profile
@@ -61,6 +64,7 @@ class ConservativePolicy(Policy):
         self.name = name
         self.replan_mode: Replan = replan
         self.queue = OrderedQueue(key)
+        self.kept_compression = KeptCompression()  # the slots the last compression left
         self.profile: Profile | None = None  # running jobs plus every reservation
         self.stale = True  # the plan must be made again before it is used
         self.settled = False  # making it again would give the same plan
@@ -170,12 +174,16 @@ class ConservativePolicy(Policy):
             if mode == "guarded" and bool(late.any()):
                 starts = None
         if starts is None:
+            assert self.profile is not None  # a first plan is a rebuild
             profile = base
             profile.reserve_all(widths, durations, promised)
-            starts = profile.compress(widths, durations, promised, now)
+            starts = self.kept_compression.compress(
+                self.profile, profile, (widths, durations), held, now
+            )
             self.settled = False
             self.counts.compressions += 1
         else:
+            self.kept_compression.forget()
             self.counts.rebuilds += 1
         self.profile = profile
         queue.starts = starts.tolist()
