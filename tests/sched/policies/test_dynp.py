@@ -210,3 +210,45 @@ def test_a_step_plans_once_for_orders_that_list_the_jobs_alike(
     assert steps >= 2  # at job 3's submit and at job 1's end, both with jobs 2 and 3 waiting
     assert calls.count(2) == 2 * steps
     assert jobs[1].start == 1000 and jobs[2].start == 1100
+
+
+def test_the_submit_sums_follow_the_waiting_jobs() -> None:
+    # Kept as jobs come, start and are withdrawn: at every step they are the sums over
+    # the waiting queue, plain and times the width, as ART and ARTwW need them.
+    import random
+    from collections.abc import Callable
+
+    from batchd.model.states import JobState
+
+    rng = random.Random(3)
+    jobs = []
+    for i in range(1, 121):
+        estimate = rng.choice([10, 60, 300, 900])
+        jobs.append(Job(i, 3 * i, rng.randint(1, 6), estimate, rng.randint(1, estimate)))
+    policy = make_policy("dynp")
+    assert isinstance(policy, DynP)
+    seen: list[bool] = []
+    tune = policy.tune
+
+    def checked(view: object) -> None:
+        waiting = policy.queue.jobs
+        expected = [sum(j.submit for j in waiting), sum(j.width * j.submit for j in waiting)]
+        seen.append(policy.submit_sums == expected)
+        tune(view)  # type: ignore[arg-type]
+
+    policy.tune = checked  # type: ignore[method-assign]
+    engine = Engine(Grid([Machine("m", 8)]), [policy])
+    engine.load(jobs)
+
+    def withdrawal(job: Job) -> Callable[[], None]:
+        def withdraw() -> None:
+            if job.state is JobState.QUEUED:
+                engine.withdraw(job)
+
+        return withdraw
+
+    for job in jobs[::7]:
+        engine.call_at(job.submit + 2, withdrawal(job))
+    engine.run()
+    assert len(seen) > 50 and all(seen)
+    assert policy.submit_sums == [0, 0]

@@ -204,6 +204,9 @@ class DynP(SwitchingPolicy):
         self.backlog_total = 0
         self.tuning_total = 0.0
         self.tuning_max = 0.0
+        # The waiting jobs' submits summed, plain and times the width: a plan's ART or
+        # ARTwW needs no more of them, whatever order it has the jobs in.
+        self.submit_sums = [0, 0]
         self.standing: StandingQueue | None = None
         if params.fcfs_candidate != "sorted":
             sjf = params.fcfs_candidate == "as-queued-sjf"
@@ -214,6 +217,7 @@ class DynP(SwitchingPolicy):
         if self.must_replan(view):
             self.step(view)  # the step of the job ends at this second comes first
         self.enqueue(job)
+        self._count(job, 1)
         if len(self.queue) + 1 >= self.params.min_backlog:
             self.queue.insert(job)
             if self.standing is not None:
@@ -227,14 +231,21 @@ class DynP(SwitchingPolicy):
 
     def withdraw(self, view: MachineView, job: Job) -> None:
         super().withdraw(view, job)
+        self._count(job, -1)
         if self.standing is not None:
             self.standing.discard((job,))
 
     def _starting(self, view: MachineView) -> list[Job]:
         due = super()._starting(view)
+        for job in due:
+            self._count(job, -1)
         if due and self.standing is not None:
             self.standing.discard(due)
         return due
+
+    def _count(self, job: Job, sign: int) -> None:
+        self.submit_sums[0] += sign * job.submit
+        self.submit_sums[1] += sign * job.width * job.submit
 
     def replan(self, view: MachineView) -> None:
         super().replan(view)
@@ -260,17 +271,13 @@ class DynP(SwitchingPolicy):
         widths: np.ndarray,
         durations: np.ndarray,
         now: int,
-        sums: list[tuple[int, int]],
     ) -> Any:
-        """The quality of a plan of ``queue``; ``sums`` caches the submits' sums of a step."""
+        """The quality of a plan of ``queue``."""
         metric = self.params.quality
         whole = self.first_k is None and self.horizon is None
         if whole and metric in SUMMED and not bool((starts == NEVER).any()):
             # Every job scored: sums over the queue do, and they are the same in every order.
-            if not sums:
-                submits = _submits(queue)
-                sums.append((int(submits.sum()), int((widths * submits).sum())))
-            return summed_quality(metric, starts, widths, durations, *sums[0])
+            return summed_quality(metric, starts, widths, durations, *self.submit_sums)
         return self.measure_arrays(starts, widths, durations, _submits(queue), now)
 
     def measure_standing(self, view: MachineView, quality: dict[str, Any]) -> Any:
@@ -315,7 +322,6 @@ class DynP(SwitchingPolicy):
         plans: dict[str, tuple[Profile, np.ndarray]] = {}
         quality: dict[str, Any] = {}
         base = base_profile(view, len(self.queue))  # the three plans start from copies
-        sums: list[tuple[int, int]] = []
         for p in POLICIES:
             jobs = self.queues[p].jobs
             twin = next((q for q in plans if self.queues[q].jobs == jobs), None)
@@ -326,9 +332,7 @@ class DynP(SwitchingPolicy):
             profile = base.copy()
             widths, durations = self.queues[p].arrays()
             plans[p] = profile, profile.plan(widths, durations, view.now)
-            quality[p] = self.measure(
-                self.queues[p], plans[p][1], widths, durations, view.now, sums
-            )
+            quality[p] = self.measure(self.queues[p], plans[p][1], widths, durations, view.now)
         if self.standing is not None:
             # Measured as the list stands; adopted (below) as plans[FCFS], sorted.
             quality[FCFS] = self.measure_standing(view, quality)
