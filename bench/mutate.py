@@ -103,6 +103,7 @@ GROUPS: dict[str, Group] = {
             "tests/sched/core/test_policy_defaults.py",
             "tests/sched/core/test_profile.py",
             "tests/sched/core/test_whatif_arguments.py",
+            "tests/sched/kernels/test_compression_kernels.py",  # KeptCompression's
         ),
     ),
     "policies-backfill": Group(
