@@ -8,7 +8,12 @@ default); the table gives the time of one re-plan, per event and per waiting job
 Job shapes are ``synthetic`` (widths 1..100 log-uniform, estimates 60 s .. 2 days
 log-uniform: almost every shape is new, so the profile has about one step per
 job) or ``ricc`` (widths and estimates drawn from RICC-2010-2, which repeats a
-few shapes, so the profile stays short).
+few shapes, so the profile stays short). ``compress`` is the compression of that
+plan after a running job ends before its estimate (what fcfs-cons does when a
+rebuild would start a job later than promised): one due to end in a minute (little
+room opens) or the one due last, in up to two days (the whole plan moves forward),
+made afresh (``Profile.compress``) and from the plan in force (``KeptCompression``);
+``moved`` counts the starts it changed.
 
 Part ``replay``: replays the first jobs of RICC-2010-2 with fcfs-cons and, at every
 re-plan with at least ``--min-depth`` jobs waiting, counts the waiting jobs whose
@@ -34,6 +39,7 @@ import numpy as np
 from batchd.argtypes import positive_ints
 from batchd.engine.core import Engine
 from batchd.model.machine import Grid, Machine
+from batchd.sched.core.compression import KeptCompression
 from batchd.sched.core.profile import Profile
 from batchd.sched.policies.conservative import ConservativePolicy
 from batchd.sched.registry import make_policy
@@ -75,19 +81,59 @@ def replan(
     return time.perf_counter() - began, prof.n
 
 
+def compressions(
+    nodes: int, ends: np.ndarray, rw: np.ndarray, w: np.ndarray, d: np.ndarray, soon: bool
+) -> tuple[float, float, int]:
+    """The plan compressed when a running job ends now: one due in a minute (``soon``)
+    or the one due last. Returns (seconds afresh, seconds from the plan, jobs moved)."""
+    if soon:  # one more running job, due in a minute
+        ends = np.concatenate(([NOW + 60], ends))
+        rw = np.concatenate(([rw[0]], rw))
+        gone = 0
+    else:
+        gone = len(ends) - 1
+    kept = Profile.of_running(nodes, NOW, ends, rw, room=len(w))
+    held = kept.plan(w, d, NOW)
+    rest = np.delete(ends, gone), np.delete(rw, gone)
+    times = []
+    for made in ("afresh", "kept"):
+        began = time.perf_counter()
+        profile = Profile.of_running(nodes, NOW, *rest, room=len(w))
+        profile.reserve_all(w, d, held)
+        if made == "afresh":
+            starts = profile.compress(w, d, held, NOW)
+        else:
+            starts = KeptCompression().compress(kept, profile, (w, d), held, NOW)
+        times.append(time.perf_counter() - began)
+    return times[0], times[1], int((starts != held).sum())
+
+
 def plan_part(args: argparse.Namespace) -> None:
     w_all, d_all = shapes(args.shapes, max(args.depths), args.nodes, args.traces)
     ends, rw = running(args.nodes)
     replan(args.nodes, ends, rw, w_all[:300], d_all[:300])  # load the compiled kernels
+    compressions(args.nodes, ends, rw, w_all[:300], d_all[:300], True)
     print(f"shapes {args.shapes}, {args.nodes} nodes, median of {args.repeat} re-plans")
-    print("| waiting | profile steps | ms per event | us per waiting job |")
-    print("|---:|---:|---:|---:|")
+    print(
+        "| waiting | profile steps | plan: ms per event | us per waiting job "
+        "| compress, one due in a minute ends: afresh ms | kept ms | moved "
+        "| the one due last ends: afresh ms | kept ms | moved |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for depth in args.depths:
-        runs = [
-            replan(args.nodes, ends, rw, w_all[:depth], d_all[:depth]) for _ in range(args.repeat)
-        ]
+        w, d = w_all[:depth], d_all[:depth]
+        runs = [replan(args.nodes, ends, rw, w, d) for _ in range(args.repeat)]
         secs = statistics.median(r[0] for r in runs)
-        print(f"| {depth:,} | {runs[-1][1]:,} | {secs * 1e3:.1f} | {secs / depth * 1e6:.2f} |")
+        cells = []
+        for soon in (True, False):
+            made = [compressions(args.nodes, ends, rw, w, d, soon) for _ in range(args.repeat)]
+            afresh = statistics.median(r[0] for r in made)
+            kept = statistics.median(r[1] for r in made)
+            cells.append(f"{afresh * 1e3:.1f} | {kept * 1e3:.1f} | {made[-1][2]:,}")
+        print(
+            f"| {depth:,} | {runs[-1][1]:,} | {secs * 1e3:.1f} | {secs / depth * 1e6:.2f} "
+            f"| {' | '.join(cells)} |"
+        )
 
 
 class ChangeCounter:
