@@ -20,35 +20,6 @@ from batchd.sched.kernels.profile import add, earliest_start, locate
 
 
 @njit(cache=True, nogil=True)
-def start_before(
-    t: np.ndarray, f: np.ndarray, n: int, width: int, dur: int, not_before: int, limit: int
-) -> int:
-    """``earliest_start`` among the starts before ``limit``; NEVER if none."""
-    i = locate(t, n, not_before)
-    while True:
-        while f[i] < width:
-            i += 1
-            if i == n or t[i] >= limit:
-                return NEVER
-        start = t[i] if t[i] > not_before else not_before
-        if start >= limit:
-            return NEVER
-        end = start + dur
-        j = i + 1
-        fits = True
-        while j < n and t[j] < end:
-            if f[j] < width:
-                fits = False
-                break
-            j += 1
-        if fits:
-            return start
-        if j == n:
-            return NEVER
-        i = j
-
-
-@njit(cache=True, nogil=True)
 def more_room(
     t0: np.ndarray,
     f0: np.ndarray,
@@ -273,7 +244,7 @@ def compress_again(
         s = best
         if reach:  # runs that end in its own slot may go on without it
             begin = low - d + 1
-            found = start_before(t, f, n, w, d, begin if begin > now else now, old)
+            found = earliest_start(t, f, n, w, d, begin if begin > now else now, old)
             if found != NEVER and found < s:
                 s = found
         if s == NEVER:

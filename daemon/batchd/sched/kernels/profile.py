@@ -36,9 +36,10 @@ def locate(t: np.ndarray, n: int, x: int) -> int:
 
 @njit(cache=True, nogil=True)
 def earliest_start(
-    t: np.ndarray, f: np.ndarray, n: int, width: int, dur: int, not_before: int
+    t: np.ndarray, f: np.ndarray, n: int, width: int, dur: int, not_before: int, limit: int = NEVER
 ) -> int:
-    """First time >= not_before at which ``width`` nodes stay free for ``dur`` seconds."""
+    """First time >= not_before at which ``width`` nodes stay free for ``dur`` seconds;
+    NEVER if there is none before ``limit``."""
     i = locate(t, n, not_before)
     while True:
         while f[i] < width:
@@ -46,6 +47,8 @@ def earliest_start(
             if i == n:
                 return NEVER
         start = t[i] if t[i] > not_before else not_before
+        if start >= limit:
+            return NEVER
         end = start + dur
         j = i + 1
         fits = True
