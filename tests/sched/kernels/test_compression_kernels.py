@@ -128,3 +128,35 @@ def test_gains_are_kept_sorted_and_merged() -> None:
     assert intervals(ga, gb, count) == [(0, 6), (10, 30), (40, 60)]
     count = kernels.add_gain(ga, gb, gw, gl, count, 7, 41)
     assert intervals(ga, gb, count) == [(0, 6), (7, 60)]
+
+
+def test_the_gains_have_room_however_many_there_are() -> None:
+    # 19 gains (2 more nodes free in each of [10k, 10k + 5)) and one job: the gains'
+    # arrays are sized by both profiles' steps, not by the jobs.
+    old = Profile(8, 0, room=64)
+    new = Profile(8, 0, room=64)
+    for k in range(1, 20):
+        old.reserve(10 * k, 10 * k + 5, 4)
+        new.reserve(10 * k, 10 * k + 5, 2)
+    new.reserve(0, 1, 1)
+    starts = KeptCompression().compress(old, new, (np.array([1]), np.array([1])), np.array([0]), 0)
+    assert starts.tolist() == [0]
+
+
+def test_forget_drops_the_slots_the_last_compression_left() -> None:
+    # 2 nodes: job 1 (2 wide) holds [0, 10); job 2 (1 wide, 5 s) was placed at 10. Job 1
+    # is withdrawn: job 2 moves to 0 and leaves [10, 15), which the next compression
+    # carries for the jobs before it. After a rebuild nothing is carried.
+    old = Profile(2, 0)
+    old.reserve(0, 10, 2)
+    old.reserve(10, 15, 1)
+    new = Profile(2, 0)
+    new.reserve(10, 15, 1)
+    kept = KeptCompression()
+    assert kept.compress(old, new, (np.array([1]), np.array([5])), np.array([10]), 0).tolist() == [
+        0
+    ]
+    assert intervals(kept.left_a, kept.left_b, 1) == [(10, 15)]
+    kept.forget()
+    assert len(kept.left_a) == len(kept.left_b) == 0
+    assert kept.left_a.dtype == kept.left_b.dtype == np.int64

@@ -27,13 +27,12 @@ class KeptCompression:
     __slots__ = ("left_a", "left_b")
 
     def __init__(self) -> None:
-        # The slots left in the last compression: starts, ends.
-        self.left_a = np.empty(0, dtype=np.int64)
-        self.left_b = np.empty(0, dtype=np.int64)
+        self.forget()
 
     def forget(self) -> None:
         """A plan made afresh (a rebuild) is in force: every job is at its earliest."""
-        self.left_a = self.left_b = np.empty(0, dtype=np.int64)
+        # The slots left in the last compression: starts, ends.
+        self.left_a = self.left_b = _times(0)
 
     def compress(
         self,
@@ -48,15 +47,17 @@ class KeptCompression:
         widths, durations = arrays
         carried = len(self.left_a)
         room = old.n + profile.n + carried + len(widths)
-        ga = np.empty(room, dtype=np.int64)
-        gb = np.empty(room, dtype=np.int64)
+        ga, gb = _times(room), _times(room)
         ng = kernels.more_room(old.t, old.f, old.n, profile.t, profile.f, profile.n, now, ga, gb)
         ga[ng : ng + carried] = self.left_a
         gb[ng : ng + carried] = self.left_b
         starts = held.copy()
-        left_a = np.empty(len(widths), dtype=np.int64)
-        left_b = np.empty(len(widths), dtype=np.int64)
+        left_a, left_b = _times(len(widths)), _times(len(widths))
         gains = (ga, gb, ng + carried)
         moved = profile.compress_again(widths, durations, starts, gains, (left_a, left_b), now)
         self.left_a, self.left_b = left_a[:moved], left_b[:moved]
         return starts
+
+
+def _times(count: int) -> np.ndarray:
+    return np.empty(count, dtype=np.int64)
