@@ -212,6 +212,24 @@ def test_a_plan_whose_starts_passed_unused_is_made_afresh(replan: str) -> None:
     assert (jobs[3].start, jobs[4].start) == (43, 43)
 
 
+def test_a_guarded_compression_starts_from_the_base_not_the_rebuilds_plan() -> None:
+    # 4 nodes, all five jobs at 1: 1 (w2) and 2 (w1) start, 3 (w3) is promised 12, 4
+    # (w2, 1 s) 6 and 5 (w2) 17. Jobs 1 and 2 end at 4, early; the rebuild would break
+    # a promise, so the plan is compressed, onto the running jobs and the promises
+    # alone (not onto the rejected rebuild's reservations, where no room opens and
+    # every job would wait for ever): 3 and 4 start at 4, 5 when 3 ends.
+    spec = [(1, 1, 2, 11, 3), (2, 1, 1, 5, 3), (3, 1, 3, 5, 2), (4, 1, 2, 1, 0), (5, 1, 2, 6, 6)]
+    jobs = [Job(id=i, submit=s, width=w, estimate=e, runtime=r) for i, s, w, e, r in spec]
+    policy = make_policy("fcfs-cons")
+    engine = Engine(Grid([Machine("m", 4)]), [policy])
+    engine.load(jobs)
+    engine.run()
+    assert [(j.start, j.end, j.result.submit_plan) for j in jobs] == [
+        (1, 4, 1), (1, 4, 1), (4, 6, 12), (4, 4, 6), (6, 12, 17),
+    ]  # fmt: skip
+    assert isinstance(policy, ConservativePolicy) and policy.counts.compressions >= 1
+
+
 class Narrowed(ConservativePolicy):
     """Plans every job on one node for twice its estimate, and notes what it was asked.
     The queue keeps the shape of a job whose width changed (a job planned at its own
