@@ -331,6 +331,18 @@ def test_many_jobs_placed_inside_steps_grow_the_arrays() -> None:
     prof = nearly_full()
     assert prof.compress(widths, durations, np.array([NEVER] * 5), 25).tolist() == [25] * 5
     assert prof.steps() == want
+    # A compression made from the plan in force places jobs without a start the same way.
+    for count in (1, 5):
+        prof = nearly_full()
+        starts = np.array([NEVER] * count)
+        none = np.zeros(0, dtype=np.int64)
+        left = np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.int64)
+        ws, ds = widths[:count], durations[:count]
+        assert prof.compress_again(ws, ds, starts, (none, none, 0), left, 25) == 0
+        assert starts.tolist() == [25] * count
+        planned = nearly_full()
+        planned.plan(ws, ds, 25)
+        assert prof.steps() == planned.steps()
     # Three apart: each splits a step twice.
     prof = nearly_full()
     prof.reserve_all(np.array([2, 2, 2]), np.array([3, 3, 3]), np.array([25, 35, 45]))
