@@ -160,3 +160,56 @@ def test_forget_drops_the_slots_the_last_compression_left() -> None:
     kept.forget()
     assert len(kept.left_a) == len(kept.left_b) == 0
     assert kept.left_a.dtype == kept.left_b.dtype == np.int64
+
+
+def test_a_job_without_a_start_is_placed_like_a_newcomer() -> None:
+    # 4 nodes, 2 busy until 10; job 1 (2 wide, 5 s) holds [0, 5); job 2 (2 wide, 5 s)
+    # holds no start (NEVER): it is searched for and placed at 5, the slots kept as
+    # they are; job 3 (3 wide, 4 s) at 10 stays.
+    profile = Profile.of_running(4, 0, [10], [2], room=16)
+    profile.reserve(0, 5, 2)
+    profile.reserve(10, 14, 3)
+    widths, durs = np.array([2, 2, 3], dtype=np.int64), np.array([5, 5, 4], dtype=np.int64)
+    starts = np.array([0, NEVER, 10], dtype=np.int64)
+    gains = np.zeros(8, dtype=np.int64), np.zeros(8, dtype=np.int64)
+    left = np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int64)
+    n, moved = kernels.compress_again(
+        profile.t, profile.f, profile.n, widths, durs, 0, starts, *gains, 0, *left
+    )
+    assert starts.tolist() == [0, 5, 10] and moved == 0
+    profile.n = n
+    assert profile.steps() == [(0, 0), (10, 1), (14, 4)]
+
+
+def test_more_room_to_the_end_is_a_gain_that_never_ends() -> None:
+    first = Profile(4, 0)
+    first.reserve(0, 10, 2)  # 2 free to 10, then 4
+    second = Profile(5, 0)
+    second.reserve(0, 5, 2)
+    second.reserve(5, 10, 3)  # 3 free to 5, 2 to 10 (as many), then 5
+    ga = np.full(8, -1, dtype=np.int64)
+    gb = np.full(8, -1, dtype=np.int64)
+    count = kernels.more_room(first.t, first.f, first.n, second.t, second.f, second.n, 0, ga, gb)
+    assert count == 2 and intervals(ga, gb, 3) == [(0, 5), (10, NEVER), (-1, -1)]
+
+
+def test_gains_merged_together_move_the_ones_after_them() -> None:
+    ga, gb, gw, gl = (np.zeros(8, dtype=np.int64) for _ in range(4))
+    count = 0
+    for a, b in [(0, 1), (10, 20), (30, 40), (50, 60), (70, 80)]:
+        count = kernels.add_gain(ga, gb, gw, gl, count, a, b)
+    gw[3], gl[3] = 2, 7  # what is known of (50, 60) moves with it
+    count = kernels.add_gain(ga, gb, gw, gl, count, 5, 35)
+    assert intervals(ga, gb, count) == [(0, 1), (5, 40), (50, 60), (70, 80)]
+    assert (gw[2], gl[2]) == (2, 7)
+
+
+def test_runs_end_at_the_last_step_whatever_lies_past_it() -> None:
+    # Steps 0 and 1 are live (n = 2); the slots past them hold old values.
+    t = np.array([0, 10, 5, 50], dtype=np.int64)
+    f = np.array([0, 0, 9, 9], dtype=np.int64)
+    assert kernels.runs_meeting(t, f, 2, 0, 20, 1, 1, 0, 100, 100) == (0, NEVER, False)
+    t = np.array([0, 10, 20, 12], dtype=np.int64)
+    f = np.array([0, 5, 7, 0], dtype=np.int64)
+    # The run from 10 lasts for ever: at least ``enough`` (100), so a 50 s job fits at 10.
+    assert kernels.runs_meeting(t, f, 2, 0, 20, 1, 50, 0, 100, 100) == (100, 10, False)
