@@ -213,3 +213,21 @@ def test_runs_end_at_the_last_step_whatever_lies_past_it() -> None:
     f = np.array([0, 5, 7, 0], dtype=np.int64)
     # The run from 10 lasts for ever: at least ``enough`` (100), so a 50 s job fits at 10.
     assert kernels.runs_meeting(t, f, 2, 0, 20, 1, 50, 0, 100, 100) == (100, 10, False)
+
+
+def test_a_run_is_followed_back_to_now() -> None:
+    # Room for one node from 0 to 20; the gain is at [10, 20): the run begins at 0.
+    t = np.array([0, 5, 10, 20], dtype=np.int64)
+    f = np.array([1, 1, 1, 0], dtype=np.int64)
+    assert kernels.runs_meeting(t, f, 4, 10, 20, 1, 15, 0, 100, 100) == (20, 0, False)
+
+
+def test_more_room_stops_at_the_last_live_step() -> None:
+    t0 = np.array([0, 10, 3], dtype=np.int64)  # a stale slot past the two live steps
+    f0 = np.array([2, 4, 0], dtype=np.int64)
+    t1 = np.array([0, 20, 99], dtype=np.int64)
+    f1 = np.array([3, 4, 0], dtype=np.int64)
+    ga = np.zeros(8, dtype=np.int64)
+    gb = np.zeros(8, dtype=np.int64)
+    count = kernels.more_room(t0, f0, 2, t1, f1, 2, 0, ga, gb)
+    assert intervals(ga, gb, count) == [(0, 10)]
