@@ -10,13 +10,11 @@ from batchd.model.times import NEVER
 from batchd.sched.core.outline import EMPTY, Extent, PlanOutline
 from batchd.sched.core.plans import base_profile, machine_signature, plan_in_order
 from batchd.sched.core.profile import Profile
+from batchd.sched.kernels.profile import RECENT
 
 if TYPE_CHECKING:
     from batchd.sched.core.order import OrderedQueue
     from batchd.sched.core.policy import MachineView
-
-# How many of the last placements on the kept profile bound the start of the next.
-SHAPES_KEPT = 64
 
 
 class Forecaster:
@@ -38,8 +36,9 @@ class Forecaster:
     That placement searches the kept profile from the start of the last job placed
     on it that was no wider and no longer than the new one, not from now: the kept
     profile only loses room between two plans made afresh, so where that job found
-    no room, the new one finds none either. In a deep queue it skips the plan's whole
-    front, which a search from now walks step by step.
+    no room, the new one finds none either (the rule ``kernels.profile.plan_all``
+    applies within one plan, with as many placements, ``RECENT``). In a deep queue it
+    skips the plan's whole front, which a search from now walks step by step.
     """
 
     def __init__(self, in_order: bool = False) -> None:
@@ -54,7 +53,7 @@ class Forecaster:
         self._mark: tuple[OrderedQueue, int] | None = None
         self._extent = Extent()  # of the kept plan of a queue
         # (width, duration, start) of the last jobs placed on the kept profile.
-        self._placed: deque[tuple[int, int, int]] = deque(maxlen=SHAPES_KEPT)
+        self._placed: deque[tuple[int, int, int]] = deque(maxlen=RECENT)
 
     def plan(self, view: MachineView, jobs: list[Job]) -> list[int]:
         """The planned start of each of ``jobs``, in this order."""
@@ -133,7 +132,7 @@ class Forecaster:
         else:
             self._starts = plan_in_order(self._profile, jobs, view.now)
             self._first = min(self._starts, default=NEVER)
-            tail = len(jobs) - SHAPES_KEPT
+            tail = len(jobs) - RECENT
             self._placed.extend(
                 (job.width, job.duration, start)
                 for job, start in zip(jobs[tail:], self._starts[tail:], strict=True)

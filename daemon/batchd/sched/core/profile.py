@@ -111,9 +111,8 @@ class Profile:
         not_before: int,
     ) -> int:
         """``compress`` in place on ``starts``, searching only where ``gains`` (starts,
-        ends, count) opened room; the
-        slots the movers left are written to ``left`` (starts, ends), their count
-        returned (``kernels.compression.compress_again``)."""
+        ends, count) opened room; the slots the movers left are written to ``left``
+        (starts, ends), their count returned (``kernels.compression.compress_again``)."""
         self._room(2 * len(widths) + 2)
         ga, gb, count = gains
         self.n, moved = compression_kernels.compress_again(

@@ -156,9 +156,6 @@ class ConservativePolicy(Policy):
             mode = "rebuild"
         self.guessed = view.overrun
         self.reshaped = False
-        promised = np.maximum(held, now)
-        # Jobs not planned yet, or wider than the nodes in service, hold no promise.
-        unplaced = held == NEVER if held.size and held.max() == NEVER else None
         starts: np.ndarray | None = None
         # The base (running jobs, reservations) is made once: a guarded re-plan that
         # falls back to compression starts again from a copy kept before the rebuild.
@@ -168,15 +165,15 @@ class ConservativePolicy(Policy):
             profile = base.copy() if mode == "guarded" else base
             starts = profile.plan(widths, durations, now)
             self.settled = True
-            late = starts > promised
-            if unplaced is not None:
-                late &= ~unplaced
-            if mode == "guarded" and bool(late.any()):
+            # A guarded re-plan keeps each job's promise: its held start, none of them
+            # before now (a passed one forces a rebuild); NEVER promises nothing, and
+            # no start is later than NEVER.
+            if mode == "guarded" and bool((starts > held).any()):
                 starts = None
         if starts is None:
             assert self.profile is not None  # a first plan is a rebuild
             profile = base
-            profile.reserve_all(widths, durations, promised)
+            profile.reserve_all(widths, durations, held)
             starts = self.kept_compression.compress(
                 self.profile, profile, (widths, durations), held, now
             )
