@@ -58,8 +58,7 @@ def test_a_newcomer_is_planned_behind_the_kept_starts() -> None:
     kept = kept_with(base, {"FCFS": planned(base, queue, 0)})
     assert kept.base_holds(running_base(), 0)
     queue.insert(C)
-    again = kept.plan_again("FCFS", queue, C, 0)
-    assert again is not None
+    again = kept.plan("FCFS", queue, C, running_base(), 0, holding=True)
     assert again.starts.tolist() == [0, 100, 50]  # A now, B when both are free, C in between
     fresh = planned(running_base(), queue, 0)
     assert again.starts.tolist() == fresh.starts.tolist()
@@ -76,9 +75,9 @@ def test_the_jobs_behind_a_newcomer_are_placed_again() -> None:
     kept = kept_with(base, {"SJF": planned(base, queue, 0)})
     assert kept.plans["SJF"].starts.tolist() == [100, 0]  # B (10 s) first, on both nodes
     queue.insert(C)
-    again = kept.plan_again("SJF", queue, C, 0)
+    again = kept.plan("SJF", queue, C, running_base(), 0, holding=True)
     fresh = planned(running_base(), queue, 0)
-    assert again is not None
+    assert kept.hits == 1
     assert again.starts.tolist() == fresh.starts.tolist() == [100, 0, 30]  # A moved
     assert again.profile.same_steps(fresh.profile)
 
@@ -88,7 +87,10 @@ def test_a_start_that_passed_unused_makes_the_order_plan_afresh() -> None:
     queue = fcfs_queue(A, B)
     kept = kept_with(base, {"FCFS": planned(base, queue, 0)})
     queue.insert(C)
-    assert kept.plan_again("FCFS", queue, C, 10) is None  # A was planned at 0
+    later = running_base(10)
+    again = kept.plan("FCFS", queue, C, later, 10, holding=True)  # A was planned at 0
+    assert kept.hits == 0
+    assert again.starts.tolist() == planned(later, queue, 10).starts.tolist() == [10, 100, 60]
 
 
 def test_a_job_started_where_an_order_planned_it_keeps_that_orders_plan() -> None:
@@ -109,9 +111,9 @@ def test_a_job_started_where_an_order_planned_it_keeps_that_orders_plan() -> Non
     for queue in (fcfs, ljf):
         queue.insert(C)
     for order, queue in (("FCFS", fcfs), ("LJF", ljf)):
-        again = kept.plan_again(order, queue, C, 0)
-        fresh = planned(now_base, queue, 0)
-        assert again is not None and again.starts.tolist() == fresh.starts.tolist()
+        again = kept.plan(order, queue, C, now_base, 0, holding=True)
+        assert again.starts.tolist() == planned(now_base, queue, 0).starts.tolist()
+    assert kept.hits == 2
 
 
 def test_a_job_started_that_an_order_planned_elsewhere_drops_that_orders_plan() -> None:
@@ -128,8 +130,12 @@ def test_a_job_started_that_an_order_planned_elsewhere_drops_that_orders_plan() 
     plans["SJF"].starts[sjf.index(A)] = 100
     fcfs.remove(A)
     kept.leaving("FCFS", {"FCFS": fcfs, "SJF": sjf}, [A], 0)
-    assert set(kept.plans) == {"FCFS"}
-    assert kept.plan_again("SJF", sjf, None, 0) is None
+    assert kept.plans["FCFS"].holds and not kept.plans["SJF"].holds
+    sjf.remove(A)
+    assert kept.plans["SJF"].widths.tolist() == [2]  # its arrays still follow the queue
+    now_base = running_base(0, (50, 100))
+    again = kept.plan("SJF", sjf, None, now_base, 0, holding=True)
+    assert kept.hits == 0 and again.starts.tolist() == [100]
 
 
 def test_an_early_end_changes_the_base() -> None:
@@ -139,6 +145,17 @@ def test_an_early_end_changes_the_base() -> None:
     assert not kept.base_holds(Profile.of_running(CAPACITY, 5, [], []), 5)  # it ended at 5
     kept.drop()
     assert not kept.base_holds(running_base(), 0)
+
+
+def test_without_a_holding_base_every_order_is_planned_afresh() -> None:
+    base = running_base()
+    queue = fcfs_queue(A, B)
+    kept = kept_with(base, {"FCFS": planned(base, queue, 0)})
+    queue.insert(C)
+    ended = Profile.of_running(CAPACITY, 0, [], [])  # the running job is gone
+    again = kept.plan("FCFS", queue, C, ended, 0, holding=False)
+    assert kept.hits == 0
+    assert again.starts.tolist() == planned(ended, queue, 0).starts.tolist() == [0, 50, 0]
 
 
 def _workload(seed: int) -> list[Job]:
@@ -204,6 +221,6 @@ def test_a_newcomer_too_wide_for_the_machine_is_planned_at_never() -> None:
     kept = kept_with(base, {"FCFS": planned(base, queue, 0)})
     wide = Job(9, 3, CAPACITY + 1, 10, 10)
     queue.insert(wide)
-    again = kept.plan_again("FCFS", queue, wide, 0)
-    assert again is not None and again.starts.tolist() == [0, 100, NEVER]
+    again = kept.plan("FCFS", queue, wide, running_base(), 0, holding=True)
+    assert kept.hits == 1 and again.starts.tolist() == [0, 100, NEVER]
     assert np.array_equal(again.widths, [1, 2, CAPACITY + 1])

@@ -342,8 +342,7 @@ class DynP(SwitchingPolicy):
         quality: dict[str, Any] = {}
         base = base_profile(view, len(self.queue))  # the three plans start from copies
         kept = self.kept_plans
-        if view.overrun or not kept.base_holds(base, now):
-            kept.drop()
+        holding = not view.overrun and kept.base_holds(base, now)
         for p in POLICIES:
             queue = self.queues[p]
             twin = next((q for q in plans if self.queues[q].jobs == queue.jobs), None)
@@ -352,12 +351,7 @@ class DynP(SwitchingPolicy):
                 plans[p] = replace(plans[twin])
                 quality[p] = quality[twin]
                 continue
-            plan = kept.plan_again(p, queue, newcomer, now)
-            if plan is None:
-                profile = base.copy()
-                widths, durations = queue.arrays()
-                plan = OrderPlan(profile, widths, durations, profile.plan(widths, durations, now))
-            plans[p] = plan
+            plans[p] = plan = kept.plan(p, queue, newcomer, base, now, holding=holding)
             quality[p] = self.measure(queue, plan.starts, plan.widths, plan.durations, now)
         if self.standing is not None:
             # Measured as the list stands; adopted (below) as plans[FCFS], sorted.

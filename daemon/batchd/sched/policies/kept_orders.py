@@ -30,16 +30,22 @@ from batchd.sched.core.profile import Profile
 @dataclass(slots=True)
 class OrderPlan:
     """One order's plan: its profile (base plus every reservation) and the queue's
-    widths, durations and starts in that order, aligned with its OrderedQueue."""
+    widths, durations and starts in that order, aligned with its OrderedQueue.
+    ``holds``: the plan is still the plan of that queue on the last step's base."""
 
     profile: Profile
     widths: np.ndarray
     durations: np.ndarray
     starts: np.ndarray
+    holds: bool = True
 
 
 class KeptOrders:
-    """The last step's base and plans, and what happened to them since."""
+    """The last step's base and plans, and what happened to them since.
+
+    Each order's widths and durations stay aligned with its queue while jobs start
+    (they are the arrays a plan needs, made once), whether or not its plan holds.
+    """
 
     __slots__ = ("base", "plans", "started", "hits")
 
@@ -64,8 +70,6 @@ class KeptOrders:
     ) -> None:
         """``due`` start now, as the plan in force (``current``) has them; they have
         left the current queue and not yet the others."""
-        if self.base is None:
-            return
         for order, plan in list(self.plans.items()):
             if order == current:
                 gone = plan.starts == now  # every job the plan in force starts now
@@ -76,8 +80,7 @@ class KeptOrders:
                 queue = queues[order]
                 at = [queue.index(job) for job in due]
                 if bool((plan.starts[at] != now).any()):
-                    del self.plans[order]  # it planned one of them elsewhere
-                    continue
+                    plan.holds = False  # it planned one of them elsewhere
                 gone = np.zeros(len(plan.starts), dtype=bool)
                 gone[at] = True
             keep = ~gone
@@ -96,32 +99,66 @@ class KeptOrders:
             expected.reserve(start, end, width)
         return expected.same_steps(base)
 
-    def plan_again(
-        self, order: str, queue: OrderedQueue, newcomer: Job | None, now: int
-    ) -> OrderPlan | None:
-        """The plan of ``queue`` from the kept one (``base_holds`` checked first);
-        None when that order has none, or a start it held has passed."""
-        plan = self.plans.get(order)
-        if plan is None:
-            return None
-        widths, durations, starts = plan.widths, plan.durations, plan.starts
-        at = len(starts)
-        if newcomer is not None:
-            at = queue.index(newcomer)
-            widths = _inserted(widths, at, queue.widths[at])
-            durations = _inserted(durations, at, queue.durations[at])
-            starts = _inserted(starts, at, NEVER)
-        if len(starts) != len(queue) or (at and int(starts[:at].min()) < now):
+    def plan(
+        self,
+        order: str,
+        queue: OrderedQueue,
+        newcomer: Job | None,
+        base: Profile,
+        now: int,
+        *,
+        holding: bool,
+    ) -> OrderPlan:
+        """The plan of ``queue`` (in ``order``) onto ``base``: from the kept one when
+        ``holding`` (the base holds: ``base_holds``) and that plan does, else afresh."""
+        kept = self.plans.get(order)
+        shapes = None if kept is None else _with_newcomer(kept, queue, newcomer)
+        if shapes is None:
+            widths, durations = queue.arrays()
+        else:
+            widths, durations, starts, at = shapes
+            if holding and kept is not None and kept.holds:
+                again = self.plan_again(kept.profile, shapes, now)
+                if again is not None:
+                    self.hits += 1
+                    return again
+        profile = base.copy()
+        return OrderPlan(profile, widths, durations, profile.plan(widths, durations, now))
+
+    def plan_again(self, kept: Profile, shapes: Shapes, now: int) -> OrderPlan | None:
+        """The newcomer (at ``at``) and the jobs behind it placed again on the kept
+        plan's profile; None if a start the plan held has passed."""
+        widths, durations, starts, at = shapes
+        if at and int(starts[:at].min()) < now:
             return None
         behind = slice(at + 1, None)
         if int(starts[behind].min(initial=NEVER)) < now:
             return None
-        profile = plan.profile.copy()
+        profile = kept.copy()
         profile.advance(now)
         profile.release_all(widths[behind], durations[behind], starts[behind])
         starts[at:] = profile.plan(widths[at:], durations[at:], now)
-        self.hits += 1
         return OrderPlan(profile, widths, durations, starts)
+
+
+Shapes = tuple[np.ndarray, np.ndarray, np.ndarray, int]  # widths, durations, starts, at
+
+
+def _with_newcomer(plan: OrderPlan, queue: OrderedQueue, newcomer: Job | None) -> Shapes | None:
+    """The kept arrays with the newcomer's entry (start NEVER) where the queue has it,
+    and its place; None if they do not match the queue."""
+    widths, durations, starts = plan.widths, plan.durations, plan.starts
+    at = len(starts)
+    if newcomer is not None:
+        at = queue.index(newcomer)
+        widths = _inserted(widths, at, queue.widths[at])
+        durations = _inserted(durations, at, queue.durations[at])
+        starts = _inserted(starts, at, NEVER)
+    else:
+        starts = starts.copy()
+    if len(starts) != len(queue):
+        return None
+    return widths, durations, starts, at
 
 
 def _inserted(values: np.ndarray, at: int, value: int) -> np.ndarray:
