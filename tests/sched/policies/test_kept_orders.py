@@ -16,6 +16,7 @@ from batchd.model.states import JobState
 from batchd.model.times import NEVER
 from batchd.sched.core.order import ORDERS, OrderedQueue
 from batchd.sched.core.profile import Profile
+from batchd.sched.policies import dynp
 from batchd.sched.policies.dynp import DynP
 from batchd.sched.policies.kept_orders import KeptOrders, OrderPlan
 from batchd.sched.registry import make_policy
@@ -173,9 +174,10 @@ def _workload(seed: int) -> list[Job]:
 Outcome = tuple[list[tuple[int, int | None, int | None]], object, object, int]
 
 
-def _schedule(seed: int, params: dict[str, str], monkeypatch: pytest.MonkeyPatch | None) -> Outcome:
+def _schedule(seed: int, params: dict[str, str], afresh: bool) -> Outcome:
     jobs = _workload(seed)
-    if monkeypatch is not None:
+    monkeypatch = pytest.MonkeyPatch()
+    if afresh:
         monkeypatch.setattr(KeptOrders, "plan_again", lambda *args: None)
     policy = make_policy("dynp", params)
     assert isinstance(policy, DynP)
@@ -193,8 +195,7 @@ def _schedule(seed: int, params: dict[str, str], monkeypatch: pytest.MonkeyPatch
     for job in withdrawn:
         engine.call_at(job.submit + 3, withdrawal(job))
     engine.run()
-    if monkeypatch is not None:
-        monkeypatch.undo()
+    monkeypatch.undo()
     report = policy.report()["dynp"]
     return (
         [(j.id, j.start, j.end) for j in jobs],
@@ -209,10 +210,18 @@ def _schedule(seed: int, params: dict[str, str], monkeypatch: pytest.MonkeyPatch
 def test_dynp_plans_from_kept_plans_as_it_would_afresh(
     seed: int, params: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    kept = _schedule(seed, params, None)
-    afresh = _schedule(seed, params, monkeypatch)
+    monkeypatch.setattr(dynp, "KEEP_FROM", 2)  # these queues are short: keep them all
+    kept = _schedule(seed, params, afresh=False)
+    afresh = _schedule(seed, params, afresh=True)
     assert kept[:3] == afresh[:3]
     assert kept[3] > 20 and afresh[3] == 0  # plans were taken from kept ones
+
+
+def test_plans_are_kept_only_from_a_deep_enough_queue(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dynp, "KEEP_FROM", 1_000)
+    assert _schedule(0, {}, afresh=False)[3] == 0
+    monkeypatch.setattr(dynp, "KEEP_FROM", 20)
+    assert _schedule(0, {}, afresh=False)[3] > 0
 
 
 def test_a_newcomer_too_wide_for_the_machine_is_planned_at_never() -> None:

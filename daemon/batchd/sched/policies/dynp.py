@@ -34,6 +34,10 @@ from batchd.sched.policies.quality import SUMMED, Quality, plan_quality, summed_
 from batchd.sched.policies.standing import StandingQueue
 
 ORDER_OF = {FCFS: ORDERS["fcfs"], SJF: ORDERS["sjf"], LJF: ORDERS["ljf"]}
+# Waiting jobs from which a step keeps its plans for the next (KeptOrders): below, what
+# keeping them costs each step (following the starts, checking the base) is more than
+# what planning again from them saves.
+KEEP_FROM = 256
 _HORIZON = re.compile(r"^(\d+)\s*([smhd])$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 FcfsCandidate = Literal["sorted", "as-queued", "as-queued-sjf"]
@@ -371,7 +375,10 @@ class DynP(SwitchingPolicy):
             self.kept += 1
         self.use(new)
         self.adopt(view, plans[new].profile.copy(), plans[new].starts)
-        kept.keep(base, plans)
+        if len(self.queue) >= KEEP_FROM:
+            kept.keep(base, plans)
+        else:
+            kept.drop()
         if self.standing is not None:
             self.standing.sort_as(new)
         spent = time.perf_counter() - began
