@@ -374,7 +374,9 @@ class DynP(SwitchingPolicy):
         if new == self.current:
             self.kept += 1
         self.use(new)
-        self.adopt(view, plans[new].profile.copy(), plans[new].starts)
+        # The plan in force shares its profile with the kept plan: only a newcomer placed
+        # by ConservativePolicy.job_submitted changes it, and that drops the kept plans.
+        self.adopt(view, plans[new].profile, plans[new].starts)
         if len(self.queue) >= KEEP_FROM:
             kept.keep(base, plans)
         else:
