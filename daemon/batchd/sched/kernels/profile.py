@@ -51,24 +51,14 @@ def window(
         if start >= limit:
             return NEVER, 0, 0
         end = start + dur
-        lo = i  # t[lo] < end; the first step at or after end is found by bisection
-        hi = n
-        while hi - lo > 1:
-            mid = (lo + hi) >> 1
-            if t[mid] < end:
-                lo = mid
-            else:
-                hi = mid
-        # The least free nodes over the window, with no early exit: a loop the
-        # compiler turns into vector instructions, faster than stopping at a dip.
-        low = width
-        for q in range(i + 1, hi):
-            low = min(low, f[q])
-        if low >= width:
-            return start, i, hi
-        i += 1
-        while f[i] >= width:  # the first step short of room: no start before its end
-            i += 1
+        j = i + 1
+        while j < n and t[j] < end:
+            if f[j] < width:
+                break
+            j += 1
+        else:
+            return start, i, j
+        i = j  # no start before the end of the first step short of room
 
 
 @njit(cache=True, nogil=True)
