@@ -154,6 +154,7 @@ GROUPS: dict[str, Group] = {
         modules=(
             "batchd/sched/policies/current_utility.py",
             "batchd/sched/policies/dynp.py",
+            "batchd/sched/policies/kept_orders.py",
             "batchd/sched/policies/moldable_fairshare.py",
             "batchd/sched/policies/moldable_greedy.py",
             "batchd/sched/policies/moldable_iterative.py",
@@ -166,6 +167,7 @@ GROUPS: dict[str, Group] = {
             "tests/sched/policies/test_dynp_candidate.py",
             "tests/sched/policies/test_dynp_measure.py",
             "tests/sched/policies/test_dynp_withdraw.py",
+            "tests/sched/policies/test_kept_orders.py",
             "tests/sched/policies/test_moldable_fairshare.py",
             "tests/sched/policies/test_moldable_greedy.py",
             "tests/sched/policies/test_moldable_iterative.py",

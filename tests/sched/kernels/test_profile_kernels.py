@@ -251,3 +251,84 @@ def test_a_long_plan_equals_each_job_searched_from_the_start(seed: int) -> None:
     n = kernels.plan_all(t, f, len(ref.steps()), widths, durs, 3, starts)
     assert starts.tolist() == [ref.place(w, d, 3) for w, d in jobs]
     assert steps_of(t, f, n) == ref.steps()
+
+
+@pytest.mark.parametrize(
+    ("width", "dur", "not_before", "found"),
+    [
+        (4, 10, 0, (0, 0, 1)),  # steps 0..0 cover [0, 10)
+        (4, 15, 0, (0, 0, 2)),  # [0, 15): steps 0 and 1
+        (3, 5, 25, (30, 3, 4)),  # the last step holds it; no step after
+        (5, 5, 0, (10, 1, 2)),  # 5 free only in [10, 20)
+        (5, 11, 0, (30, 3, 4)),  # 5 free for 11 seconds: only from 30 on
+        (11, 1, 0, (NEVER, 0, 0)),  # wider than the machine
+        (2, 40, 12, (12, 1, 4)),  # [12, 52): steps 1 to 3
+        (2, 0, 12, (12, 1, 2)),  # an empty window: the step holding its start
+    ],
+)
+def test_window_gives_the_start_and_the_steps_it_covers(
+    width: int, dur: int, not_before: int, found: tuple[int, int, int]
+) -> None:
+    t, f, n = arrays(STEPS)
+    assert kernels.window(t, f, n, width, dur, not_before) == found
+    assert kernels.earliest_start(t, f, n, width, dur, not_before) == found[0]
+
+
+def test_window_stops_at_its_limit() -> None:
+    t, f, n = arrays(STEPS)
+    assert kernels.window(t, f, n, 5, 5, 0, 10) == (NEVER, 0, 0)  # the start is 10
+    assert kernels.window(t, f, n, 5, 5, 0, 11) == (10, 1, 2)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_take_is_add_without_its_searches(seed: int) -> None:
+    # Reserving the window a search found by its step indices must leave the steps
+    # add leaves (merged on both sides, split on both, or neither).
+    rng = random.Random(seed)
+    capacity = rng.randint(2, 9)
+    ref = ListProfile(capacity)
+    t = np.zeros(4 * ROOM, dtype=np.int64)
+    f = np.zeros(4 * ROOM, dtype=np.int64)
+    t[0], f[0], n = 0, capacity, 1
+    for _ in range(40):
+        width = rng.randint(1, capacity)
+        dur = rng.choice([1, 3, 10, 25])
+        not_before = rng.randint(0, 50)
+        start, i, j = kernels.window(t, f, n, width, dur, not_before)
+        assert start == ref.earliest_start(width, dur, not_before)
+        if start == NEVER:
+            continue
+        assert t[i] <= start and (i + 1 == n or t[i + 1] > start)
+        assert all(t[k] < start + dur for k in range(i, j)) and (j == n or t[j] >= start + dur)
+        n = kernels.take(t, f, n, i, j, start, start + dur, width)
+        ref.reserve(start, start + dur, width)
+        assert steps_of(t, f, n) == ref.steps()
+        if rng.random() < 0.3:  # room given back, so later windows meet merged steps
+            n = kernels.add(t, f, n, start, start + dur, width)
+            ref.release(start, start + dur, width)
+            assert steps_of(t, f, n) == ref.steps()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_release_all_takes_a_plans_tail_back_out(seed: int) -> None:
+    # A plan with its last jobs taken out again is the plan of the first ones alone;
+    # jobs too wide (planned at NEVER) held nothing and give nothing back.
+    rng = random.Random(seed)
+    capacity = 8
+    count = 40
+    widths = np.array([rng.randint(1, capacity + 1) for _ in range(count)], dtype=np.int64)
+    durs = np.array([rng.randint(1, 30) for _ in range(count)], dtype=np.int64)
+    cut = rng.randint(0, count)
+
+    def planned(jobs: int) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+        t, f, n = arrays([(5, capacity), (20, capacity - 3), (45, capacity)])
+        t, f = np.resize(t, 4 * ROOM), np.resize(f, 4 * ROOM)
+        starts = np.zeros(jobs, dtype=np.int64)
+        n = kernels.plan_all(t, f, n, widths[:jobs], durs[:jobs], 5, starts)
+        return t, f, n, starts
+
+    t, f, n, starts = planned(count)
+    assert NEVER in starts.tolist()
+    n = kernels.release_all(t, f, n, widths[cut:], durs[cut:], starts[cut:])
+    t0, f0, n0, _ = planned(cut)
+    assert steps_of(t, f, n) == steps_of(t0, f0, n0)

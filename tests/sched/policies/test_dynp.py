@@ -12,6 +12,7 @@ from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.sched.policies.decider import CASES, FCFS, LJF, SJF, classify, decide, simple_decider
 from batchd.sched.policies.dynp import DynP, DynPBasic
+from batchd.sched.policies.kept_orders import KeptOrders
 from batchd.sched.registry import PolicyError, make_policy
 
 # Table 1: (FCFS, SJF, LJF) qualities, current policy, case, simple decider, advanced decider.
@@ -202,6 +203,8 @@ def test_a_step_plans_once_for_orders_that_list_the_jobs_alike(
         return plan(self, widths, durations, not_before)
 
     monkeypatch.setattr(Profile, "plan", counted)
+    # Every step plans afresh here (none from the last step's plans: test_kept_orders.py).
+    monkeypatch.setattr(KeptOrders, "plan_again", lambda *args: None)
     jobs = [Job(1, 0, 1, 1000, 1000), Job(2, 10, 1, 100, 100), Job(3, 20, 1, 5000, 5000)]
     policy = make_policy("dynp")
     assert isinstance(policy, DynP)
@@ -230,11 +233,11 @@ def test_the_submit_sums_follow_the_waiting_jobs() -> None:
     seen: list[bool] = []
     tune = policy.tune
 
-    def checked(view: object) -> None:
+    def checked(view: object, newcomer: Job | None = None) -> None:
         waiting = policy.queue.jobs
         expected = [sum(j.submit for j in waiting), sum(j.width * j.submit for j in waiting)]
         seen.append(policy.submit_sums == expected)
-        tune(view)  # type: ignore[arg-type]
+        tune(view, newcomer)  # type: ignore[arg-type]
 
     policy.tune = checked  # type: ignore[method-assign]
     engine = Engine(Grid([Machine("m", 8)]), [policy])

@@ -134,6 +134,19 @@ class Profile:
         self._room(2 * len(widths) + 2)
         self.n = kernels.reserve_all(self.t, self.f, self.n, widths, durations, starts)
 
+    def release_all(self, widths: np.ndarray, durations: np.ndarray, starts: np.ndarray) -> None:
+        self._room(2 * len(widths) + 2)
+        self.n = kernels.release_all(self.t, self.f, self.n, widths, durations, starts)
+
+    def same_steps(self, other: Profile) -> bool:
+        """The same step function (profiles keep equal neighbours merged)."""
+        n = self.n
+        return (
+            n == other.n
+            and bool(np.array_equal(self.t[:n], other.t[:n]))
+            and bool(np.array_equal(self.f[:n], other.f[:n]))
+        )
+
     def compress(
         self, widths: np.ndarray, durations: np.ndarray, starts: np.ndarray, not_before: int
     ) -> np.ndarray:

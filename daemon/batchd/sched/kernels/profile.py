@@ -35,31 +35,39 @@ def locate(t: np.ndarray, n: int, x: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def earliest_start(
+def window(
     t: np.ndarray, f: np.ndarray, n: int, width: int, dur: int, not_before: int, limit: int = NEVER
-) -> int:
-    """First time >= not_before at which ``width`` nodes stay free for ``dur`` seconds;
-    NEVER if there is none before ``limit``."""
+) -> tuple[int, int, int]:
+    """(start, i, j): the first time >= not_before at which ``width`` nodes stay free
+    for ``dur`` seconds, step ``i`` holding it and steps ``i`` to ``j - 1`` covering
+    [start, start + dur); (NEVER, 0, 0) if there is none before ``limit``."""
     i = locate(t, n, not_before)
     while True:
         while f[i] < width:
             i += 1
             if i == n:
-                return NEVER
+                return NEVER, 0, 0
         start = t[i] if t[i] > not_before else not_before
         if start >= limit:
-            return NEVER
+            return NEVER, 0, 0
         end = start + dur
         j = i + 1
-        fits = True
         while j < n and t[j] < end:
             if f[j] < width:
-                fits = False
                 break
             j += 1
-        if fits:
-            return start
-        i = j
+        else:
+            return start, i, j
+        i = j  # no start before the end of the first step short of room
+
+
+@njit(cache=True, nogil=True)
+def earliest_start(
+    t: np.ndarray, f: np.ndarray, n: int, width: int, dur: int, not_before: int, limit: int = NEVER
+) -> int:
+    """First time >= not_before at which ``width`` nodes stay free for ``dur`` seconds;
+    NEVER if there is none before ``limit``."""
+    return window(t, f, n, width, dur, not_before, limit)[0]
 
 
 @njit(cache=True, nogil=True)
@@ -125,14 +133,45 @@ def advance(t: np.ndarray, f: np.ndarray, n: int, now: int) -> int:
 
 
 @njit(cache=True, nogil=True)
+def take(
+    t: np.ndarray, f: np.ndarray, n: int, i: int, j: int, start: int, end: int, width: int
+) -> int:
+    """Reserve ``width`` > 0 nodes over [start, end) found by ``window`` (step ``i``
+    holds start, ``j`` is the first step at or after end); returns the new step count.
+
+    ``add`` without its two searches: the steps are known, and whether a boundary
+    merges with its neighbour is known before the splits move them.
+    """
+    split_right = j == n or t[j] > end
+    split_left = t[i] < start
+    merge_left = not split_left and i > 0 and f[i - 1] == f[i] - width
+    merge_right = not split_right and j < n and f[j] == f[j - 1] - width
+    if split_right:
+        n = _insert(t, f, n, j, end, f[j - 1])
+    if split_left:
+        n = _insert(t, f, n, i + 1, start, f[i])
+        i += 1
+        j += 1
+    for m in range(i, j):
+        f[m] -= width
+    if merge_right:
+        n = _delete(t, f, n, j)
+    if merge_left:
+        n = _delete(t, f, n, i)
+    return n
+
+
+@njit(cache=True, nogil=True)
 def place(
     t: np.ndarray, f: np.ndarray, n: int, width: int, dur: int, not_before: int
 ) -> tuple[int, int]:
     """Reserve the earliest fitting slot; returns (start, new step count)."""
-    start = earliest_start(t, f, n, width, dur, not_before)
+    start, i, j = window(t, f, n, width, dur, not_before)
     if start == NEVER:
         return NEVER, n
-    return start, add(t, f, n, start, start + dur, -width)
+    if width > 0 and dur > 0:
+        n = take(t, f, n, i, j, start, start + dur, width)
+    return start, n
 
 
 @njit(cache=True, nogil=True)
@@ -187,10 +226,11 @@ def plan_all(
         for r in range(RECENT):
             if recent_w[r] <= w and recent_d[r] <= d and recent_s[r] > floor:
                 floor = recent_s[r]
-        s = earliest_start(t, f, n, w, d, floor)
+        s, i, j = window(t, f, n, w, d, floor)
         starts[k] = s
         if s != NEVER:
-            n = add(t, f, n, s, s + d, -w)
+            if w > 0 and d > 0:
+                n = take(t, f, n, i, j, s, s + d, w)
             r = k % RECENT
             recent_w[r] = w
             recent_d[r] = d
@@ -207,6 +247,22 @@ def reserve_all(
         if starts[k] == NEVER:
             continue
         n = add(t, f, n, starts[k], starts[k] + durs[k], -widths[k])
+    return n
+
+
+@njit(cache=True, nogil=True)
+def release_all(
+    t: np.ndarray, f: np.ndarray, n: int, widths: np.ndarray, durs: np.ndarray, starts: np.ndarray
+) -> int:
+    """Take reservations out of a profile again (jobs planned at NEVER held nothing).
+
+    Last first: taken out in the reverse of the order they were made, the profile
+    passes back through the (short) profiles the plan passed through.
+    """
+    for k in range(len(widths) - 1, -1, -1):
+        if starts[k] == NEVER:
+            continue
+        n = add(t, f, n, starts[k], starts[k] + durs[k], widths[k])
     return n
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -28,10 +29,15 @@ from batchd.sched.core.policy import MachineView, Placement
 from batchd.sched.core.profile import Profile
 from batchd.sched.policies.conservative import ConservativePolicy, promise
 from batchd.sched.policies.decider import CASES, FCFS, LJF, POLICIES, SJF, Decider, decide
+from batchd.sched.policies.kept_orders import KeptOrders, OrderPlan
 from batchd.sched.policies.quality import SUMMED, Quality, plan_quality, summed_quality
 from batchd.sched.policies.standing import StandingQueue
 
 ORDER_OF = {FCFS: ORDERS["fcfs"], SJF: ORDERS["sjf"], LJF: ORDERS["ljf"]}
+# Waiting jobs from which a step keeps its plans for the next (KeptOrders): below, what
+# keeping them costs each step (following the starts, checking the base) is more than
+# what planning again from them saves.
+KEEP_FROM = 256
 _HORIZON = re.compile(r"^(\d+)\s*([smhd])$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 FcfsCandidate = Literal["sorted", "as-queued", "as-queued-sjf"]
@@ -123,6 +129,7 @@ class SwitchingPolicy(ConservativePolicy):
     def _starting(self, view: MachineView) -> list[Job]:
         due = super()._starting(view)
         if due:
+            self.leaving(due, view.now)
             for q in self.queues.values():
                 if q is not self.queue:
                     q.remove_many(due)
@@ -130,6 +137,9 @@ class SwitchingPolicy(ConservativePolicy):
                 job.result.started_by = self.current
             self.jobs_started[self.current] += len(due)
         return due
+
+    def leaving(self, due: list[Job], now: int) -> None:
+        """``due`` start now: they left the current queue, not yet the others."""
 
     def adopt(self, view: MachineView, profile: Profile, starts: np.ndarray) -> None:
         """Make a plan of the current queue the plan in force."""
@@ -208,6 +218,7 @@ class DynP(SwitchingPolicy):
         # ARTwW needs no more of them, whatever order it has the jobs in.
         self.submit_sums = [0, 0]
         self.standing: StandingQueue | None = None
+        self.kept_plans = KeptOrders()
         if params.fcfs_candidate != "sorted":
             sjf = params.fcfs_candidate == "as-queued-sjf"
             self.standing = StandingQueue(self.current, ljf_as_sjf=sjf)
@@ -222,14 +233,16 @@ class DynP(SwitchingPolicy):
             self.queue.insert(job)
             if self.standing is not None:
                 self.standing.append(job)
-            self.tune(view)
+            self.tune(view, job)
             promise(job, self.queue.starts[self.queue.index(job)])
         else:
+            self.kept_plans.drop()
             super().job_submitted(view, job)  # may re-plan (and sort the list) first
             if self.standing is not None:
                 self.standing.append(job)
 
     def withdraw(self, view: MachineView, job: Job) -> None:
+        self.kept_plans.drop()
         super().withdraw(view, job)
         self._count(job, -1)
         if self.standing is not None:
@@ -247,7 +260,15 @@ class DynP(SwitchingPolicy):
         self.submit_sums[0] += sign * job.submit
         self.submit_sums[1] += sign * job.width * job.submit
 
+    def invalidate(self) -> None:
+        self.kept_plans.drop()
+        super().invalidate()
+
+    def leaving(self, due: list[Job], now: int) -> None:
+        self.kept_plans.leaving(self.current, self.queues, due, now)
+
     def replan(self, view: MachineView) -> None:
+        self.kept_plans.drop()
         super().replan(view)
         if self.standing is not None:
             self.standing.sort_as(self.current)
@@ -317,22 +338,25 @@ class DynP(SwitchingPolicy):
             )
         return plan_quality(self.params.quality, starts, widths, durations, submits)
 
-    def tune(self, view: MachineView) -> None:
+    def tune(self, view: MachineView, newcomer: Job | None = None) -> None:
+        """One self-tuning step; ``newcomer`` is the job queued since the last, if any."""
         began = time.perf_counter()
-        plans: dict[str, tuple[Profile, np.ndarray]] = {}
+        now = view.now
+        plans: dict[str, OrderPlan] = {}
         quality: dict[str, Any] = {}
         base = base_profile(view, len(self.queue))  # the three plans start from copies
+        kept = self.kept_plans
+        holding = not view.overrun and kept.base_holds(base, now)
         for p in POLICIES:
-            jobs = self.queues[p].jobs
-            twin = next((q for q in plans if self.queues[q].jobs == jobs), None)
+            queue = self.queues[p]
+            twin = next((q for q in plans if self.queues[q].jobs == queue.jobs), None)
             if twin is not None:
                 # Two orders agree on the queue (often when few jobs wait): the same plan.
-                plans[p], quality[p] = plans[twin], quality[twin]
+                plans[p] = replace(plans[twin])
+                quality[p] = quality[twin]
                 continue
-            profile = base.copy()
-            widths, durations = self.queues[p].arrays()
-            plans[p] = profile, profile.plan(widths, durations, view.now)
-            quality[p] = self.measure(self.queues[p], plans[p][1], widths, durations, view.now)
+            plans[p] = plan = kept.plan(p, queue, newcomer, base, now, holding=holding)
+            quality[p] = self.measure(queue, plan.starts, plan.widths, plan.durations, now)
         if self.standing is not None:
             # Measured as the list stands; adopted (below) as plans[FCFS], sorted.
             quality[FCFS] = self.measure_standing(view, quality)
@@ -350,7 +374,13 @@ class DynP(SwitchingPolicy):
         if new == self.current:
             self.kept += 1
         self.use(new)
-        self.adopt(view, *plans[new])
+        # The plan in force shares its profile with the kept plan: only a newcomer placed
+        # by ConservativePolicy.job_submitted changes it, and that drops the kept plans.
+        self.adopt(view, plans[new].profile, plans[new].starts)
+        if len(self.queue) >= KEEP_FROM:
+            kept.keep(base, plans)
+        else:
+            kept.drop()
         if self.standing is not None:
             self.standing.sort_as(new)
         spent = time.perf_counter() - began

@@ -1,0 +1,169 @@
+"""dynP's plans of the waiting queue in each order, kept from one step to the next.
+
+A conservative plan stays the plan of its queue while jobs start as it planned them:
+made again later onto the running jobs, every waiting job gets the start it had.
+A job's old slot still fits (the jobs that started since were planned beside it),
+and no earlier one opened (the profile only gained those reservations), as long as
+no start it held has passed. So a self-tuning step whose base (running jobs and
+advance reservations) is the last step's with only the jobs started since added,
+and whose queue gained at most one job, need not plan an order in full: the jobs
+before the newcomer keep their starts, and only the newcomer and the jobs behind it
+are placed again, after those leave their slots in the kept plan. An order loses
+its kept plan when a job it planned elsewhere starts now, when a start it held has
+passed, and every kept plan goes with any other change (an early end, a
+withdrawal, a plan made by another path): those steps plan in full.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from batchd.model.job import Job
+from batchd.model.times import NEVER
+from batchd.sched.core.order import OrderedQueue
+from batchd.sched.core.profile import Profile
+
+
+@dataclass(slots=True)
+class OrderPlan:
+    """One order's plan: its profile (base plus every reservation) and the queue's
+    widths, durations and starts in that order, aligned with its OrderedQueue.
+    ``holds``: the plan is still the plan of that queue on the last step's base."""
+
+    profile: Profile
+    widths: np.ndarray
+    durations: np.ndarray
+    starts: np.ndarray
+    holds: bool = True
+
+
+class KeptOrders:
+    """The last step's base and plans, and what happened to them since.
+
+    Each order's widths and durations stay aligned with its queue while jobs start
+    (they are the arrays a plan needs, made once), whether or not its plan holds.
+    """
+
+    __slots__ = ("base", "plans", "started", "hits")
+
+    def __init__(self) -> None:
+        self.base: Profile | None = None
+        self.plans: dict[str, OrderPlan] = {}
+        self.started: list[tuple[int, int, int]] = []  # (start, end, width) since the step
+        self.hits = 0  # orders planned from a kept plan
+
+    def drop(self) -> None:
+        self.base = None
+        self.plans = {}
+        self.started = []
+
+    def keep(self, base: Profile, plans: dict[str, OrderPlan]) -> None:
+        self.base = base
+        self.plans = plans
+        self.started = []
+
+    def leaving(
+        self, current: str, queues: Mapping[str, OrderedQueue], due: list[Job], now: int
+    ) -> None:
+        """``due`` start now, as the plan in force (``current``) has them; they have
+        left the current queue and not yet the others."""
+        for order, plan in list(self.plans.items()):
+            if order == current:
+                gone = plan.starts == now  # every job the plan in force starts now
+                if int(gone.sum()) != len(due):
+                    del self.plans[order]
+                    continue
+            else:
+                queue = queues[order]
+                at = [queue.index(job) for job in due]
+                if bool((plan.starts[at] != now).any()):
+                    plan.holds = False  # it planned one of them elsewhere
+                gone = np.zeros(len(plan.starts), dtype=bool)
+                gone[at] = True
+            keep = ~gone
+            plan.widths = plan.widths[keep]
+            plan.durations = plan.durations[keep]
+            plan.starts = plan.starts[keep]
+        self.started += [(now, now + job.duration, job.width) for job in due]
+
+    def base_holds(self, base: Profile, now: int) -> bool:
+        """``base`` is the kept one with only the jobs started since added."""
+        if self.base is None:
+            return False
+        expected = self.base.copy()
+        expected.advance(now)
+        for start, end, width in self.started:
+            expected.reserve(start, end, width)
+        return expected.same_steps(base)
+
+    def plan(
+        self,
+        order: str,
+        queue: OrderedQueue,
+        newcomer: Job | None,
+        base: Profile,
+        now: int,
+        *,
+        holding: bool,
+    ) -> OrderPlan:
+        """The plan of ``queue`` (in ``order``) onto ``base``: from the kept one when
+        ``holding`` (the base holds: ``base_holds``) and that plan does, else afresh."""
+        kept = self.plans.get(order)
+        shapes = None if kept is None else _with_newcomer(kept, queue, newcomer)
+        if shapes is None:
+            widths, durations = queue.arrays()
+        else:
+            widths, durations, starts, at = shapes
+            if holding and kept is not None and kept.holds:
+                again = self.plan_again(kept.profile, shapes, now)
+                if again is not None:
+                    self.hits += 1
+                    return again
+        profile = base.copy()
+        return OrderPlan(profile, widths, durations, profile.plan(widths, durations, now))
+
+    def plan_again(self, kept: Profile, shapes: Shapes, now: int) -> OrderPlan | None:
+        """The newcomer (at ``at``) and the jobs behind it placed again on the kept
+        plan's profile; None if a start the plan held has passed."""
+        widths, durations, starts, at = shapes
+        if at and int(starts[:at].min()) < now:
+            return None
+        behind = slice(at + 1, None)
+        if int(starts[behind].min(initial=NEVER)) < now:
+            return None
+        profile = kept.copy()
+        profile.advance(now)
+        profile.release_all(widths[behind], durations[behind], starts[behind])
+        starts[at:] = profile.plan(widths[at:], durations[at:], now)
+        return OrderPlan(profile, widths, durations, starts)
+
+
+Shapes = tuple[np.ndarray, np.ndarray, np.ndarray, int]  # widths, durations, starts, at
+
+
+def _with_newcomer(plan: OrderPlan, queue: OrderedQueue, newcomer: Job | None) -> Shapes | None:
+    """The kept arrays with the newcomer's entry (start NEVER) where the queue has it,
+    and its place; None if they do not match the queue."""
+    widths, durations, starts = plan.widths, plan.durations, plan.starts
+    at = len(starts)
+    if newcomer is not None:
+        at = queue.index(newcomer)
+        widths = _inserted(widths, at, queue.widths[at])
+        durations = _inserted(durations, at, queue.durations[at])
+        starts = _inserted(starts, at, NEVER)
+    else:
+        starts = starts.copy()
+    if len(starts) != len(queue):
+        return None
+    return widths, durations, starts, at
+
+
+def _inserted(values: np.ndarray, at: int, value: int) -> np.ndarray:
+    out = np.empty(len(values) + 1, dtype=values.dtype)
+    out[:at] = values[:at]
+    out[at] = value
+    out[at + 1 :] = values[at:]
+    return out
