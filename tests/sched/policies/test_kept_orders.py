@@ -233,3 +233,77 @@ def test_a_newcomer_too_wide_for_the_machine_is_planned_at_never() -> None:
     again = kept.plan("FCFS", queue, wide, running_base(), 0, holding=True)
     assert kept.hits == 1 and again.starts.tolist() == [0, 100, NEVER]
     assert np.array_equal(again.widths, [1, 2, CAPACITY + 1])
+
+
+def test_a_burst_of_submissions_is_planned_from_the_kept_plans(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One node busy until 1000; eight jobs queue at one second, in no order of length, so
+    # the three orders list them differently from the third on. Every step from the
+    # queue of KEEP_FROM jobs on keeps its plans, nothing starts, and each newcomer is
+    # placed into the three kept plans: three orders planned from kept plans per step.
+    monkeypatch.setattr(dynp, "KEEP_FROM", 3)
+    estimates = [300, 100, 200, 500, 400, 50, 350, 250]
+    jobs = [Job(1, 0, 1, 1000, 1000)]
+    jobs += [Job(i, 10, 1, e, e) for i, e in enumerate(estimates, start=2)]
+    policy = make_policy("dynp")
+    assert isinstance(policy, DynP)
+    engine = Engine(Grid([Machine("m", 1)]), [policy])
+    engine.load(jobs)
+    hits: list[int] = []
+    tune = policy.tune
+
+    def counted(view: object, newcomer: Job | None = None) -> None:
+        tune(view, newcomer)  # type: ignore[arg-type]
+        hits.append(policy.kept_plans.hits)
+
+    policy.tune = counted  # type: ignore[method-assign]
+    engine.run(until=10)
+    # Steps at queues of 2 to 8 jobs; kept from the queue of 3 on: 5 steps from kept plans.
+    assert hits == [0, 0, 3, 6, 9, 12, 15]
+    engine.run()
+    assert all(j.start is not None for j in jobs)
+
+
+def test_a_fresh_keeper_has_nothing_to_plan_from() -> None:
+    kept = KeptOrders()
+    assert not kept.base_holds(running_base(), 0)
+    queue = fcfs_queue(A, B)
+    kept.leaving("FCFS", {"FCFS": queue}, [A], 0)  # nothing kept: nothing to follow
+    assert kept.plans == {} and kept.started == []
+    plan = kept.plan("FCFS", queue, None, running_base(), 0, holding=True)
+    assert kept.hits == 0 and plan.starts.tolist() == [0, 100]
+    assert plan.widths.dtype == plan.durations.dtype == plan.starts.dtype == np.int64
+
+
+def test_starts_at_two_passes_both_count_in_the_base() -> None:
+    # Jobs the plan in force starts at two passes before the next step: the base then
+    # holds both, and so must the base expected from the kept one.
+    wide = Job(4, 0, 1, 20, 20)
+    base = Profile.of_running(3, 0, [100], [1])
+    queue = fcfs_queue(A, wide, B)
+    kept = kept_with(base, {"FCFS": planned(base, queue, 0)})
+    assert kept.plans["FCFS"].starts.tolist() == [0, 0, 50]
+    for job in (A, wide):
+        queue.remove(job)
+        kept.leaving("FCFS", {"FCFS": queue}, [job], 0)
+    assert kept.started == [(0, 50, 1), (0, 20, 1)]
+    assert kept.base_holds(Profile.of_running(3, 0, [20, 50, 100], [1, 1, 1]), 0)
+
+
+def test_an_order_whose_count_of_starts_differs_goes_and_the_others_still_follow() -> None:
+    # The plan in force starts A now, but B is said to start too: its plan cannot
+    # follow and goes; the LJF plan, planned B later, stops holding but keeps its arrays
+    # in step with its queue.
+    base = running_base()
+    fcfs = fcfs_queue(A, B)
+    ljf = OrderedQueue(ORDERS["ljf"])
+    for job in (A, B):
+        ljf.insert(job)
+    kept = kept_with(base, {"FCFS": planned(base, fcfs, 0), "LJF": planned(base, ljf, 0)})
+    for job in (A, B):
+        fcfs.remove(job)
+    kept.leaving("FCFS", {"FCFS": fcfs, "LJF": ljf}, [A, B], 0)
+    assert set(kept.plans) == {"LJF"}
+    assert not kept.plans["LJF"].holds
+    assert kept.plans["LJF"].widths.size == 0

@@ -70,6 +70,8 @@ class KeptOrders:
     ) -> None:
         """``due`` start now, as the plan in force (``current``) has them; they have
         left the current queue and not yet the others."""
+        if self.base is None:
+            return  # nothing kept
         for order, plan in list(self.plans.items()):
             if order == current:
                 gone = plan.starts == now  # every job the plan in force starts now
