@@ -363,3 +363,31 @@ def test_room_for_a_hundred_running_jobs() -> None:
     ends = list(range(1, 101))
     prof = Profile.of_running(200, 0, ends, [1] * 100)
     assert prof.steps() == [(0, 100)] + [(e, 100 + e) for e in ends]
+
+
+def test_release_all_grows_a_full_profile_and_gives_the_slots_back() -> None:
+    profile = Profile(4, 0, room=4)  # four slots
+    profile.reserve(0, 40, 4)
+    assert profile.steps() == [(0, 0), (40, 4)]
+    widths = np.array([4, 4], dtype=np.int64)
+    durations = np.array([5, 5], dtype=np.int64)
+    profile.release_all(widths, durations, np.array([10, 20], dtype=np.int64))
+    assert profile.steps() == [(0, 0), (10, 4), (15, 0), (20, 4), (25, 0), (40, 4)]
+    profile.release_all(widths[:1], durations[:1], np.array([NEVER], dtype=np.int64))
+    assert profile.steps() == [(0, 0), (10, 4), (15, 0), (20, 4), (25, 0), (40, 4)]
+
+
+def test_same_steps_compares_count_times_and_free_nodes() -> None:
+    profile = Profile(4, 0)
+    profile.reserve(10, 20, 2)
+    assert profile.same_steps(profile.copy())
+    other_times = profile.copy()
+    other_times.t[1] = 11
+    assert not profile.same_steps(other_times)
+    other_free = profile.copy()
+    other_free.f[1] = 1
+    assert not profile.same_steps(other_free)
+    shorter = profile.copy()
+    shorter.n = 2
+    assert not profile.same_steps(shorter)
+    assert not shorter.same_steps(profile)
