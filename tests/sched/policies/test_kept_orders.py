@@ -233,6 +233,7 @@ def test_a_newcomer_too_wide_for_the_machine_is_planned_at_never() -> None:
     again = kept.plan("FCFS", queue, wide, running_base(), 0, holding=True)
     assert kept.hits == 1 and again.starts.tolist() == [0, 100, NEVER]
     assert np.array_equal(again.widths, [1, 2, CAPACITY + 1])
+    assert again.widths.dtype == again.durations.dtype == again.starts.dtype == np.int64
 
 
 def test_a_burst_of_submissions_is_planned_from_the_kept_plans(
