@@ -366,15 +366,17 @@ def test_room_for_a_hundred_running_jobs() -> None:
 
 
 def test_release_all_grows_a_full_profile_and_gives_the_slots_back() -> None:
-    profile = Profile(4, 0, room=4)  # four slots
-    profile.reserve(0, 40, 4)
-    assert profile.steps() == [(0, 0), (40, 4)]
-    widths = np.array([4, 4], dtype=np.int64)
-    durations = np.array([5, 5], dtype=np.int64)
-    profile.release_all(widths, durations, np.array([10, 20], dtype=np.int64))
-    assert profile.steps() == [(0, 0), (10, 4), (15, 0), (20, 4), (25, 0), (40, 4)]
+    # Eight slots, two used: four slots given back need eight more (two per job).
+    profile = Profile(4, 0, room=8)
+    profile.reserve(0, 100, 4)
+    assert profile.steps() == [(0, 0), (100, 4)] and len(profile.t) == 8
+    widths = np.array([4, 4, 4, 4], dtype=np.int64)
+    durations = np.array([5, 5, 5, 5], dtype=np.int64)
+    profile.release_all(widths, durations, np.array([10, 20, 30, 40], dtype=np.int64))
+    gaps = [(0, 0), (10, 4), (15, 0), (20, 4), (25, 0), (30, 4), (35, 0), (40, 4), (45, 0)]
+    assert profile.steps() == [*gaps, (100, 4)]
     profile.release_all(widths[:1], durations[:1], np.array([NEVER], dtype=np.int64))
-    assert profile.steps() == [(0, 0), (10, 4), (15, 0), (20, 4), (25, 0), (40, 4)]
+    assert profile.steps() == [*gaps, (100, 4)]  # planned at NEVER: it held nothing
 
 
 def test_same_steps_compares_count_times_and_free_nodes() -> None:
