@@ -36,7 +36,11 @@ def planned(base: Profile, queue: OrderedQueue, now: int) -> OrderPlan:
 
 
 def fcfs_queue(*jobs: Job) -> OrderedQueue:
-    queue = OrderedQueue(ORDERS["fcfs"])
+    return queue_of("fcfs", *jobs)
+
+
+def queue_of(order: str, *jobs: Job) -> OrderedQueue:
+    queue = OrderedQueue(ORDERS[order])
     for job in jobs:
         queue.insert(job)
     return queue
@@ -70,9 +74,7 @@ def test_a_newcomer_is_planned_behind_the_kept_starts() -> None:
 def test_the_jobs_behind_a_newcomer_are_placed_again() -> None:
     # In SJF order C (30 s) goes before A (50 s): A must move, as a fresh plan moves it.
     base = running_base()
-    queue = OrderedQueue(ORDERS["sjf"])
-    for job in (A, B):
-        queue.insert(job)
+    queue = queue_of("sjf", A, B)
     kept = kept_with(base, {"SJF": planned(base, queue, 0)})
     assert kept.plans["SJF"].starts.tolist() == [100, 0]  # B (10 s) first, on both nodes
     queue.insert(C)
@@ -97,9 +99,7 @@ def test_a_start_that_passed_unused_makes_the_order_plan_afresh() -> None:
 def test_a_job_started_where_an_order_planned_it_keeps_that_orders_plan() -> None:
     base = running_base()
     fcfs = fcfs_queue(A, B)
-    ljf = OrderedQueue(ORDERS["ljf"])
-    for job in (A, B):
-        ljf.insert(job)
+    ljf = queue_of("ljf", A, B)
     plans = {"FCFS": planned(base, fcfs, 0), "LJF": planned(base, ljf, 0)}
     assert plans["LJF"].starts.tolist() == [0, 100]  # LJF lists A first too
     kept = kept_with(base, plans)
@@ -120,9 +120,7 @@ def test_a_job_started_where_an_order_planned_it_keeps_that_orders_plan() -> Non
 def test_a_job_started_that_an_order_planned_elsewhere_drops_that_orders_plan() -> None:
     base = running_base()
     fcfs = fcfs_queue(A, B)
-    sjf = OrderedQueue(ORDERS["sjf"])
-    for job in (A, B):
-        sjf.insert(job)
+    sjf = queue_of("sjf", A, B)
     plans = {"FCFS": planned(base, fcfs, 0), "SJF": planned(base, sjf, 0)}
     kept = kept_with(base, plans)
     started = [j for j, s in zip(sjf.jobs, plans["SJF"].starts.tolist(), strict=True) if s == 0]
@@ -298,9 +296,7 @@ def test_an_order_whose_count_of_starts_differs_goes_and_the_others_still_follow
     # in step with its queue.
     base = running_base()
     fcfs = fcfs_queue(A, B)
-    ljf = OrderedQueue(ORDERS["ljf"])
-    for job in (A, B):
-        ljf.insert(job)
+    ljf = queue_of("ljf", A, B)
     kept = kept_with(base, {"FCFS": planned(base, fcfs, 0), "LJF": planned(base, ljf, 0)})
     for job in (A, B):
         fcfs.remove(job)
