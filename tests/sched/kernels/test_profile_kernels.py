@@ -278,6 +278,21 @@ def test_window_stops_at_its_limit() -> None:
     t, f, n = arrays(STEPS)
     assert kernels.window(t, f, n, 5, 5, 0, 10) == (NEVER, 0, 0)  # the start is 10
     assert kernels.window(t, f, n, 5, 5, 0, 11) == (10, 1, 2)
+    assert kernels.earliest_start(t, f, n, 5, 5, 0, 10) == NEVER
+    assert kernels.earliest_start(t, f, n, 5, 5, 0, 11) == 10
+
+
+@pytest.mark.parametrize(("width", "dur"), [(0, 10), (3, 0), (0, 0)])
+def test_a_job_of_no_nodes_or_no_time_holds_nothing(width: int, dur: int) -> None:
+    # It gets a start, and the steps stay as they were: no step split, none doubled.
+    t, f, n = arrays(STEPS)
+    start, n = kernels.place(t, f, n, width, dur, 5)
+    assert start == 5 and steps_of(t, f, n) == STEPS
+    # One job: a second of the same shape would merge back the steps the first split.
+    starts = np.zeros(1, dtype=np.int64)
+    shape = np.array([width], dtype=np.int64), np.array([dur], dtype=np.int64)
+    n = kernels.plan_all(t, f, n, *shape, 12, starts)
+    assert starts.tolist() == [12] and steps_of(t, f, n) == STEPS
 
 
 @pytest.mark.parametrize("seed", range(10))
