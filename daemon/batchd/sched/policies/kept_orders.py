@@ -131,11 +131,9 @@ class KeptOrders:
         """The newcomer (at ``at``) and the jobs behind it placed again on the kept
         plan's profile; None if a start the plan held has passed."""
         widths, durations, starts, at = shapes
-        if at and int(starts[:at].min()) < now:
+        if int(starts.min(initial=NEVER)) < now:  # the newcomer's entry is NEVER
             return None
         behind = slice(at + 1, None)
-        if int(starts[behind].min(initial=NEVER)) < now:
-            return None
         profile = kept.copy()
         profile.advance(now)
         profile.release_all(widths[behind], durations[behind], starts[behind])
@@ -156,8 +154,6 @@ def _with_newcomer(plan: OrderPlan, queue: OrderedQueue, newcomer: Job | None) -
         widths = _inserted(widths, at, queue.widths[at])
         durations = _inserted(durations, at, queue.durations[at])
         starts = _inserted(starts, at, NEVER)
-    else:
-        starts = starts.copy()
     if len(starts) != len(queue):
         return None
     return widths, durations, starts, at
