@@ -131,7 +131,7 @@ class KeptOrders:
         """The newcomer (at ``at``) and the jobs behind it placed again on the kept
         plan's profile; None if a start the plan held has passed."""
         widths, durations, starts, at = shapes
-        if int(starts.min(initial=NEVER)) < now:  # the newcomer's entry is NEVER
+        if int(starts.min()) < now:  # the newcomer's entry is NEVER; a kept queue is never empty
             return None
         behind = slice(at + 1, None)
         profile = kept.copy()
