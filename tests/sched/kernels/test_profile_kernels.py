@@ -253,6 +253,50 @@ def test_a_long_plan_equals_each_job_searched_from_the_start(seed: int) -> None:
     assert steps_of(t, f, n) == ref.steps()
 
 
+def test_jobs_of_one_shape_side_by_side_start_together_as_far_as_room_allows() -> None:
+    # 9 nodes, 7 free until 10, 5 until 20, then 9. Six jobs of 2 nodes for 15 s: two
+    # fit [0, 15) (5 free at the narrowest), two [15, 30), the last two from 20. Then a
+    # job of another shape, searched for on its own, and one of the first shape, which
+    # starts at 30 (1 node is left in [15, 30)), not with the last two.
+    t, f, n = arrays([(0, 7), (10, 5), (20, 9)])
+    widths = np.array([2, 2, 2, 2, 2, 2, 1, 2], dtype=np.int64)
+    durs = np.array([15, 15, 15, 15, 15, 15, 15, 15], dtype=np.int64)
+    starts = np.zeros(len(widths), dtype=np.int64)
+    n = kernels.plan_all(t, f, n, widths, durs, 0, starts)
+    assert starts.tolist() == [0, 0, 15, 15, 20, 20, 0, 30]
+    ref = reference([(0, 7), (10, 5), (20, 9)])
+    shapes = zip(widths.tolist(), durs.tolist(), strict=True)
+    assert [ref.place(w, d, 0) for w, d in shapes] == starts.tolist()
+    assert steps_of(t, f, n) == ref.steps()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_bursts_of_one_shape_get_the_starts_of_one_search_each(seed: int) -> None:
+    # Bursts of up to 30 jobs of a shape (an array, a user's loop), some too wide for the
+    # machine, some of no nodes or no time, on a profile with reservations.
+    rng = random.Random(seed)
+    capacity = rng.randint(4, 40)
+    ref = ListProfile(capacity)
+    for _ in range(6):
+        start = rng.randint(0, 50)
+        ref.reserve(start, start + rng.randint(1, 40), rng.randint(1, capacity))
+    jobs: list[tuple[int, int]] = []
+    while len(jobs) < 300:
+        shape = (rng.randint(0, capacity + 1), rng.choice([0, 1, 5, 20, 60]))
+        jobs += [shape] * rng.randint(1, 30)
+    widths = np.array([w for w, _ in jobs], dtype=np.int64)
+    durs = np.array([d for _, d in jobs], dtype=np.int64)
+    room = 2 * len(jobs) + 4 + len(ref.steps())
+    t = np.zeros(room, dtype=np.int64)
+    f = np.zeros(room, dtype=np.int64)
+    for i, (time, free) in enumerate(ref.steps()):
+        t[i], f[i] = time, free
+    starts = np.zeros(len(jobs), dtype=np.int64)
+    n = kernels.plan_all(t, f, len(ref.steps()), widths, durs, 2, starts)
+    assert starts.tolist() == [ref.place(w, d, 2) for w, d in jobs]
+    assert steps_of(t, f, n) == ref.steps()
+
+
 @pytest.mark.parametrize(
     ("width", "dur", "not_before", "found"),
     [

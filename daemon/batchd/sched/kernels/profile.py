@@ -214,28 +214,66 @@ def plan_all(
     The profile only loses room as jobs are placed, so a job finds none before the
     start of a job placed before it that is no wider and no longer: each search
     begins at the latest such start among the last ``RECENT`` placements.
+
+    A deep queue repeats a few shapes, often side by side in the order. The jobs of
+    one shape right behind a job start where it starts, as many as the narrowest
+    step of its window holds besides it (none can start earlier, and there they
+    fit), so one search and one reservation place them all.
     """
     big = np.iinfo(np.int64).max
     recent_w = np.full(RECENT, big, dtype=np.int64)
     recent_d = np.zeros(RECENT, dtype=np.int64)
     recent_s = np.zeros(RECENT, dtype=np.int64)
-    for k in range(len(widths)):
+    count = len(widths)
+    k = 0
+    r = 0
+    while k < count:
         w = widths[k]
         d = durs[k]
         floor = not_before
-        for r in range(RECENT):
-            if recent_w[r] <= w and recent_d[r] <= d and recent_s[r] > floor:
-                floor = recent_s[r]
+        for q in range(RECENT):
+            if recent_w[q] <= w and recent_d[q] <= d and recent_s[q] > floor:
+                floor = recent_s[q]
         s, i, j = window(t, f, n, w, d, floor)
-        starts[k] = s
-        if s != NEVER:
-            if w > 0 and d > 0:
-                n = take(t, f, n, i, j, s, s + d, w)
-            r = k % RECENT
-            recent_w[r] = w
-            recent_d[r] = d
-            recent_s[r] = s
+        if s == NEVER:
+            starts[k] = NEVER
+            k += 1
+            continue
+        alike = 1
+        if w > 0 and d > 0:
+            if k + 1 < count and widths[k + 1] == w and durs[k + 1] == d:
+                alike = _alike(widths, durs, k, _least(f, i, j) // w)
+            n = take(t, f, n, i, j, s, s + d, w * alike)
+        for x in range(k, k + alike):
+            starts[x] = s
+        recent_w[r] = w
+        recent_d[r] = d
+        recent_s[r] = s
+        r = (r + 1) % RECENT
+        k += alike
     return n
+
+
+@njit(cache=True, nogil=True)
+def _least(f: np.ndarray, i: int, j: int) -> int:
+    """The fewest free nodes of steps ``i`` to ``j - 1``."""
+    least = f[i]
+    for x in range(i + 1, j):
+        if f[x] < least:
+            least = f[x]
+    return least
+
+
+@njit(cache=True, nogil=True)
+def _alike(widths: np.ndarray, durs: np.ndarray, k: int, most: int) -> int:
+    """How many jobs from ``k`` on have job k's shape, counting at most ``most``."""
+    w = widths[k]
+    d = durs[k]
+    e = k + 1
+    end = min(len(widths), k + most)
+    while e < end and widths[e] == w and durs[e] == d:
+        e += 1
+    return e - k
 
 
 @njit(cache=True, nogil=True)
