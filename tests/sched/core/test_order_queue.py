@@ -53,3 +53,30 @@ def test_every_change_but_an_append_is_counted(count: int) -> None:
     queue.pop_front(1)
     queue.insert(Job(id=100, submit=-1, width=1, estimate=1, runtime=1))  # at the front
     assert queue.changes == 4
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_arrays_kept_once_asked_follow_every_change(seed: int) -> None:
+    """Once asked for arrays the queue keeps them and changes them with its lists."""
+    rng = random.Random(seed)
+    queue = OrderedQueue(fcfs_key)
+    for i in range(rng.randrange(5)):
+        queue.insert(job(i, rng))
+    handed = queue.arrays()
+    before = [a.tolist() for a in handed]
+    for i in range(10, 400):  # past the arrays' first room of 64
+        op = rng.random()
+        if op < 0.7 or not queue.jobs:
+            new = job(i, rng)
+            shape = (rng.randint(1, 9), rng.randint(1, 99)) if rng.random() < 0.2 else None
+            queue.insert(new, shape=shape)
+        elif op < 0.8:
+            queue.remove(rng.choice(queue.jobs))
+        elif op < 0.87:
+            queue.pop_front(rng.randint(1, min(3, len(queue.jobs))))
+        else:  # one by one up to 16, else the lists rebuilt
+            many = rng.choice([1, 5, 17, 30])
+            queue.remove_many(rng.sample(queue.jobs, min(many, len(queue.jobs))))
+        widths, durations = queue.arrays()
+        assert widths.tolist() == queue.widths and durations.tolist() == queue.durations
+    assert [a.tolist() for a in handed] == before  # what was handed out stays as it was

@@ -12,6 +12,8 @@ from batchd.model.times import NEVER
 if TYPE_CHECKING:
     import numpy as np
 
+    from batchd.sched.core.shape_arrays import ShapeArrays
+
 OrderKey = Callable[[Job], tuple[int, ...]]
 
 # Up to this many jobs leave a queue one by one; more, and its lists are rebuilt once.
@@ -48,9 +50,10 @@ class OrderedQueue:
     without walking Job objects. ``starts`` holds planned starts for planners that
     plan; a job not planned yet holds NEVER. ``changes`` counts every change other
     than a job appended at the end: while it stands, the first jobs are the same.
+    A queue asked for ``arrays`` keeps them from then on (``ShapeArrays``).
     """
 
-    __slots__ = ("key", "keys", "jobs", "widths", "durations", "starts", "changes")
+    __slots__ = ("key", "keys", "jobs", "widths", "durations", "starts", "changes", "shapes")
 
     def __init__(self, key: OrderKey) -> None:
         self.key = key
@@ -60,6 +63,7 @@ class OrderedQueue:
         self.durations: list[int] = []
         self.starts: list[int] = []
         self.changes = 0
+        self.shapes: ShapeArrays | None = None  # made by the first call of ``arrays``
 
     def __len__(self) -> int:
         return len(self.jobs)
@@ -96,6 +100,8 @@ class OrderedQueue:
             self.widths.append(width)
             self.durations.append(duration)
             self.starts.append(start)
+            if self.shapes is not None:
+                self.shapes.insert(len(keys) - 1, width, duration)
             return len(keys) - 1
         i = bisect_left(keys, k)
         self.changes += 1
@@ -104,17 +110,23 @@ class OrderedQueue:
         self.widths.insert(i, width)
         self.durations.insert(i, duration)
         self.starts.insert(i, start)
+        if self.shapes is not None:
+            self.shapes.insert(i, width, duration)
         return i
 
     def remove(self, job: Job) -> None:
         i = self.index(job)
         self.changes += 1
         del self.keys[i], self.jobs[i], self.widths[i], self.durations[i], self.starts[i]
+        if self.shapes is not None:
+            self.shapes.delete(i)
 
     def pop_front(self, k: int) -> list[Job]:
         out = self.jobs[:k]
         self.changes += 1
         del self.keys[:k], self.jobs[:k], self.widths[:k], self.durations[:k], self.starts[:k]
+        if self.shapes is not None:
+            self.shapes.drop_front(k)
         return out
 
     def remove_many(self, jobs: list[Job]) -> None:
@@ -125,6 +137,8 @@ class OrderedQueue:
                 i = bisect_left(keys, key(job))
                 if i < len(queued) and queued[i] is job:  # one not waiting: as below
                     del keys[i], queued[i], self.widths[i], self.durations[i], self.starts[i]
+                    if self.shapes is not None:
+                        self.shapes.delete(i)
             return
         gone = {id(j) for j in jobs}
         keep = [i for i, j in enumerate(self.jobs) if id(j) not in gone]
@@ -133,6 +147,8 @@ class OrderedQueue:
         self.widths = [self.widths[i] for i in keep]
         self.durations = [self.durations[i] for i in keep]
         self.starts = [self.starts[i] for i in keep]
+        if self.shapes is not None:
+            self.shapes.keep(keep)
 
     # numpy loads with the planners that need arrays, not with the counting passes.
     def starts_array(self) -> np.ndarray:
@@ -141,9 +157,9 @@ class OrderedQueue:
         return np.array(self.starts, dtype=np.int64)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        import numpy as np
+        """The widths and durations as arrays of their own (the caller may keep them)."""
+        if self.shapes is None:
+            from batchd.sched.core.shape_arrays import ShapeArrays
 
-        return (
-            np.array(self.widths, dtype=np.int64),
-            np.array(self.durations, dtype=np.int64),
-        )
+            self.shapes = ShapeArrays(self.widths, self.durations)
+        return self.shapes.copies()
