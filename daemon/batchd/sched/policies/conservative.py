@@ -145,12 +145,13 @@ class ConservativePolicy(Policy):
         now = view.now
         queue = self.queue
         mode = self.replan_mode
-        held = queue.starts_array()
         if view.overrun or self.guessed or self.reshaped or self.profile is None:
             # Promises cannot hold once a job ran past its estimate or the machine
             # itself changed (nodes out of service, a new reservation).
             mode = "rebuild"
-        elif held.size and int(held.min()) < now:
+        # The starts held are what a compression moves and a guarded rebuild keeps.
+        held = queue.starts_array() if mode != "rebuild" else None
+        if held is not None and held.size and int(held.min()) < now:
             # A planned start passed unused (a job ran past its estimate and ended
             # since): held at now, the jobs would overlap; the plan is made afresh.
             mode = "rebuild"
@@ -171,7 +172,7 @@ class ConservativePolicy(Policy):
             if mode == "guarded" and bool((starts > held).any()):
                 starts = None
         if starts is None:
-            assert self.profile is not None  # a first plan is a rebuild
+            assert self.profile is not None and held is not None  # a first plan is a rebuild
             profile = base
             profile.reserve_all(widths, durations, held)
             starts = self.kept_compression.compress(
