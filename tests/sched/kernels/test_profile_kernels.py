@@ -391,3 +391,31 @@ def test_release_all_takes_a_plans_tail_back_out(seed: int) -> None:
     n = kernels.release_all(t, f, n, widths[cut:], durs[cut:], starts[cut:])
     t0, f0, n0, _ = planned(cut)
     assert steps_of(t, f, n) == steps_of(t0, f0, n0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_reservations_of_one_start_and_duration_side_by_side_go_in_and_out_together(
+    seed: int,
+) -> None:
+    # Runs of jobs that share a start and a duration, of any widths, some never planned
+    # (NEVER), some of no time: reserve_all leaves the steps one reservation at a time
+    # leaves, and release_all takes them all back out.
+    rng = random.Random(seed)
+    capacity = 200
+    steps = [(0, capacity), (15, capacity - 20), (40, capacity)]
+    jobs: list[tuple[int, int, int]] = []
+    while len(jobs) < 60:
+        start = rng.choice([NEVER, rng.randint(0, 60)])
+        dur = rng.choice([0, 1, 7, 30])
+        jobs += [(rng.randint(1, 3), dur, start) for _ in range(rng.randint(1, 6))]
+    widths, durs, starts = (np.array(col, dtype=np.int64) for col in zip(*jobs, strict=True))
+    ref = reference(steps)
+    for w, d, s in jobs:
+        if s != NEVER:
+            ref.reserve(s, s + d, w)
+    t, f, n = arrays(steps)
+    t, f = np.resize(t, 4 * ROOM), np.resize(f, 4 * ROOM)
+    n = kernels.reserve_all(t, f, n, widths, durs, starts)
+    assert steps_of(t, f, n) == ref.steps()
+    n = kernels.release_all(t, f, n, widths, durs, starts)
+    assert steps_of(t, f, n) == steps

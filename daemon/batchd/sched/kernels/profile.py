@@ -280,11 +280,24 @@ def _alike(widths: np.ndarray, durs: np.ndarray, k: int, most: int) -> int:
 def reserve_all(
     t: np.ndarray, f: np.ndarray, n: int, widths: np.ndarray, durs: np.ndarray, starts: np.ndarray
 ) -> int:
-    """Put existing reservations into a profile (jobs planned at NEVER hold nothing)."""
-    for k in range(len(widths)):
-        if starts[k] == NEVER:
-            continue
-        n = add(t, f, n, starts[k], starts[k] + durs[k], -widths[k])
+    """Put existing reservations into a profile (jobs planned at NEVER hold nothing).
+
+    Jobs side by side in the order with one start and one duration (a plan's jobs of
+    one shape, placed together) are reserved together.
+    """
+    count = len(widths)
+    k = 0
+    while k < count:
+        s = starts[k]
+        d = durs[k]
+        width = widths[k]
+        e = k + 1
+        while e < count and starts[e] == s and durs[e] == d:
+            width += widths[e]
+            e += 1
+        if s != NEVER:
+            n = add(t, f, n, s, s + d, -width)
+        k = e
     return n
 
 
@@ -295,12 +308,21 @@ def release_all(
     """Take reservations out of a profile again (jobs planned at NEVER held nothing).
 
     Last first: taken out in the reverse of the order they were made, the profile
-    passes back through the (short) profiles the plan passed through.
+    passes back through the (short) profiles the plan passed through. Jobs side by
+    side with one start and one duration are taken out together.
     """
-    for k in range(len(widths) - 1, -1, -1):
-        if starts[k] == NEVER:
-            continue
-        n = add(t, f, n, starts[k], starts[k] + durs[k], widths[k])
+    k = len(widths) - 1
+    while k >= 0:
+        s = starts[k]
+        d = durs[k]
+        width = widths[k]
+        e = k - 1
+        while e >= 0 and starts[e] == s and durs[e] == d:
+            width += widths[e]
+            e -= 1
+        if s != NEVER:
+            n = add(t, f, n, s, s + d, width)
+        k = e
     return n
 
 
