@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from batchd.model.times import NEVER
+from batchd.sched.kernels import blocked_plan
 from batchd.sched.kernels import compression as compression_kernels
 from batchd.sched.kernels import profile as kernels
 
@@ -21,6 +22,10 @@ __all__ = ["NEVER", "ListProfile", "Profile"]
 
 class Profile:
     """Free nodes as a step function of time, from ``origin`` on."""
+
+    # From this many steps a plan is made on blocks of steps (kernels.blocked_plan):
+    # below it, the plan of one step at a time is as fast or faster.
+    BLOCKED_FROM = 256
 
     __slots__ = ("capacity", "t", "f", "n")
 
@@ -98,7 +103,8 @@ class Profile:
         """Place jobs in the given order, each at its earliest start; returns the starts."""
         self._room(2 * len(widths) + 2)
         starts = np.empty(len(widths), dtype=np.int64)
-        self.n = kernels.plan_all(self.t, self.f, self.n, widths, durations, not_before, starts)
+        plan_all = blocked_plan.plan_all if self.n >= self.BLOCKED_FROM else kernels.plan_all
+        self.n = plan_all(self.t, self.f, self.n, widths, durations, not_before, starts)
         return starts
 
     def compress_again(

@@ -239,25 +239,25 @@ def plan_all(
             starts[k] = NEVER
             k += 1
             continue
-        alike = 1
+        together = 1
         if w > 0 and d > 0:
             if k + 1 < count and widths[k + 1] == w and durs[k + 1] == d:
-                alike = _alike(widths, durs, k, _least(f, i, j) // w)
-            n = take(t, f, n, i, j, s, s + d, w * alike)
-        for x in range(k, k + alike):
+                together = alike(widths, durs, k, _least(f, i, j) // w)
+            n = take(t, f, n, i, j, s, s + d, w * together)
+        for x in range(k, k + together):
             starts[x] = s
         recent_w[r] = w
         recent_d[r] = d
         recent_s[r] = s
         r = (r + 1) % RECENT
-        k += alike
+        k += together
     return n
 
 
 @njit(cache=True, nogil=True)
 def _least(f: np.ndarray, i: int, j: int) -> int:
     """The fewest free nodes of steps ``i`` to ``j - 1``."""
-    least = f[i]
+    least: int = f[i]
     for x in range(i + 1, j):
         if f[x] < least:
             least = f[x]
@@ -265,7 +265,7 @@ def _least(f: np.ndarray, i: int, j: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _alike(widths: np.ndarray, durs: np.ndarray, k: int, most: int) -> int:
+def alike(widths: np.ndarray, durs: np.ndarray, k: int, most: int) -> int:
     """How many jobs from ``k`` on have job k's shape, counting at most ``most``."""
     w = widths[k]
     d = durs[k]
