@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from batchd.model.job import Job
@@ -55,28 +56,49 @@ def test_every_change_but_an_append_is_counted(count: int) -> None:
     assert queue.changes == 4
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(6))
 def test_arrays_kept_once_asked_follow_every_change(seed: int) -> None:
-    """Once asked for arrays the queue keeps them and changes them with its lists."""
+    """Once asked for arrays the queue keeps them, with its planned starts, through every
+    change; starts handed over as an array are read back alike, as a list or one by one."""
     rng = random.Random(seed)
     queue = OrderedQueue(fcfs_key)
+    planned: dict[int, int] = {}  # job id -> the start it was last given
+
+    def given(starts: list[int]) -> list[int]:
+        planned.update(zip((j.id for j in queue.jobs), starts, strict=True))
+        return starts
+
     for i in range(rng.randrange(5)):
-        queue.insert(job(i, rng))
+        queue.insert(first := job(i, rng), start=rng.randrange(100))
+        planned[first.id] = queue.start_at(queue.index(first))
     handed = queue.arrays()
     before = [a.tolist() for a in handed]
     for i in range(10, 400):  # past the arrays' first room of 64
         op = rng.random()
-        if op < 0.7 or not queue.jobs:
+        if op < 0.6 or not queue.jobs:
             new = job(i, rng)
             shape = (rng.randint(1, 9), rng.randint(1, 99)) if rng.random() < 0.2 else None
-            queue.insert(new, shape=shape)
-        elif op < 0.8:
+            planned[new.id] = rng.randrange(100)
+            queue.insert(new, start=planned[new.id], shape=shape)
+        elif op < 0.7:
             queue.remove(rng.choice(queue.jobs))
-        elif op < 0.87:
+        elif op < 0.77:
             queue.pop_front(rng.randint(1, min(3, len(queue.jobs))))
-        else:  # one by one up to 16, else the lists rebuilt
+        elif op < 0.85:  # one by one up to 16, else the lists rebuilt
             many = rng.choice([1, 5, 17, 30])
             queue.remove_many(rng.sample(queue.jobs, min(many, len(queue.jobs))))
+        elif op < 0.95:  # a plan's starts
+            plan = given([rng.randrange(100) for _ in queue.jobs])
+            queue.set_starts(np.array(plan, dtype=np.int64))
+        else:
+            queue.starts = given([rng.randrange(100) for _ in queue.jobs])
         widths, durations = queue.arrays()
+        starts = queue.starts_array().tolist()
+        assert starts == [planned[j.id] for j in queue.jobs]
+        assert [queue.start_at(k) for k in range(len(queue))] == starts
+        if rng.random() < 0.3:  # the list is made, and kept with the arrays from then on
+            assert queue.starts == starts
         assert widths.tolist() == queue.widths and durations.tolist() == queue.durations
+        assert len(starts) == len(queue.jobs) == len(queue.keys)
     assert [a.tolist() for a in handed] == before  # what was handed out stays as it was
+    assert [type(queue.start_at(k)) for k in range(len(queue))] == [int] * len(queue)

@@ -12,7 +12,7 @@ from batchd.model.times import NEVER
 if TYPE_CHECKING:
     import numpy as np
 
-    from batchd.sched.core.shape_arrays import ShapeArrays
+    from batchd.sched.core.queue_arrays import QueueArrays
 
 OrderKey = Callable[[Job], tuple[int, ...]]
 
@@ -50,10 +50,14 @@ class OrderedQueue:
     without walking Job objects. ``starts`` holds planned starts for planners that
     plan; a job not planned yet holds NEVER. ``changes`` counts every change other
     than a job appended at the end: while it stands, the first jobs are the same.
-    A queue asked for ``arrays`` keeps them from then on (``ShapeArrays``).
+
+    A queue asked for ``arrays`` keeps its widths, durations and starts as arrays
+    from then on (``QueueArrays``). A plan's starts are handed over as an array
+    (``set_starts``); the list of starts is made from it only when something reads
+    it, so a re-plan of a deep queue turns no array into a list.
     """
 
-    __slots__ = ("key", "keys", "jobs", "widths", "durations", "starts", "changes", "shapes")
+    __slots__ = ("key", "keys", "jobs", "widths", "durations", "_starts", "changes", "arrays_kept")
 
     def __init__(self, key: OrderKey) -> None:
         self.key = key
@@ -61,9 +65,37 @@ class OrderedQueue:
         self.jobs: list[Job] = []
         self.widths: list[int] = []
         self.durations: list[int] = []
-        self.starts: list[int] = []
+        # The starts as a list; None while only the arrays hold them (never both None).
+        self._starts: list[int] | None = []
         self.changes = 0
-        self.shapes: ShapeArrays | None = None  # made by the first call of ``arrays``
+        self.arrays_kept: QueueArrays | None = None  # made by the first call of ``arrays``
+
+    @property
+    def starts(self) -> list[int]:
+        if self._starts is None:
+            kept = self.arrays_kept
+            assert kept is not None
+            self._starts = kept.starts[: kept.n].tolist()
+        return self._starts
+
+    @starts.setter
+    def starts(self, starts: list[int]) -> None:
+        self._starts = starts
+        if self.arrays_kept is not None:
+            self.arrays_kept.starts[: len(starts)] = starts
+
+    def set_starts(self, starts: np.ndarray) -> None:
+        """A plan's starts, in queue order (the array is not kept)."""
+        kept = self._kept()
+        kept.starts[: kept.n] = starts
+        self._starts = None
+
+    def start_at(self, i: int) -> int:
+        """The planned start of the job at ``i``."""
+        if self._starts is not None:
+            return self._starts[i]
+        assert self.arrays_kept is not None
+        return int(self.arrays_kept.starts[i])
 
     def __len__(self) -> int:
         return len(self.jobs)
@@ -95,38 +127,46 @@ class OrderedQueue:
             width, duration = shape
         # Most jobs of a trace arrive behind all the others in FCFS order: no search then.
         if not keys or keys[-1] < k:
+            i = len(keys)
             keys.append(k)
             self.jobs.append(job)
             self.widths.append(width)
             self.durations.append(duration)
-            self.starts.append(start)
-            if self.shapes is not None:
-                self.shapes.insert(len(keys) - 1, width, duration)
-            return len(keys) - 1
-        i = bisect_left(keys, k)
-        self.changes += 1
-        keys.insert(i, k)
-        self.jobs.insert(i, job)
-        self.widths.insert(i, width)
-        self.durations.insert(i, duration)
-        self.starts.insert(i, start)
-        if self.shapes is not None:
-            self.shapes.insert(i, width, duration)
+            if self._starts is not None:
+                self._starts.append(start)
+        else:
+            i = bisect_left(keys, k)
+            self.changes += 1
+            keys.insert(i, k)
+            self.jobs.insert(i, job)
+            self.widths.insert(i, width)
+            self.durations.insert(i, duration)
+            if self._starts is not None:
+                self._starts.insert(i, start)
+        if self.arrays_kept is not None:
+            self.arrays_kept.insert(i, width, duration, start)
         return i
 
     def remove(self, job: Job) -> None:
         i = self.index(job)
         self.changes += 1
-        del self.keys[i], self.jobs[i], self.widths[i], self.durations[i], self.starts[i]
-        if self.shapes is not None:
-            self.shapes.delete(i)
+        self._delete(i)
+
+    def _delete(self, i: int) -> None:
+        del self.keys[i], self.jobs[i], self.widths[i], self.durations[i]
+        if self._starts is not None:
+            del self._starts[i]
+        if self.arrays_kept is not None:
+            self.arrays_kept.delete(i)
 
     def pop_front(self, k: int) -> list[Job]:
         out = self.jobs[:k]
         self.changes += 1
-        del self.keys[:k], self.jobs[:k], self.widths[:k], self.durations[:k], self.starts[:k]
-        if self.shapes is not None:
-            self.shapes.drop_front(k)
+        del self.keys[:k], self.jobs[:k], self.widths[:k], self.durations[:k]
+        if self._starts is not None:
+            del self._starts[:k]
+        if self.arrays_kept is not None:
+            self.arrays_kept.drop_front(k)
         return out
 
     def remove_many(self, jobs: list[Job]) -> None:
@@ -136,9 +176,7 @@ class OrderedQueue:
             for job in jobs:
                 i = bisect_left(keys, key(job))
                 if i < len(queued) and queued[i] is job:  # one not waiting: as below
-                    del keys[i], queued[i], self.widths[i], self.durations[i], self.starts[i]
-                    if self.shapes is not None:
-                        self.shapes.delete(i)
+                    self._delete(i)
             return
         gone = {id(j) for j in jobs}
         keep = [i for i, j in enumerate(self.jobs) if id(j) not in gone]
@@ -146,20 +184,24 @@ class OrderedQueue:
         self.jobs = [self.jobs[i] for i in keep]
         self.widths = [self.widths[i] for i in keep]
         self.durations = [self.durations[i] for i in keep]
-        self.starts = [self.starts[i] for i in keep]
-        if self.shapes is not None:
-            self.shapes.keep(keep)
+        if self._starts is not None:
+            self._starts = [self._starts[i] for i in keep]
+        if self.arrays_kept is not None:
+            self.arrays_kept.keep(keep)
 
     # numpy loads with the planners that need arrays, not with the counting passes.
-    def starts_array(self) -> np.ndarray:
-        import numpy as np
+    def _kept(self) -> QueueArrays:
+        if self.arrays_kept is None:
+            from batchd.sched.core.queue_arrays import QueueArrays
 
-        return np.array(self.starts, dtype=np.int64)
+            self.arrays_kept = QueueArrays(self.widths, self.durations, self.starts)
+        return self.arrays_kept
+
+    def starts_array(self) -> np.ndarray:
+        """The planned starts as an array of its own (the caller may keep it)."""
+        kept = self._kept()
+        return kept.starts[: kept.n].copy()
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """The widths and durations as arrays of their own (the caller may keep them)."""
-        if self.shapes is None:
-            from batchd.sched.core.shape_arrays import ShapeArrays
-
-            self.shapes = ShapeArrays(self.widths, self.durations)
-        return self.shapes.copies()
+        return self._kept().shapes()

@@ -184,7 +184,7 @@ class ConservativePolicy(Policy):
             self.kept_compression.forget()
             self.counts.rebuilds += 1
         self.profile = profile
-        queue.starts = starts.tolist()
+        queue.set_starts(starts)
         self._due = [queue.jobs[i] for i in np.flatnonzero(starts == now).tolist()]
         self.stale = False
 
@@ -203,7 +203,7 @@ class ConservativePolicy(Policy):
         if self.must_replan(view):
             return None
         try:
-            return self.queue.starts[self.queue.index(job)]
+            return self.queue.start_at(self.queue.index(job))
         except KeyError:  # not waiting here
             return NEVER
 

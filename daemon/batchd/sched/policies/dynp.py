@@ -144,7 +144,7 @@ class SwitchingPolicy(ConservativePolicy):
     def adopt(self, view: MachineView, profile: Profile, starts: np.ndarray) -> None:
         """Make a plan of the current queue the plan in force."""
         self.profile = profile
-        self.queue.starts = starts.tolist()
+        self.queue.set_starts(starts)
         self._due = [self.queue.jobs[i] for i in np.flatnonzero(starts == view.now).tolist()]
         self.stale = False
         self.settled = False
@@ -181,7 +181,7 @@ class DynPBasic(SwitchingPolicy):
         self.enqueue(job)
         self.queue.insert(job)
         self.replan(view)
-        promise(job, self.queue.starts[self.queue.index(job)])
+        promise(job, self.queue.start_at(self.queue.index(job)))
 
     def _starting(self, view: MachineView) -> list[Job]:
         due = super()._starting(view)
@@ -234,7 +234,7 @@ class DynP(SwitchingPolicy):
             if self.standing is not None:
                 self.standing.append(job)
             self.tune(view, job)
-            promise(job, self.queue.starts[self.queue.index(job)])
+            promise(job, self.queue.start_at(self.queue.index(job)))
         else:
             self.kept_plans.drop()
             super().job_submitted(view, job)  # may re-plan (and sort the list) first
