@@ -16,6 +16,7 @@ import numpy as np
 
 from batchd.model.job import Job
 from batchd.sched.core.order import OrderedQueue
+from batchd.sched.core.plans import running_arrays_of
 from batchd.sched.policies.dynp import DynP, DynPParams
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
@@ -41,6 +42,9 @@ class FakeView:
 
     def running_widths(self) -> list[int]:
         return self._widths
+
+    def running_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return running_arrays_of(self)
 
     def reservations(self) -> list[tuple[int, int, int]]:
         return []

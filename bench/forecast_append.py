@@ -19,9 +19,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from batchd.model.job import Job
 from batchd.sched.core.forecast import Forecaster
 from batchd.sched.core.order import OrderedQueue, fcfs_key
+from batchd.sched.core.plans import running_arrays_of
 
 NODES = 96
 MAX_WALLTIME = 4 * 24 * 3600
@@ -44,6 +47,9 @@ class View:
 
     def running_widths(self) -> list[int]:
         return [NODES]
+
+    def running_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return running_arrays_of(self)
 
     def reservations(self) -> list[tuple[int, int, int]]:
         return self.pending

@@ -50,6 +50,7 @@ from numba import njit
 
 from batchd.argtypes import positive_ints
 from batchd.model.job import Job
+from batchd.sched.core.plans import running_arrays_of
 from batchd.sched.core.whatif import conservative_starts, easy_starts, inputs_from
 from batchd.sched.kernels import whatif as whatif_kernels
 from batchd.workload import load_swf
@@ -104,6 +105,9 @@ class Scenario:
 
     def running_widths(self) -> list[int]:
         return list(self.rwidths.tolist())
+
+    def running_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return running_arrays_of(self)
 
     def reservations(self) -> list[tuple[int, int, int]]:
         return []

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from batchd.sched.core.plans import running_arrays_of
+
 
 @dataclass
 class HandView:
@@ -27,6 +31,9 @@ class HandView:
 
     def running_widths(self) -> list[int]:
         return list(self.widths)
+
+    def running_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return running_arrays_of(self)
 
     def reservations(self) -> list[tuple[int, int, int]]:
         return list(self.pending)

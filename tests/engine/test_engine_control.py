@@ -3,6 +3,8 @@ restored to the queue; timers, wake-ups a policy asks for, and nodes held by cou
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from batchd.engine.core import STUCK_AFTER, Engine, PlacementError, StuckJobsError
@@ -545,6 +547,31 @@ def test_a_job_past_its_estimate_is_planned_to_end_in_a_second() -> None:
     eng.advance_to(10)
     m = eng.machines[0]
     assert m.overrun and m.running_ends() == [11, 60]
+    ends, widths = m.running_arrays()
+    assert ends.tolist() == [11, 60] and widths.tolist() == m.running_widths()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_running_jobs_as_arrays_follow_every_start_and_end(seed: int) -> None:
+    # More jobs run at once than the arrays' first room (64), and end in any order.
+    rng = random.Random(seed)
+    eng = Engine(Grid([Machine("m", 300)]), [make_policy("fcfs-cons")])
+    m = eng.machines[0]
+    m.running_arrays()  # kept from here on
+    seen = []
+
+    def check(job: Job) -> None:
+        ends, widths = m.running_arrays()
+        assert ends.tolist() == m.running_ends() and widths.tolist() == m.running_widths()
+        seen.append(len(ends))
+
+    eng.on_start.append(check)
+    eng.on_end.append(check)
+    for i in range(1, 400):
+        runtime, estimate = rng.randint(0, 900), rng.randint(1, 900)
+        eng.submit(job(i, rng.randint(1, 4), rng.randint(0, 2000), runtime, estimate))
+    eng.run()
+    assert len(seen) == 2 * 399 and max(seen) > 64
 
 
 def test_a_zero_estimate_in_nodes_held_by_count() -> None:
@@ -680,3 +707,16 @@ def test_a_second_handled_at_once_skips_a_terminated_job_s_end_only() -> None:
     eng.instant(50)
     assert (stays.state, stays.end) == (JobState.FINISHED, 50)
     assert (gone.end, eng.ended) == (10, 2)
+
+
+def test_the_running_jobs_as_arrays_count_only_nodes_in_service() -> None:
+    eng = engine("fcfs-cons")
+    m = eng.machines[0]
+    wide = job(1, 3, estimate=100)
+    eng.submit(wide)
+    eng.instant(0)
+    assert m.running_arrays()[1].tolist() == [3]
+    eng.node_out(0, wide.units[0])  # drained: it does not come back when the job ends
+    assert m.running_widths() == [2] and m.running_arrays()[1].tolist() == [2]
+    eng.node_in(0, wide.units[0])
+    assert m.running_arrays()[1].tolist() == [3]

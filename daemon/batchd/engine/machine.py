@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from batchd.model.job import Job
 from batchd.model.machine import Machine
 from batchd.model.reservation import Reservation
 from batchd.sched.core.policy import Policy
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from batchd.sched.core.columns import IntColumns
 
 
 class MachineState:
@@ -30,6 +36,7 @@ class MachineState:
         "_ends",
         "_widths",
         "_holders",
+        "_arrays",
         "future",
         "_pending",
         "shared",
@@ -46,6 +53,8 @@ class MachineState:
         self._ends: list[int] = []  # estimated ends, ascending (equal ends: oldest first)
         self._widths: list[int] = []
         self._holders: list[Job | Reservation] = []
+        # _ends and _widths as arrays, kept from the first call of running_arrays on.
+        self._arrays: IntColumns | None = None
         self.future: list[Reservation] = []  # confirmed reservations, by start
         self._pending: list[tuple[int, int, int]] = []  # their windows, for the planners
         # Shared nodes (a unit is a core): the jobs whose pieces found no node in the
@@ -77,6 +86,18 @@ class MachineState:
     def running_widths(self) -> list[int]:
         return self._widths
 
+    def running_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._arrays is None:
+            from batchd.sched.core.columns import IntColumns
+
+            self._arrays = IntColumns(self._ends, self._widths)
+        ends = self._arrays.live(0)
+        if self.overrun:
+            import numpy as np
+
+            return np.maximum(ends, self.now + 1), self._arrays.live(1).copy()
+        return ends.copy(), self._arrays.live(1).copy()
+
     def reservations(self) -> list[tuple[int, int, int]]:
         return self._pending
 
@@ -100,6 +121,8 @@ class MachineState:
             count = len(units) if not self.pool._out else self._returning(units)
         self._widths.insert(i, count)
         self._holders.insert(i, holder)
+        if self._arrays is not None:
+            self._arrays.insert(i, end, count)
 
     def remove_running(self, end: int, holder: Job | Reservation) -> None:
         """Forget ``holder``, added with estimated end ``end``."""
@@ -108,6 +131,8 @@ class MachineState:
         while holders[i] is not holder:  # among the holders that end at the same second
             i += 1
         del self._ends[i], self._widths[i], holders[i]
+        if self._arrays is not None:
+            self._arrays.delete(i)
 
     def _returning(self, units: list[int]) -> int:
         pool = self.pool
@@ -118,6 +143,7 @@ class MachineState:
     def refresh_widths(self) -> None:
         """Recount what each holder gives back, after nodes left or rejoined service."""
         self._widths = [self._returning(h.units) for h in self._holders]
+        self._arrays = None
 
     def holder_of(self, unit: int) -> Job | Reservation | None:
         for h in self._holders:

@@ -15,6 +15,7 @@ import pytest
 
 from batchd.model.job import Job
 from batchd.model.utility import Utility
+from batchd.sched.core.plans import running_arrays_of
 from batchd.sched.core.policy import BuildContext, Placement
 from batchd.sched.ga import policy as ga_policy
 from batchd.sched.ga.policy import DAEMON_BUDGET, GAParams, GeneticPolicy
@@ -38,6 +39,9 @@ class View:
 
     def running_widths(self) -> list[int]:
         return [width for _, width in self.running]
+
+    def running_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return running_arrays_of(self)
 
     def reservations(self) -> list[tuple[int, int, int]]:
         return []

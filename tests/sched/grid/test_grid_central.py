@@ -8,9 +8,11 @@ keeps free once the job is counted, "util" (nodes - free) / nodes.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from gridutil import job, run_grid, table
 
+from batchd.sched.core.plans import running_arrays_of
 from batchd.sched.grid import make_grid
 
 
@@ -170,6 +172,9 @@ class _Running:
 
     def running_widths(self) -> list[int]:
         return [w for _, w in self._running]
+
+    def running_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return running_arrays_of(self)
 
 
 def test_the_shadow_counts_every_job_ending_at_the_shadow_time() -> None:

@@ -4,8 +4,10 @@ width, runtime), estimate = runtime; tables are id -> (machine, start, end)."""
 
 from __future__ import annotations
 
+import numpy as np
 from gridutil import job, run_grid, table
 
+from batchd.sched.core.plans import running_arrays_of
 from batchd.sched.grid import make_grid
 from batchd.sched.grid.central import CentralGrid
 
@@ -81,6 +83,9 @@ class View:
 
     def running_widths(self) -> list[int]:
         return [w for _, w in self._running]
+
+    def running_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return running_arrays_of(self)
 
 
 # m0 has 2 of its 4 nodes out of service (none idle, 2 busy until 100): a 4-node job

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import numpy as np
 import pytest
 from gridutil import job
 
 from batchd.model.job import Job, TraceLine
+from batchd.sched.core.plans import running_arrays_of
 from batchd.sched.core.policy import Placement
 from batchd.sched.grid import GridLayer, GridParams, make_grid
 
@@ -54,6 +56,9 @@ class View:
 
     def running_widths(self) -> list[int]:
         return [w for _, w in self._running]
+
+    def running_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return running_arrays_of(self)
 
 
 def test_ports_hand_every_event_to_the_layer() -> None:

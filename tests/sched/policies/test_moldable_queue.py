@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pytest
 from moldutil import mold_job
 from spies import QuarterClock
@@ -16,6 +17,7 @@ from batchd.model.machine import Grid, Machine
 from batchd.model.moldable import Moldable, Speedup
 from batchd.model.reservation import Reservation
 from batchd.model.times import NEVER
+from batchd.sched.core.plans import running_arrays_of
 from batchd.sched.core.policy import BuildContext, Placement
 from batchd.sched.core.profile import Profile
 from batchd.sched.policies import moldable_iterative
@@ -447,6 +449,9 @@ class _View:
 
     def running_widths(self) -> list[int]:
         return self.widths
+
+    def running_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return running_arrays_of(self)
 
     def reservations(self) -> list[tuple[int, int, int]]:
         return []

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from batchd.model.job import Job
+from batchd.sched.core.plans import running_arrays_of
 
 
 @dataclass
@@ -24,6 +27,9 @@ class View:
 
     def running_widths(self) -> list[int]:
         return [width for _, width in sorted(self.running)]
+
+    def running_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return running_arrays_of(self)
 
     def reservations(self) -> list[tuple[int, int, int]]:
         return list(self.pending)

@@ -12,12 +12,13 @@ from batchd.model.times import NEVER
 if TYPE_CHECKING:
     import numpy as np
 
-    from batchd.sched.core.queue_arrays import QueueArrays
+    from batchd.sched.core.columns import IntColumns
 
 OrderKey = Callable[[Job], tuple[int, ...]]
 
 # Up to this many jobs leave a queue one by one; more, and its lists are rebuilt once.
 _FEW = 16
+_WIDTHS, _DURATIONS, _STARTS = 0, 1, 2  # the columns of its arrays
 
 
 # Job priority (qsub -p) comes first: all jobs of a trace have priority 0.
@@ -52,7 +53,7 @@ class OrderedQueue:
     than a job appended at the end: while it stands, the first jobs are the same.
 
     A queue asked for ``arrays`` keeps its widths, durations and starts as arrays
-    from then on (``QueueArrays``). A plan's starts are handed over as an array
+    from then on (``IntColumns``). A plan's starts are handed over as an array
     (``set_starts``); the list of starts is made from it only when something reads
     it, so a re-plan of a deep queue turns no array into a list.
     """
@@ -68,26 +69,26 @@ class OrderedQueue:
         # The starts as a list; None while only the arrays hold them (never both None).
         self._starts: list[int] | None = []
         self.changes = 0
-        self.arrays_kept: QueueArrays | None = None  # made by the first call of ``arrays``
+        # Widths, durations and starts as arrays, made by the first call of ``arrays``.
+        self.arrays_kept: IntColumns | None = None
 
     @property
     def starts(self) -> list[int]:
         if self._starts is None:
             kept = self.arrays_kept
             assert kept is not None
-            self._starts = kept.starts[: kept.n].tolist()
+            self._starts = kept.live(_STARTS).tolist()
         return self._starts
 
     @starts.setter
     def starts(self, starts: list[int]) -> None:
         self._starts = starts
         if self.arrays_kept is not None:
-            self.arrays_kept.starts[: len(starts)] = starts
+            self.arrays_kept.live(_STARTS)[:] = starts
 
     def set_starts(self, starts: np.ndarray) -> None:
         """A plan's starts, in queue order (the array is not kept)."""
-        kept = self._kept()
-        kept.starts[: kept.n] = starts
+        self._kept().live(_STARTS)[:] = starts
         self._starts = None
 
     def start_at(self, i: int) -> int:
@@ -95,7 +96,7 @@ class OrderedQueue:
         if self._starts is not None:
             return self._starts[i]
         assert self.arrays_kept is not None
-        return int(self.arrays_kept.starts[i])
+        return int(self.arrays_kept.columns[_STARTS][i])
 
     def __len__(self) -> int:
         return len(self.jobs)
@@ -190,18 +191,18 @@ class OrderedQueue:
             self.arrays_kept.keep(keep)
 
     # numpy loads with the planners that need arrays, not with the counting passes.
-    def _kept(self) -> QueueArrays:
+    def _kept(self) -> IntColumns:
         if self.arrays_kept is None:
-            from batchd.sched.core.queue_arrays import QueueArrays
+            from batchd.sched.core.columns import IntColumns
 
-            self.arrays_kept = QueueArrays(self.widths, self.durations, self.starts)
+            self.arrays_kept = IntColumns(self.widths, self.durations, self.starts)
         return self.arrays_kept
 
     def starts_array(self) -> np.ndarray:
         """The planned starts as an array of its own (the caller may keep it)."""
-        kept = self._kept()
-        return kept.starts[: kept.n].copy()
+        return self._kept().live(_STARTS).copy()
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """The widths and durations as arrays of their own (the caller may keep them)."""
-        return self._kept().shapes()
+        kept = self._kept()
+        return kept.live(_WIDTHS).copy(), kept.live(_DURATIONS).copy()

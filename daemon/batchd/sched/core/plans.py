@@ -24,16 +24,17 @@ if TYPE_CHECKING:
 def base_profile(view: MachineView, room: int) -> Profile:
     """Free nodes over time: running jobs and reservations, room for ``room`` more jobs."""
     pending = view.reservations()
-    profile = Profile.of_running(
-        view.capacity,
-        view.now,
-        view.running_ends(),
-        view.running_widths(),
-        room=room + len(pending),
-    )
+    ends, widths = view.running_arrays()
+    profile = Profile.of_running(view.capacity, view.now, ends, widths, room=room + len(pending))
     for start, end, width in pending:
         profile.reserve(start, end, width)
     return profile
+
+
+def running_arrays_of(view: MachineView) -> tuple[np.ndarray, np.ndarray]:
+    """``MachineView.running_arrays`` of a view that keeps only the lists."""
+    ends = np.array(view.running_ends(), dtype=np.int64)
+    return ends, np.array(view.running_widths(), dtype=np.int64)
 
 
 def plan_queue(queue: OrderedQueue, view: MachineView) -> tuple[Profile, np.ndarray]:

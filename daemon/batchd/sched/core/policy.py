@@ -30,6 +30,8 @@ from batchd.model.job import Job
 if TYPE_CHECKING:
     from concurrent.futures import Future  # not at run time: it imports logging and threading
 
+    import numpy as np
+
     from batchd.sched.core.forecast import Forecaster
     from batchd.sched.core.order import OrderKey
     from batchd.sched.core.outline import PlanOutline
@@ -60,6 +62,11 @@ class MachineView(Protocol):
 
     def running_widths(self) -> list[int]:
         """Widths of running jobs, in the order of ``running_ends``."""
+        ...
+
+    def running_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``running_ends`` and ``running_widths`` as int64 arrays of their own
+        (``running_arrays_of`` makes them from the lists)."""
         ...
 
     @property
