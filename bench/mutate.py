@@ -104,6 +104,9 @@ GROUPS: dict[str, Group] = {
             "tests/sched/core/test_profile.py",
             "tests/sched/core/test_whatif_arguments.py",
             "tests/sched/kernels/test_compression_kernels.py",  # KeptCompression's
+            # Profile.plan's choice between the plans one step at a time and on blocks.
+            "tests/sched/kernels/test_blocked_plan.py::"
+            "test_long_profiles_are_planned_on_blocks_and_short_ones_one_step_at_a_time",
         ),
     ),
     "policies-backfill": Group(

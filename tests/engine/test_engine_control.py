@@ -8,6 +8,7 @@ import random
 import pytest
 
 from batchd.engine.core import STUCK_AFTER, Engine, PlacementError, StuckJobsError
+from batchd.engine.machine import MachineState
 from batchd.model.job import UNSET, Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.moldable import Moldable, Speedup
@@ -551,13 +552,18 @@ def test_a_job_past_its_estimate_is_planned_to_end_in_a_second() -> None:
     assert ends.tolist() == [11, 60] and widths.tolist() == m.running_widths()
 
 
+@pytest.mark.parametrize("keep_from", [1, 16, 256])
 @pytest.mark.parametrize("seed", range(3))
-def test_the_running_jobs_as_arrays_follow_every_start_and_end(seed: int) -> None:
-    # More jobs run at once than the arrays' first room (64), and end in any order.
+def test_the_running_jobs_as_arrays_follow_every_start_and_end(
+    seed: int, keep_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # More jobs run at once than the arrays' first room (64), and end in any order; the
+    # arrays are kept from keep_from running jobs, dropped below half as many.
+    monkeypatch.setattr(MachineState, "KEEP_ARRAYS_FROM", keep_from)
     rng = random.Random(seed)
     eng = Engine(Grid([Machine("m", 300)]), [make_policy("fcfs-cons")])
     m = eng.machines[0]
-    m.running_arrays()  # kept from here on
+    m.running_arrays()
     seen = []
 
     def check(job: Job) -> None:

@@ -43,6 +43,10 @@ class MachineState:
         "unplaced",
     )
 
+    # Running jobs from which their ends and widths are kept as arrays too, until
+    # fewer than half as many run: below it, making the arrays costs less.
+    KEEP_ARRAYS_FROM = 256
+
     def __init__(self, index: int, machine: Machine, policy: Policy, kill: bool) -> None:
         self.index = index
         self.machine = machine
@@ -87,14 +91,18 @@ class MachineState:
         return self._widths
 
     def running_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
+
         if self._arrays is None:
+            if len(self._ends) < self.KEEP_ARRAYS_FROM:
+                ends = np.array(self._ends, dtype=np.int64)
+                widths = np.array(self._widths, dtype=np.int64)
+                return np.maximum(ends, self.now + 1) if self.overrun else ends, widths
             from batchd.sched.core.columns import IntColumns
 
             self._arrays = IntColumns(self._ends, self._widths)
         ends = self._arrays.live(0)
         if self.overrun:
-            import numpy as np
-
             return np.maximum(ends, self.now + 1), self._arrays.live(1).copy()
         return ends.copy(), self._arrays.live(1).copy()
 
@@ -133,6 +141,8 @@ class MachineState:
         del self._ends[i], self._widths[i], holders[i]
         if self._arrays is not None:
             self._arrays.delete(i)
+            if 2 * len(self._ends) < self.KEEP_ARRAYS_FROM:
+                self._arrays = None
 
     def _returning(self, units: list[int]) -> int:
         pool = self.pool

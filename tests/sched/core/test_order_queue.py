@@ -56,10 +56,15 @@ def test_every_change_but_an_append_is_counted(count: int) -> None:
     assert queue.changes == 4
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_arrays_kept_once_asked_follow_every_change(seed: int) -> None:
-    """Once asked for arrays the queue keeps them, with its planned starts, through every
-    change; starts handed over as an array are read back alike, as a list or one by one."""
+@pytest.mark.parametrize("keep_from", [1, 16, 256])
+@pytest.mark.parametrize("seed", range(4))
+def test_arrays_kept_once_asked_follow_every_change(
+    seed: int, keep_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Asked for arrays when deep enough, the queue keeps them, with its planned starts,
+    through every change until it is short again; starts handed over as an array are
+    read back alike, as a list or one by one."""
+    monkeypatch.setattr(OrderedQueue, "KEEP_ARRAYS_FROM", keep_from)
     rng = random.Random(seed)
     queue = OrderedQueue(fcfs_key)
     planned: dict[int, int] = {}  # job id -> the start it was last given
@@ -73,6 +78,7 @@ def test_arrays_kept_once_asked_follow_every_change(seed: int) -> None:
         planned[first.id] = queue.start_at(queue.index(first))
     handed = queue.arrays()
     before = [a.tolist() for a in handed]
+    kept_at: list[int] = []  # the queue's length at each step if it kept arrays, else -1
     for i in range(10, 400):  # past the arrays' first room of 64
         op = rng.random()
         if op < 0.6 or not queue.jobs:
@@ -93,6 +99,7 @@ def test_arrays_kept_once_asked_follow_every_change(seed: int) -> None:
         else:
             queue.starts = given([rng.randrange(100) for _ in queue.jobs])
         widths, durations = queue.arrays()
+        kept_at.append(len(queue) if queue.arrays_kept is not None else -1)
         starts = queue.starts_array().tolist()
         assert starts == [planned[j.id] for j in queue.jobs]
         assert [queue.start_at(k) for k in range(len(queue))] == starts
@@ -101,4 +108,7 @@ def test_arrays_kept_once_asked_follow_every_change(seed: int) -> None:
         assert widths.tolist() == queue.widths and durations.tolist() == queue.durations
         assert len(starts) == len(queue.jobs) == len(queue.keys)
     assert [a.tolist() for a in handed] == before  # what was handed out stays as it was
+    kept = [length for length in kept_at if length >= 0]
+    if keep_from < 256:  # the queue stays shorter than 256 here: it keeps none then
+        assert kept and min(kept) * 2 >= keep_from and max(kept) >= keep_from
     assert [type(queue.start_at(k)) for k in range(len(queue))] == [int] * len(queue)

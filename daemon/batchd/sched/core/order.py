@@ -52,13 +52,16 @@ class OrderedQueue:
     plan; a job not planned yet holds NEVER. ``changes`` counts every change other
     than a job appended at the end: while it stands, the first jobs are the same.
 
-    A queue asked for ``arrays`` keeps its widths, durations and starts as arrays
-    from then on (``IntColumns``). A plan's starts are handed over as an array
+    A deep queue asked for ``arrays`` keeps its widths, durations and starts as
+    arrays (``IntColumns``) until it is short again (``KEEP_ARRAYS_FROM``: below it,
+    keeping them costs more than making them). A plan's starts are handed over as an array
     (``set_starts``); the list of starts is made from it only when something reads
     it, so a re-plan of a deep queue turns no array into a list.
     """
 
     __slots__ = ("key", "keys", "jobs", "widths", "durations", "_starts", "changes", "arrays_kept")
+
+    KEEP_ARRAYS_FROM = 256  # jobs; kept until fewer than half as many wait
 
     def __init__(self, key: OrderKey) -> None:
         self.key = key
@@ -88,7 +91,11 @@ class OrderedQueue:
 
     def set_starts(self, starts: np.ndarray) -> None:
         """A plan's starts, in queue order (the array is not kept)."""
-        self._kept().live(_STARTS)[:] = starts
+        kept = self._kept()
+        if kept is None:
+            self._starts = starts.tolist()
+            return
+        kept.live(_STARTS)[:] = starts
         self._starts = None
 
     def start_at(self, i: int) -> int:
@@ -96,7 +103,7 @@ class OrderedQueue:
         if self._starts is not None:
             return self._starts[i]
         assert self.arrays_kept is not None
-        return int(self.arrays_kept.columns[_STARTS][i])
+        return self.arrays_kept.at(_STARTS, i)
 
     def __len__(self) -> int:
         return len(self.jobs)
@@ -159,6 +166,12 @@ class OrderedQueue:
             del self._starts[i]
         if self.arrays_kept is not None:
             self.arrays_kept.delete(i)
+            self._keep_arrays_while_deep()
+
+    def _keep_arrays_while_deep(self) -> None:
+        if 2 * len(self.jobs) < self.KEEP_ARRAYS_FROM:
+            self._starts = self.starts
+            self.arrays_kept = None
 
     def pop_front(self, k: int) -> list[Job]:
         out = self.jobs[:k]
@@ -168,6 +181,7 @@ class OrderedQueue:
             del self._starts[:k]
         if self.arrays_kept is not None:
             self.arrays_kept.drop_front(k)
+            self._keep_arrays_while_deep()
         return out
 
     def remove_many(self, jobs: list[Job]) -> None:
@@ -189,10 +203,12 @@ class OrderedQueue:
             self._starts = [self._starts[i] for i in keep]
         if self.arrays_kept is not None:
             self.arrays_kept.keep(keep)
+            self._keep_arrays_while_deep()
 
     # numpy loads with the planners that need arrays, not with the counting passes.
-    def _kept(self) -> IntColumns:
-        if self.arrays_kept is None:
+    def _kept(self) -> IntColumns | None:
+        """The arrays kept, made now if the queue is deep; None while it is short."""
+        if self.arrays_kept is None and len(self.jobs) >= self.KEEP_ARRAYS_FROM:
             from batchd.sched.core.columns import IntColumns
 
             self.arrays_kept = IntColumns(self.widths, self.durations, self.starts)
@@ -200,9 +216,18 @@ class OrderedQueue:
 
     def starts_array(self) -> np.ndarray:
         """The planned starts as an array of its own (the caller may keep it)."""
-        return self._kept().live(_STARTS).copy()
+        import numpy as np
+
+        kept = self._kept()
+        if kept is None:
+            return np.array(self.starts, dtype=np.int64)
+        return kept.live(_STARTS).copy()
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """The widths and durations as arrays of their own (the caller may keep them)."""
+        import numpy as np
+
         kept = self._kept()
+        if kept is None:
+            return np.array(self.widths, dtype=np.int64), np.array(self.durations, dtype=np.int64)
         return kept.live(_WIDTHS).copy(), kept.live(_DURATIONS).copy()

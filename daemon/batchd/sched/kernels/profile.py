@@ -242,7 +242,7 @@ def plan_all(
         together = 1
         if w > 0 and d > 0:
             if k + 1 < count and widths[k + 1] == w and durs[k + 1] == d:
-                together = alike(widths, durs, k, _least(f, i, j) // w)
+                together = alike(widths, durs, k, _held(f, i, j, w))
             n = take(t, f, n, i, j, s, s + d, w * together)
         for x in range(k, k + together):
             starts[x] = s
@@ -255,13 +255,16 @@ def plan_all(
 
 
 @njit(cache=True, nogil=True)
-def _least(f: np.ndarray, i: int, j: int) -> int:
-    """The fewest free nodes of steps ``i`` to ``j - 1``."""
+def _held(f: np.ndarray, i: int, j: int, width: int) -> int:
+    """How many jobs of ``width`` steps ``i`` to ``j - 1`` hold side by side (they hold
+    one); the walk stops where one more would not fit, as on a full machine."""
     least: int = f[i]
     for x in range(i + 1, j):
         if f[x] < least:
             least = f[x]
-    return least
+            if least < 2 * width:
+                break
+    return least // width
 
 
 @njit(cache=True, nogil=True)
