@@ -56,7 +56,7 @@ def test_every_change_but_an_append_is_counted(count: int) -> None:
     assert queue.changes == 4
 
 
-@pytest.mark.parametrize("keep_from", [1, 16, 256])
+@pytest.mark.parametrize("keep_from", [1, 16, 1024])
 @pytest.mark.parametrize("seed", range(4))
 def test_arrays_kept_once_asked_follow_every_change(
     seed: int, keep_from: int, monkeypatch: pytest.MonkeyPatch
@@ -109,6 +109,6 @@ def test_arrays_kept_once_asked_follow_every_change(
         assert len(starts) == len(queue.jobs) == len(queue.keys)
     assert [a.tolist() for a in handed] == before  # what was handed out stays as it was
     kept = [length for length in kept_at if length >= 0]
-    if keep_from < 256:  # the queue stays shorter than 256 here: it keeps none then
+    if keep_from < 1024:  # the queue stays shorter than 1,024 here: it keeps none then
         assert kept and min(kept) * 2 >= keep_from and max(kept) >= keep_from
     assert [type(queue.start_at(k)) for k in range(len(queue))] == [int] * len(queue)

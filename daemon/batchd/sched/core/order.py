@@ -61,7 +61,7 @@ class OrderedQueue:
 
     __slots__ = ("key", "keys", "jobs", "widths", "durations", "_starts", "changes", "arrays_kept")
 
-    KEEP_ARRAYS_FROM = 256  # jobs; kept until fewer than half as many wait
+    KEEP_ARRAYS_FROM = 1024  # jobs; kept until fewer than half as many wait
 
     def __init__(self, key: OrderKey) -> None:
         self.key = key

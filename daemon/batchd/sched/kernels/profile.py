@@ -226,7 +226,6 @@ def plan_all(
     recent_s = np.zeros(RECENT, dtype=np.int64)
     count = len(widths)
     k = 0
-    r = 0
     while k < count:
         w = widths[k]
         d = durs[k]
@@ -235,21 +234,23 @@ def plan_all(
             if recent_w[q] <= w and recent_d[q] <= d and recent_s[q] > floor:
                 floor = recent_s[q]
         s, i, j = window(t, f, n, w, d, floor)
+        starts[k] = s
         if s == NEVER:
-            starts[k] = NEVER
             k += 1
             continue
         together = 1
         if w > 0 and d > 0:
-            if k + 1 < count and widths[k + 1] == w and durs[k + 1] == d:
+            # A second job of this shape next, and room for two where the window begins
+            # (on a full machine, mostly not: then nothing more is looked at).
+            if f[i] >= 2 * w and k + 1 < count and widths[k + 1] == w and durs[k + 1] == d:
                 together = alike(widths, durs, k, _held(f, i, j, w))
+                for x in range(k + 1, k + together):
+                    starts[x] = s
             n = take(t, f, n, i, j, s, s + d, w * together)
-        for x in range(k, k + together):
-            starts[x] = s
+        r = k % RECENT
         recent_w[r] = w
         recent_d[r] = d
         recent_s[r] = s
-        r = (r + 1) % RECENT
         k += together
     return n
 
