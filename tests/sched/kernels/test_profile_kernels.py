@@ -236,20 +236,26 @@ def test_a_long_plan_equals_each_job_searched_from_the_start(seed: int) -> None:
     capacity = rng.randint(4, 16)
     shapes = [(rng.randint(1, capacity + 1), rng.choice([1, 5, 20, 60])) for _ in range(6)]
     jobs = [rng.choice(shapes) for _ in range(3 * kernels.RECENT + 7)]
-    widths = np.array([w for w, _ in jobs], dtype=np.int64)
-    durs = np.array([d for _, d in jobs], dtype=np.int64)
     ref = ListProfile(capacity)
     for _ in range(4):
         start = rng.randint(0, 50)
         ref.reserve(start, start + rng.randint(1, 40), rng.randint(1, capacity))
+    plan_as_the_reference(ref, jobs, 3)
+
+
+def plan_as_the_reference(ref: ListProfile, jobs: list[tuple[int, int]], not_before: int) -> None:
+    """plan_all on ``ref``'s steps gives each job the start ``ref.place`` gives it, one
+    after the other, and leaves the reference's steps."""
+    widths = np.array([w for w, _ in jobs], dtype=np.int64)
+    durs = np.array([d for _, d in jobs], dtype=np.int64)
     room = 2 * len(jobs) + 4 + len(ref.steps())
     t = np.zeros(room, dtype=np.int64)
     f = np.zeros(room, dtype=np.int64)
     for i, (time, free) in enumerate(ref.steps()):
         t[i], f[i] = time, free
     starts = np.zeros(len(jobs), dtype=np.int64)
-    n = kernels.plan_all(t, f, len(ref.steps()), widths, durs, 3, starts)
-    assert starts.tolist() == [ref.place(w, d, 3) for w, d in jobs]
+    n = kernels.plan_all(t, f, len(ref.steps()), widths, durs, not_before, starts)
+    assert starts.tolist() == [ref.place(w, d, not_before) for w, d in jobs]
     assert steps_of(t, f, n) == ref.steps()
 
 
@@ -284,17 +290,7 @@ def test_bursts_of_one_shape_get_the_starts_of_one_search_each(seed: int) -> Non
     while len(jobs) < 300:
         shape = (rng.randint(0, capacity + 1), rng.choice([0, 1, 5, 20, 60]))
         jobs += [shape] * rng.randint(1, 30)
-    widths = np.array([w for w, _ in jobs], dtype=np.int64)
-    durs = np.array([d for _, d in jobs], dtype=np.int64)
-    room = 2 * len(jobs) + 4 + len(ref.steps())
-    t = np.zeros(room, dtype=np.int64)
-    f = np.zeros(room, dtype=np.int64)
-    for i, (time, free) in enumerate(ref.steps()):
-        t[i], f[i] = time, free
-    starts = np.zeros(len(jobs), dtype=np.int64)
-    n = kernels.plan_all(t, f, len(ref.steps()), widths, durs, 2, starts)
-    assert starts.tolist() == [ref.place(w, d, 2) for w, d in jobs]
-    assert steps_of(t, f, n) == ref.steps()
+    plan_as_the_reference(ref, jobs, 2)
 
 
 @pytest.mark.parametrize(
