@@ -54,9 +54,9 @@ class OrderedQueue:
 
     A deep queue asked for ``arrays`` keeps its widths, durations and starts as
     arrays (``IntColumns``) until it is short again (``KEEP_ARRAYS_FROM``: below it,
-    keeping them costs more than making them). A plan's starts are handed over as an array
-    (``set_starts``); the list of starts is made from it only when something reads
-    it, so a re-plan of a deep queue turns no array into a list.
+    keeping them costs more than making them). A plan's starts are handed over as an
+    array (``set_starts``); the list of starts is made from it only when something
+    reads it, so a re-plan of a deep queue turns no array into a list.
     """
 
     __slots__ = ("key", "keys", "jobs", "widths", "durations", "_starts", "changes", "arrays_kept")
@@ -72,7 +72,7 @@ class OrderedQueue:
         # The starts as a list; None while only the arrays hold them (never both None).
         self._starts: list[int] | None = []
         self.changes = 0
-        # Widths, durations and starts as arrays, made by the first call of ``arrays``.
+        # Widths, durations and starts as arrays, made by ``arrays`` on a deep queue.
         self.arrays_kept: IntColumns | None = None
 
     @property
