@@ -79,19 +79,19 @@ def test_arrays_kept_once_asked_follow_every_change(
     handed = queue.arrays()
     before = [a.tolist() for a in handed]
     kept_at: list[int] = []  # the queue's length at each step if it kept arrays, else -1
-    for i in range(10, 400):  # past the arrays' first room of 64
+    for i in range(10, 700):  # the queue grows past the arrays' first room of 64, and 128
         op = rng.random()
-        if op < 0.6 or not queue.jobs:
+        if op < 0.7 or not queue.jobs:
             new = job(i, rng)
             shape = (rng.randint(1, 9), rng.randint(1, 99)) if rng.random() < 0.2 else None
             planned[new.id] = rng.randrange(100)
             queue.insert(new, start=planned[new.id], shape=shape)
-        elif op < 0.7:
+        elif op < 0.75:
             queue.remove(rng.choice(queue.jobs))
-        elif op < 0.77:
+        elif op < 0.8:
             queue.pop_front(rng.randint(1, min(3, len(queue.jobs))))
-        elif op < 0.85:  # one by one up to 16, else the lists rebuilt
-            many = rng.choice([1, 5, 17, 30])
+        elif op < 0.84:  # one by one up to 16, else the lists rebuilt
+            many = rng.choice([1, 2, 17])
             queue.remove_many(rng.sample(queue.jobs, min(many, len(queue.jobs))))
         elif op < 0.95:  # a plan's starts
             plan = given([rng.randrange(100) for _ in queue.jobs])
@@ -110,5 +110,27 @@ def test_arrays_kept_once_asked_follow_every_change(
     assert [a.tolist() for a in handed] == before  # what was handed out stays as it was
     kept = [length for length in kept_at if length >= 0]
     if keep_from < 1024:  # the queue stays shorter than 1,024 here: it keeps none then
-        assert kept and min(kept) * 2 >= keep_from and max(kept) >= keep_from
+        assert kept and min(kept) * 2 >= keep_from and max(kept) > 128
     assert [type(queue.start_at(k)) for k in range(len(queue))] == [int] * len(queue)
+
+
+@pytest.mark.parametrize("how", ["remove_many", "pop_front", "remove"])
+def test_a_queue_that_kept_arrays_empties(how: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(OrderedQueue, "KEEP_ARRAYS_FROM", 1)
+    rng = random.Random(7)
+    queue = OrderedQueue(fcfs_key)
+    jobs = [job(i, rng) for i in range(20)]
+    for j in jobs:
+        queue.insert(j)
+    queue.arrays()
+    assert queue.arrays_kept is not None
+    if how == "remove_many":  # more than 16: the lists rebuilt with none kept
+        queue.remove_many(list(jobs))
+    elif how == "pop_front":
+        queue.pop_front(20)
+    else:
+        for j in jobs:
+            queue.remove(j)
+    widths, durations = queue.arrays()
+    assert widths.tolist() == durations.tolist() == queue.starts_array().tolist() == []
+    assert len(queue) == 0 and queue.starts == []
