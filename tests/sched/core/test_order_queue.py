@@ -93,11 +93,9 @@ def test_arrays_kept_once_asked_follow_every_change(
         elif op < 0.84:  # one by one up to 16, else the lists rebuilt
             many = rng.choice([1, 2, 17])
             queue.remove_many(rng.sample(queue.jobs, min(many, len(queue.jobs))))
-        elif op < 0.95:  # a plan's starts
+        else:  # a plan's starts
             plan = given([rng.randrange(100) for _ in queue.jobs])
             queue.set_starts(np.array(plan, dtype=np.int64))
-        else:
-            queue.starts = given([rng.randrange(100) for _ in queue.jobs])
         widths, durations = queue.arrays()
         kept_at.append(len(queue) if queue.arrays_kept is not None else -1)
         starts = queue.starts_array().tolist()

@@ -83,12 +83,6 @@ class OrderedQueue:
             self._starts = kept.live(_STARTS).tolist()
         return self._starts
 
-    @starts.setter
-    def starts(self, starts: list[int]) -> None:
-        self._starts = starts
-        if self.arrays_kept is not None:
-            self.arrays_kept.live(_STARTS)[:] = starts
-
     def set_starts(self, starts: np.ndarray) -> None:
         """A plan's starts, in queue order (the array is not kept)."""
         kept = self._kept()
