@@ -109,41 +109,40 @@ def test_a_job_is_searched_when_its_room_runs_on_through_its_own_slot() -> None:
     assert new.steps() == [(2, 2), (12, 4)]
 
 
-def test_more_room_lists_where_the_second_profile_has_more() -> None:
+def first_more_room(first: Profile, second: Profile, now: int = 0) -> int:
+    return int(
+        kernels.first_more_room(first.t, first.f, first.n, second.t, second.f, second.n, now)
+    )
+
+
+def test_the_first_gain_is_where_the_second_profile_first_has_more() -> None:
     first = Profile.of_running(4, 0, [10, 30], [2, 2])  # 0 free to 10, 2 to 30
     second = Profile.of_running(4, 0, [5], [4])  # 0 free to 5, then 4
-    ga = np.empty(8, dtype=np.int64)
-    gb = np.empty(8, dtype=np.int64)
-    count = kernels.more_room(first.t, first.f, first.n, second.t, second.f, second.n, 0, ga, gb)
-    assert intervals(ga, gb, count) == [(5, 30)]
-    count = kernels.more_room(second.t, second.f, second.n, first.t, first.f, first.n, 0, ga, gb)
-    assert count == 0
+    assert first_more_room(first, second) == 5
+    assert first_more_room(first, second, now=12) == 12
+    assert first_more_room(second, first) == NEVER
+    assert first_more_room(first, first) == NEVER
 
 
-def test_gains_are_kept_sorted_and_merged() -> None:
-    ga, gb, gw, gl = (np.zeros(8, dtype=np.int64) for _ in range(4))
-    count = 0
-    for a, b in [(10, 20), (40, 50), (0, 5), (20, 30), (45, 60), (5, 6)]:
-        count = kernels.add_gain(ga, gb, gw, gl, count, a, b)
-    assert intervals(ga, gb, count) == [(0, 6), (10, 30), (40, 60)]
-    count = kernels.add_gain(ga, gb, gw, gl, count, 7, 41)
-    assert intervals(ga, gb, count) == [(0, 6), (7, 60)]
+def test_more_room_to_the_end_is_a_gain_from_where_it_begins() -> None:
+    first = Profile(4, 0)
+    first.reserve(0, 10, 2)  # 2 free to 10, then 4
+    second = Profile(5, 0)
+    second.reserve(0, 5, 3)
+    second.reserve(5, 10, 3)  # 2 free to 10 (as many), then 5
+    assert first_more_room(first, second) == 10
 
 
-def test_the_gains_have_room_however_many_there_are() -> None:
-    # 19 gains (2 more nodes free in each of [10k, 10k + 5)) and one job: the gains'
-    # arrays are sized by both profiles' steps, not by the jobs.
-    old = Profile(8, 0, room=64)
-    new = Profile(8, 0, room=64)
-    for k in range(1, 20):
-        old.reserve(10 * k, 10 * k + 5, 4)
-        new.reserve(10 * k, 10 * k + 5, 2)
-    new.reserve(0, 1, 1)
-    starts = KeptCompression().compress(old, new, (np.array([1]), np.array([1])), np.array([0]), 0)
-    assert starts.tolist() == [0]
+def test_the_first_gain_is_looked_for_in_the_live_steps_only() -> None:
+    t0 = np.array([0, 10, 3], dtype=np.int64)  # a stale slot past the two live steps
+    f0 = np.array([2, 4, 0], dtype=np.int64)
+    t1 = np.array([0, 20, 99], dtype=np.int64)
+    f1 = np.array([2, 4, 9], dtype=np.int64)
+    assert kernels.first_more_room(t0, f0, 2, t1, f1, 2, 0) == NEVER
+    assert kernels.first_more_room(t1, f1, 2, t0, f0, 2, 0) == 10
 
 
-def test_forget_drops_the_slots_the_last_compression_left() -> None:
+def test_the_slots_left_last_time_are_gains_like_those_of_the_profiles() -> None:
     # 2 nodes: job 1 (2 wide) holds [0, 10); job 2 (1 wide, 5 s) was placed at 10. Job 1
     # is withdrawn: job 2 moves to 0 and leaves [10, 15), which the next compression
     # carries for the jobs before it. After a rebuild nothing is carried.
@@ -157,9 +156,34 @@ def test_forget_drops_the_slots_the_last_compression_left() -> None:
         0
     ]
     assert intervals(kept.left_a, kept.left_b, 1) == [(10, 15)]
+    # Next, a job of 1 node runs until 10 beside job 2, and job 3 (2 wide, 5 s), ahead
+    # of job 2 in the order (an SJF queue), was placed at 15 while job 2 held [10, 15).
+    # The profiles agree: the only gain is the slot job 2 left, and job 3 takes it.
+    old = Profile.of_running(2, 0, [10], [1])
+    old.reserve(0, 5, 1)
+    old.reserve(15, 20, 2)
+    new = old.copy()
+    arrays = (np.array([2, 1]), np.array([5, 5]))
+    assert kept.compress(old, new, arrays, np.array([15, 0]), 0).tolist() == [10, 0]
+    assert intervals(kept.left_a, kept.left_b, 1) == [(15, 20)]
     kept.forget()
     assert len(kept.left_a) == len(kept.left_b) == 0
     assert kept.left_a.dtype == kept.left_b.dtype == np.int64
+
+
+def compress(
+    profile: Profile, jobs: list[tuple[int, int, int]], first_gain: int, now: int = 0
+) -> tuple[list[int], int]:
+    widths = np.array([w for w, _, _ in jobs], dtype=np.int64)
+    durs = np.array([d for _, d, _ in jobs], dtype=np.int64)
+    starts = np.array([s for _, _, s in jobs], dtype=np.int64)
+    left = np.zeros(len(jobs), dtype=np.int64), np.zeros(len(jobs), dtype=np.int64)
+    profile._room(4 * len(jobs))
+    n, moved = kernels.compress_again(
+        profile.t, profile.f, profile.n, widths, durs, now, starts, first_gain, *left
+    )
+    profile.n = n
+    return starts.tolist(), moved
 
 
 def test_a_job_without_a_start_is_placed_like_a_newcomer() -> None:
@@ -169,65 +193,48 @@ def test_a_job_without_a_start_is_placed_like_a_newcomer() -> None:
     profile = Profile.of_running(4, 0, [10], [2], room=16)
     profile.reserve(0, 5, 2)
     profile.reserve(10, 14, 3)
-    widths, durs = np.array([2, 2, 3], dtype=np.int64), np.array([5, 5, 4], dtype=np.int64)
-    starts = np.array([0, NEVER, 10], dtype=np.int64)
-    gains = np.zeros(8, dtype=np.int64), np.zeros(8, dtype=np.int64)
-    left = np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int64)
-    n, moved = kernels.compress_again(
-        profile.t, profile.f, profile.n, widths, durs, 0, starts, *gains, 0, *left
-    )
-    assert starts.tolist() == [0, 5, 10] and moved == 0
-    profile.n = n
+    assert compress(profile, [(2, 5, 0), (2, 5, NEVER), (3, 4, 10)], 0) == ([0, 5, 10], 0)
     assert profile.steps() == [(0, 0), (10, 1), (14, 4)]
 
 
-def test_more_room_to_the_end_is_a_gain_that_never_ends() -> None:
-    first = Profile(4, 0)
-    first.reserve(0, 10, 2)  # 2 free to 10, then 4
-    second = Profile(5, 0)
-    second.reserve(0, 5, 2)
-    second.reserve(5, 10, 3)  # 3 free to 5, 2 to 10 (as many), then 5
-    ga = np.full(8, -1, dtype=np.int64)
-    gb = np.full(8, -1, dtype=np.int64)
-    count = kernels.more_room(first.t, first.f, first.n, second.t, second.f, second.n, 0, ga, gb)
-    assert count == 2 and intervals(ga, gb, 3) == [(0, 5), (10, NEVER), (-1, -1)]
+def test_no_job_starting_before_the_first_gain_is_searched() -> None:
+    # 2 nodes free over [0, 10), where a 1-wide job of 5 s planned at 20 would fit: the
+    # room was there when it was placed (a plan does not do that), so with the first
+    # gain at 20 or later it keeps its start; with one at 0 it moves.
+    def profile() -> Profile:
+        plan = Profile.of_running(2, 0, [], [], room=16)
+        plan.reserve(10, 20, 2)
+        plan.reserve(20, 25, 1)
+        return plan
+
+    assert compress(profile(), [(1, 5, 20)], 20) == ([20], 0)
+    assert compress(profile(), [(1, 5, 20)], NEVER) == ([20], 0)
+    assert compress(profile(), [(1, 5, 20)], 0) == ([0], 1)
+    # A gain at 6 opens no window that ends before 6 + 5: none begins before 2.
+    plan = profile()
+    assert compress(plan, [(1, 5, 20)], 6) == ([2], 1)
+    assert plan.steps() == [(0, 2), (2, 1), (7, 2), (10, 0), (20, 2)]
 
 
-def test_gains_merged_together_move_the_ones_after_them() -> None:
-    ga, gb, gw, gl = (np.zeros(8, dtype=np.int64) for _ in range(4))
-    count = 0
-    for a, b in [(0, 1), (10, 20), (30, 40), (50, 60), (70, 80)]:
-        count = kernels.add_gain(ga, gb, gw, gl, count, a, b)
-    gw[3], gl[3] = 2, 7  # what is known of (50, 60) moves with it
-    count = kernels.add_gain(ga, gb, gw, gl, count, 5, 35)
-    assert intervals(ga, gb, count) == [(0, 1), (5, 40), (50, 60), (70, 80)]
-    assert (gw[2], gl[2]) == (2, 7)
+def test_a_job_with_room_in_the_second_before_its_start_runs_on_into_its_slot() -> None:
+    # 2 nodes: busy until 8, then 1 free; job (2 wide, 10 s) at 10 with 2 free in
+    # [9, 10) once an early end opened it: no window of 10 s fits before 10 beside
+    # its own slot, but one second earlier does, with the slot given up.
+    plan = Profile.of_running(2, 0, [], [], room=16)
+    plan.reserve(0, 9, 2)
+    plan.reserve(10, 20, 2)
+    assert compress(plan, [(2, 10, 10)], 9) == ([9], 1)
+    assert plan.steps() == [(0, 0), (19, 2)]
 
 
-def test_runs_end_at_the_last_step_whatever_lies_past_it() -> None:
-    # Steps 0 and 1 are live (n = 2); the slots past them hold old values.
-    t = np.array([0, 10, 5, 50], dtype=np.int64)
-    f = np.array([0, 0, 9, 9], dtype=np.int64)
-    assert kernels.runs_meeting(t, f, 2, 0, 20, 1, 1, 0, 100, 100) == (0, NEVER, False)
-    t = np.array([0, 10, 20, 12], dtype=np.int64)
-    f = np.array([0, 5, 7, 0], dtype=np.int64)
-    # The run from 10 lasts for ever: at least ``enough`` (100), so a 50 s job fits at 10.
-    assert kernels.runs_meeting(t, f, 2, 0, 20, 1, 50, 0, 100, 100) == (100, 10, False)
-
-
-def test_a_run_is_followed_back_to_now() -> None:
-    # Room for one node from 0 to 20; the gain is at [10, 20): the run begins at 0.
-    t = np.array([0, 5, 10, 20], dtype=np.int64)
-    f = np.array([1, 1, 1, 0], dtype=np.int64)
-    assert kernels.runs_meeting(t, f, 4, 10, 20, 1, 15, 0, 100, 100) == (20, 0, False)
-
-
-def test_more_room_stops_at_the_last_live_step() -> None:
-    t0 = np.array([0, 10, 3], dtype=np.int64)  # a stale slot past the two live steps
-    f0 = np.array([2, 4, 0], dtype=np.int64)
-    t1 = np.array([0, 20, 99], dtype=np.int64)
-    f1 = np.array([3, 4, 0], dtype=np.int64)
-    ga = np.zeros(8, dtype=np.int64)
-    gb = np.zeros(8, dtype=np.int64)
-    count = kernels.more_room(t0, f0, 2, t1, f1, 2, 0, ga, gb)
-    assert intervals(ga, gb, count) == [(0, 10)]
+def test_a_window_found_for_a_shape_is_looked_for_again_once_a_move_took_it() -> None:
+    # 3 nodes; a job not in the queue holds 2 over [0, 10). Two 1-wide 10 s jobs were
+    # placed at 10 and 12 while a third node was busy until 10; it ended at 0 (the
+    # gain). The first takes the window at 0 that was found for their shape, so the
+    # second, which can no longer start there, moves to 10, where the first left.
+    plan = Profile.of_running(3, 0, [], [], room=32)
+    plan.reserve(0, 10, 2)
+    plan.reserve(10, 20, 1)
+    plan.reserve(12, 22, 1)
+    assert compress(plan, [(1, 10, 10), (1, 10, 12)], 0) == ([0, 10], 2)
+    assert plan.steps() == [(0, 0), (10, 2), (20, 3)]

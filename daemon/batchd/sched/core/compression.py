@@ -45,16 +45,13 @@ class KeptCompression:
         """The compression of ``profile``: the base and every job at its ``held`` start
         (none before now: a plan whose starts passed unused is made afresh)."""
         widths, durations = arrays
-        carried = len(self.left_a)
-        room = old.n + profile.n + carried + len(widths)
-        ga, gb = _times(room), _times(room)
-        ng = kernels.more_room(old.t, old.f, old.n, profile.t, profile.f, profile.n, now, ga, gb)
-        ga[ng : ng + carried] = self.left_a
-        gb[ng : ng + carried] = self.left_b
+        first = kernels.first_more_room(old.t, old.f, old.n, profile.t, profile.f, profile.n, now)
+        live = self.left_b > now
+        if live.any():
+            first = min(first, max(now, int(self.left_a[live].min())))
         starts = held.copy()
         left_a, left_b = _times(len(widths)), _times(len(widths))
-        gains = (ga, gb, ng + carried)
-        moved = profile.compress_again(widths, durations, starts, gains, (left_a, left_b), now)
+        moved = profile.compress_again(widths, durations, starts, first, (left_a, left_b), now)
         self.left_a, self.left_b = left_a[:moved], left_b[:moved]
         return starts
 

@@ -112,27 +112,16 @@ class Profile:
         widths: np.ndarray,
         durations: np.ndarray,
         starts: np.ndarray,
-        gains: tuple[np.ndarray, np.ndarray, int],
+        first_gain: int,
         left: tuple[np.ndarray, np.ndarray],
         not_before: int,
     ) -> int:
-        """``compress`` in place on ``starts``, searching only where ``gains`` (starts,
-        ends, count) opened room; the slots the movers left are written to ``left``
-        (starts, ends), their count returned (``kernels.compression.compress_again``)."""
+        """``compress`` in place on ``starts``, where room opened from ``first_gain`` on
+        only; the slots the movers left are written to ``left`` (starts, ends), their
+        count returned (``kernels.compression.compress_again``)."""
         self._room(2 * len(widths) + 2)
-        ga, gb, count = gains
         self.n, moved = compression_kernels.compress_again(
-            self.t,
-            self.f,
-            self.n,
-            widths,
-            durations,
-            not_before,
-            starts,
-            ga,
-            gb,
-            count,
-            *left,
+            self.t, self.f, self.n, widths, durations, not_before, starts, first_gain, *left
         )
         return int(moved)
 
