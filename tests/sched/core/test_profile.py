@@ -392,3 +392,48 @@ def test_same_steps_compares_count_times_and_free_nodes() -> None:
     shorter.n = 2
     assert not profile.same_steps(shorter)
     assert not shorter.same_steps(profile)
+
+
+@pytest.mark.parametrize("blocked_from", [0, 10**9], ids=["blocks", "steps"])
+@pytest.mark.parametrize("seed", range(10))
+def test_a_plan_within_held_starts_is_the_plan_or_nothing(
+    seed: int, blocked_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Jobs of three shapes, often side by side (placed together), some too wide to fit
+    # (NEVER). Held at their own plan's starts, or later, the plan is the plan; held
+    # one second earlier anywhere, or at random, it is nothing exactly when some job
+    # would start later than held.
+    monkeypatch.setattr(Profile, "BLOCKED_FROM", blocked_from)
+    rng = random.Random(seed)
+    capacity = 12
+    ends = sorted(rng.randint(1, 50) for _ in range(3))
+    shapes = [(rng.randint(1, capacity), rng.choice([3, 10, 40])) for _ in range(2)]
+    shapes.append((capacity + 1, 10))  # never fits
+    jobs = [rng.choice(shapes) for _ in range(rng.randint(20, 60))]
+    widths = np.array([w for w, _ in jobs], dtype=np.int64)
+    durs = np.array([d for _, d in jobs], dtype=np.int64)
+
+    def base() -> Profile:
+        return Profile.of_running(capacity, 0, ends, [3, 4, 2], room=8)
+
+    planned = base()
+    starts = planned.plan(widths, durs, 0)
+    for held in (starts, np.where(starts == NEVER, NEVER, starts + 5)):
+        profile = base()
+        got = profile.plan_within(widths, durs, 0, held.copy())
+        assert got is not None and got.tolist() == starts.tolist()
+        assert profile.same_steps(planned)
+    placed = np.flatnonzero((starts > 0) & (starts != NEVER))
+    for k in rng.sample(placed.tolist(), min(5, len(placed))):
+        held = starts.copy()
+        held[k] -= 1
+        assert base().plan_within(widths, durs, 0, held) is None
+    for k in np.flatnonzero(starts == NEVER).tolist()[:3]:
+        held = starts.copy()
+        held[k] = 100  # a job that fits nowhere now had a start
+        assert base().plan_within(widths, durs, 0, held) is None
+    for _ in range(10):
+        held = np.array([rng.choice([s, s - 1, NEVER, 0]) for s in starts.tolist()])
+        got = base().plan_within(widths, durs, 0, held)
+        assert (got is None) == bool((starts > held).any())
+        assert got is None or got.tolist() == starts.tolist()

@@ -103,8 +103,31 @@ class Profile:
         """Place jobs in the given order, each at its earliest start; returns the starts."""
         self._room(2 * len(widths) + 2)
         starts = np.empty(len(widths), dtype=np.int64)
-        plan_all = blocked_plan.plan_all if self.n >= self.BLOCKED_FROM else kernels.plan_all
-        self.n = plan_all(self.t, self.f, self.n, widths, durations, not_before, starts)
+        if self.n >= self.BLOCKED_FROM:
+            n = blocked_plan.plan_all(self.t, self.f, self.n, widths, durations, not_before, starts)
+        else:
+            n = kernels.plan_all(self.t, self.f, self.n, widths, durations, not_before, starts)
+        self.n = n
+        return starts
+
+    def plan_within(
+        self, widths: np.ndarray, durations: np.ndarray, not_before: int, held: np.ndarray
+    ) -> np.ndarray | None:
+        """``plan``, if it starts no job later than its ``held`` start; else None, as
+        soon as one would be, and the profile is no longer of use."""
+        self._room(2 * len(widths) + 2)
+        starts = np.empty(len(widths), dtype=np.int64)
+        t, f, n = self.t, self.f, self.n
+        if n >= self.BLOCKED_FROM:
+            n = blocked_plan.plan_all(
+                t, f, n, widths, durations, not_before, starts, blocked_plan.BLOCK, held
+            )
+        else:
+            n = kernels.plan_all(t, f, n, widths, durations, not_before, starts, held)
+        if n < 0:
+            self.n = 0
+            return None
+        self.n = n
         return starts
 
     def compress_again(

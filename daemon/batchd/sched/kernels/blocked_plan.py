@@ -41,8 +41,10 @@ def plan_all(
     not_before: int,
     starts: np.ndarray,
     block: int = BLOCK,
+    held: np.ndarray | None = None,
 ) -> int:
-    """``kernels.profile.plan_all`` on blocks of at most ``block`` (>= 2) steps."""
+    """``kernels.profile.plan_all`` on blocks of at most ``block`` (>= 2) steps; with
+    ``held``, -1 at the first job it would start later than that."""
     fill = block // 2
     made = n // fill + 1 + (4 * len(widths)) // block + 4
     bt = np.empty((made, block), dtype=np.int64)
@@ -81,6 +83,8 @@ def plan_all(
                 floor = recent_s[q]
         s, room = _window(bt, bf, count, lag, least, most, order, sizes, w, d, floor)
         if s == NEVER:
+            if held is not None and held[k] != NEVER:
+                return -1
             starts[k] = NEVER
             k += 1
             continue
@@ -90,6 +94,8 @@ def plan_all(
                 together = alike(widths, durs, k, room // w)
             _take(bt, bf, count, lag, least, most, order, sizes, s, s + d, w * together)
         for x in range(k, k + together):
+            if held is not None and s > held[x]:
+                return -1
             starts[x] = s
         recent_w[r] = w
         recent_d[r] = d

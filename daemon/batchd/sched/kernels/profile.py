@@ -208,8 +208,12 @@ def plan_all(
     durs: np.ndarray,
     not_before: int,
     starts: np.ndarray,
+    held: np.ndarray | None = None,
 ) -> int:
     """Place jobs one after the other, each at its earliest start; the conservative plan.
+
+    With ``held`` (a start for each job), the plan stops at the first job it would
+    start later than that, and returns -1: the profile is then left half planned.
 
     The profile only loses room as jobs are placed, so a job finds none before the
     start of a job placed before it that is no wider and no longer: each search
@@ -234,6 +238,8 @@ def plan_all(
             if recent_w[q] <= w and recent_d[q] <= d and recent_s[q] > floor:
                 floor = recent_s[q]
         s, i, j = window(t, f, n, w, d, floor)
+        if held is not None and s > held[k]:
+            return -1
         starts[k] = s
         if s == NEVER:
             k += 1
@@ -245,6 +251,8 @@ def plan_all(
             if f[i] >= 2 * w and k + 1 < count and widths[k + 1] == w and durs[k + 1] == d:
                 together = alike(widths, durs, k, _held(f, i, j, w))
                 for x in range(k + 1, k + together):
+                    if held is not None and s > held[x]:
+                        return -1
                     starts[x] = s
             n = take(t, f, n, i, j, s, s + d, w * together)
         r = k % RECENT

@@ -162,15 +162,16 @@ class ConservativePolicy(Policy):
         # falls back to compression starts again from a copy kept before the rebuild.
         base = base_profile(view, len(queue))
         widths, durations = queue.arrays()
-        if mode != "compress":
-            profile = base.copy() if mode == "guarded" else base
+        if mode == "rebuild":
+            profile = base
             starts = profile.plan(widths, durations, now)
-            self.settled = True
+        elif mode == "guarded":
             # A guarded re-plan keeps each job's promise: its held start, none of them
             # before now (a passed one forces a rebuild); NEVER promises nothing, and
-            # no start is later than NEVER.
-            if mode == "guarded" and bool((starts > held).any()):
-                starts = None
+            # no start is later than NEVER. The rebuild stops at the first it breaks.
+            assert held is not None
+            profile = base.copy()
+            starts = profile.plan_within(widths, durations, now, held)
         if starts is None:
             assert self.profile is not None and held is not None  # a first plan is a rebuild
             profile = base
@@ -181,6 +182,7 @@ class ConservativePolicy(Policy):
             self.settled = False
             self.counts.compressions += 1
         else:
+            self.settled = True
             self.kept_compression.forget()
             self.counts.rebuilds += 1
         self.profile = profile
