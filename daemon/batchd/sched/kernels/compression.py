@@ -154,8 +154,15 @@ def compress_again(
             moves = False
         if not moves and (old - 1 < now or f[locate(t, n, old - 1)] < w):
             continue
+        # Given up, its slot opens windows from old - d + 1 on; before that, none
+        # begins before the first window of its shape.
+        search = old - d + 1
+        if low[q] < search:
+            search = low[q]
+        if search < begin:
+            search = begin
         n = add(t, f, n, old, old + d, w)
-        s = earliest_start(t, f, n, w, d, begin)
+        s = earliest_start(t, f, n, w, d, search)
         n = add(t, f, n, s, s + d, -w)
         starts[k] = s
         left_a[moved] = old

@@ -298,6 +298,16 @@ def reserve_all(
     summed into the steps that one ``add`` after the other leaves, at a cost of sorting
     them rather than a pass over the profile's steps per reservation.
     """
+    times, deltas = reservation_events(t, f, n, widths, durs, starts)
+    return sum_events(times, deltas, np.argsort(times), t, f)
+
+
+@njit(cache=True, nogil=True)
+def reservation_events(
+    t: np.ndarray, f: np.ndarray, n: int, widths: np.ndarray, durs: np.ndarray, starts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The profile's steps as changes of its free nodes, and each reservation's start
+    and end as two more: (times, changes), not sorted."""
     origin = t[0]
     times = np.empty(n + 2 * len(widths), dtype=np.int64)
     deltas = np.empty(len(times), dtype=np.int64)
@@ -319,10 +329,19 @@ def reserve_all(
         times[m + 1] = end
         deltas[m + 1] = widths[k]
         m += 2
-    order = np.argsort(times[:m])
+    return times[:m], deltas[:m]
+
+
+@njit(cache=True, nogil=True)
+def sum_events(
+    times: np.ndarray, deltas: np.ndarray, order: np.ndarray, t: np.ndarray, f: np.ndarray
+) -> int:
+    """The steps of the changes taken in ``order`` (by time), written to ``t``/``f``
+    with equal neighbours merged; returns their count."""
     steps = 0
     value = 0
     x = 0
+    m = len(order)
     while x < m:
         time = times[order[x]]
         while x < m and times[order[x]] == time:
