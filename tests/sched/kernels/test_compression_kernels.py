@@ -227,7 +227,7 @@ def test_a_job_with_room_in_the_second_before_its_start_runs_on_into_its_slot() 
     assert plan.steps() == [(0, 0), (19, 2)]
 
 
-def test_a_window_found_for_a_shape_is_looked_for_again_once_a_move_took_it() -> None:
+def test_a_window_a_move_took_is_not_found_again_by_the_next_job_of_its_shape() -> None:
     # 3 nodes; a job not in the queue holds 2 over [0, 10). Two 1-wide 10 s jobs were
     # placed at 10 and 12 while a third node was busy until 10; it ended at 0 (the
     # gain). The first takes the window at 0 that was found for their shape, so the
@@ -238,3 +238,31 @@ def test_a_window_found_for_a_shape_is_looked_for_again_once_a_move_took_it() ->
     plan.reserve(12, 22, 1)
     assert compress(plan, [(1, 10, 10), (1, 10, 12)], 0) == ([0, 10], 2)
     assert plan.steps() == [(0, 0), (10, 2), (20, 3)]
+
+
+def test_a_job_that_runs_on_into_its_slot_starts_where_the_run_of_room_begins() -> None:
+    # 2 nodes, both busy over [0, 7); one over [8, 10); job J (1 wide, 5 s) at 10
+    # beside job K (1 node over [10, 15)). No window of 5 s before 10 beside J's slot,
+    # but the run of room from 7 reaches it: J starts at 7 and runs on into its slot.
+    profile = Profile(2, 0, room=32)
+    profile.reserve(0, 7, 2)
+    profile.reserve(8, 10, 1)
+    profile.reserve(10, 15, 2)
+    assert compress(profile, [(1, 5, 10)], 7) == ([7], 1)
+    assert profile.steps() == [(0, 0), (7, 1), (8, 0), (12, 1), (15, 2)]
+    # A run that began before now begins at now.
+    profile = Profile(2, 0, room=32)
+    profile.reserve(0, 16, 1)
+    profile.reserve(16, 36, 2)
+    assert compress(profile, [(1, 20, 16)], 3, now=3) == ([3], 1)
+
+
+def test_a_first_window_before_the_run_of_room_is_taken() -> None:
+    # 3 nodes: 1 free over [0, 6), none over [6, 10); job J (1 wide, 5 s) at 10 where
+    # 2 more are free: its shape's first window, at 0 (the gain), is taken.
+    profile = Profile(3, 0, room=32)
+    profile.reserve(0, 6, 2)
+    profile.reserve(6, 10, 3)
+    profile.reserve(10, 15, 1)
+    assert compress(profile, [(1, 5, 10)], 0) == ([0], 1)
+    assert profile.steps() == [(0, 0), (5, 1), (6, 0), (10, 3)]

@@ -10,12 +10,14 @@ a job's start that fits now and did not then holds a point of a gain before that
 start; so a job whose start is no later than the first gain keeps it, and no window
 begins ``duration - 1`` seconds or more before the first gain.
 
-The jobs of a deep queue repeat a few shapes, and between two jobs that move the
-profile does not change: what one search found for a shape (the first window of
-the job's own duration and width) holds for the next job of that shape until a
-move opens room before it or takes room from it. A job without a window before its
-start can still move if there is room for it in the second before its start (it
-runs on into its own slot); every other job keeps its start, with one comparison.
+The jobs of a deep queue repeat a few shapes, and room only opens where a job
+moves: what one search found for a shape (its first window, or none before the
+job's start) is where the next job of that shape looks from, until a move opens
+room before it; so most jobs keep their start with one comparison. A job without
+a window before its start can still move if there is room for it in the second
+before its start: it then starts where that run of room begins, running on into
+its own slot.
+A job that moves changes only the steps where its old and new slots differ.
 """
 
 from __future__ import annotations
@@ -53,9 +55,7 @@ def first_more_room(
 
 
 @njit(cache=True, nogil=True)
-def _room_opened(
-    sd: np.ndarray, low: np.ndarray, known: np.ndarray, used: int, at: int, now: int
-) -> None:
+def _room_opened(sd: np.ndarray, low: np.ndarray, used: int, at: int, now: int) -> None:
     """Room opened from ``at`` on: a window that meets it begins ``duration - 1``
     seconds before at the earliest."""
     for q in range(used):
@@ -64,17 +64,6 @@ def _room_opened(
             begin = now
         if begin < low[q]:
             low[q] = begin
-            known[q] = False
-
-
-@njit(cache=True, nogil=True)
-def _room_taken(
-    sd: np.ndarray, low: np.ndarray, known: np.ndarray, used: int, a: int, b: int
-) -> None:
-    """Room taken over [a, b): a window found there may be gone (none opens)."""
-    for q in range(used):
-        if known[q] and low[q] < b and a < low[q] + sd[q]:
-            known[q] = False
 
 
 @njit(cache=True, nogil=True)
@@ -95,8 +84,8 @@ def compress_again(
     The profile holds every reservation. Each job, in order, takes the earliest start
     that fits among all the others, where room opened from ``first_gain`` on (NEVER:
     nowhere) and in the slots the movers before it leave; jobs held at NEVER are
-    placed like newcomers. For each shape, ``low`` is a time before which no window
-    begins, and the first window's start when ``known``. The slots the movers leave
+    placed like newcomers. For each shape, no window begins before ``low``. The
+    slots the movers leave
     are written to ``left_a``/``left_b`` (room for ``len(widths)``). Returns (step
     count, slots left).
     """
@@ -104,7 +93,6 @@ def compress_again(
     sw = np.empty(SHAPES, dtype=np.int64)
     sd = np.empty(SHAPES, dtype=np.int64)
     low = np.empty(SHAPES, dtype=np.int64)
-    known = np.zeros(SHAPES, dtype=np.bool_)
     used = 0
     oldest = 0  # the shape replaced next once SHAPES are remembered
     moved = 0
@@ -118,7 +106,6 @@ def compress_again(
                 starts[k] = s
                 if s != NEVER and w > 0 and d > 0:
                     n = add(t, f, n, s, s + d, -w)
-                    _room_taken(sd, low, known, used, s, s + d)
             elif s < old:  # holds no nodes, leaves no room
                 starts[k] = s
             continue
@@ -142,32 +129,33 @@ def compress_again(
             sw[q] = w
             sd[q] = d
             low[q] = begin
-            known[q] = False
-        if known[q]:
-            moves = low[q] < old
-        elif low[q] < old:
+        s = NEVER
+        if low[q] < old:
             s = earliest_start(t, f, n, w, d, low[q], old)
-            moves = s != NEVER
-            low[q] = s if moves else old
-            known[q] = moves
-        else:
-            moves = False
-        if not moves and (old - 1 < now or f[locate(t, n, old - 1)] < w):
+            low[q] = s if s != NEVER else old
+        # Or it starts in the run of steps with room for it that ends at its start,
+        # and goes on into its own slot. (A run that began d seconds or more before
+        # old holds a window before old: the search found one no later.)
+        if old - 1 >= now:
+            i = locate(t, n, old - 1)
+            if f[i] >= w:
+                while i > 0 and t[i] > now and f[i - 1] >= w:
+                    i -= 1
+                run = t[i] if t[i] > now else now
+                if run < s:
+                    s = run
+        if s == NEVER:
             continue
-        # Given up, its slot opens windows from old - d + 1 on; before that, none
-        # begins before the first window of its shape.
-        search = old - d + 1
-        if low[q] < search:
-            search = low[q]
-        if search < begin:
-            search = begin
-        n = add(t, f, n, old, old + d, w)
-        s = earliest_start(t, f, n, w, d, search)
-        n = add(t, f, n, s, s + d, -w)
+        end = s + d
+        if end <= old:
+            n = add(t, f, n, old, old + d, w)
+            n = add(t, f, n, s, end, -w)
+        else:  # the slots overlap: only their differences change
+            n = add(t, f, n, s, old, -w)
+            n = add(t, f, n, end, old + d, w)
         starts[k] = s
         left_a[moved] = old
         left_b[moved] = old + d
         moved += 1
-        _room_opened(sd, low, known, used, old, now)
-        _room_taken(sd, low, known, used, s, s + d)
+        _room_opened(sd, low, used, end if end > old else old, now)
     return n, moved
