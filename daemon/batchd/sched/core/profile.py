@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from batchd.model.times import NEVER
-from batchd.sched.kernels import blocked_plan
+from batchd.sched.kernels import blocked_compression, blocked_plan, blocks
 from batchd.sched.kernels import compression as compression_kernels
 from batchd.sched.kernels import profile as kernels
 
@@ -23,8 +23,9 @@ __all__ = ["NEVER", "ListProfile", "Profile"]
 class Profile:
     """Free nodes as a step function of time, from ``origin`` on."""
 
-    # From this many steps a plan is made on blocks of steps (kernels.blocked_plan):
-    # below it, the plan of one step at a time is as fast or faster.
+    # From this many steps plans and compressions are made on blocks of steps
+    # (kernels.blocked_plan, blocked_compression): below it, one step at a time is as
+    # fast or faster.
     BLOCKED_FROM = 256
 
     __slots__ = ("capacity", "t", "f", "n")
@@ -120,7 +121,7 @@ class Profile:
         t, f, n = self.t, self.f, self.n
         if n >= self.BLOCKED_FROM:
             n = blocked_plan.plan_all(
-                t, f, n, widths, durations, not_before, starts, blocked_plan.BLOCK, held
+                t, f, n, widths, durations, not_before, starts, blocks.BLOCK, held
             )
         else:
             n = kernels.plan_all(t, f, n, widths, durations, not_before, starts, held)
@@ -143,9 +144,11 @@ class Profile:
         only; the slots the movers left are written to ``left`` (starts, ends), their
         count returned (``kernels.compression.compress_again``)."""
         self._room(2 * len(widths) + 2)
-        self.n, moved = compression_kernels.compress_again(
-            self.t, self.f, self.n, widths, durations, not_before, starts, first_gain, *left
-        )
+        args = (self.t, self.f, self.n, widths, durations, not_before, starts, first_gain)
+        if self.n >= self.BLOCKED_FROM:
+            self.n, moved = blocked_compression.compress_again(*args, *left)
+        else:
+            self.n, moved = compression_kernels.compress_again(*args, *left)
         return int(moved)
 
     def reserve_all(self, widths: np.ndarray, durations: np.ndarray, starts: np.ndarray) -> None:

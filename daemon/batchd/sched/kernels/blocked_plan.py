@@ -1,20 +1,9 @@
-"""``plan_all`` on a long profile: its steps cut into blocks that a search and a
-reservation pass over whole.
+"""``plan_all`` on a long profile held in blocks of steps (``kernels.blocks``).
 
-In a deep queue of long jobs a window runs through most of the profile: on the
-deepest plans of RICC-2010-2 (10,000 waiting jobs, 2,600 steps) each search walked,
-and each reservation changed, some 2,300 steps. Here the steps are held in blocks of
-at most ``block`` steps, each block with the fewest and the most free nodes of its
-steps and a number of free nodes still to be added to all of them. A search passes
-over a block with no room for the job, or, inside the window, one with room at every
-step; a reservation adds to whole blocks at once; a new step moves only the steps of
-its block. The starts and the steps are those of ``kernels.profile.plan_all``, which
-is the same placement one step at a time.
-
-The state is a few arrays: ``bt``/``bf`` (block, slot) the steps' times and free
-nodes less the block's ``lag``; ``count`` the steps of each block; ``least``/``most``
-their free nodes with the lag; ``order`` the blocks in time order; ``sizes`` the
-number of blocks in order and of blocks made.
+The starts and the steps are those of ``kernels.profile.plan_all``, which is the same
+placement one step at a time; on a long profile a search passes over whole blocks
+with no room for the job, or with room at every step of its window, and a
+reservation adds to whole blocks.
 """
 
 from __future__ import annotations
@@ -23,12 +12,8 @@ import numpy as np
 from numba import njit
 
 from batchd.model.times import NEVER
+from batchd.sched.kernels.blocks import BLOCK, cut, join, take, window
 from batchd.sched.kernels.profile import RECENT, alike
-
-BLOCK = 64  # steps a block holds at most
-
-_IN_ORDER = 0  # sizes[_IN_ORDER]: blocks in time order
-_MADE = 1  # sizes[_MADE]: blocks made (a block emptied is dropped from the order only)
 
 
 @njit(cache=True, nogil=True)
@@ -45,28 +30,7 @@ def plan_all(
 ) -> int:
     """``kernels.profile.plan_all`` on blocks of at most ``block`` (>= 2) steps; with
     ``held``, -1 at the first job it would start later than that."""
-    fill = block // 2
-    made = n // fill + 1 + (4 * len(widths)) // block + 4
-    bt = np.empty((made, block), dtype=np.int64)
-    bf = np.empty((made, block), dtype=np.int64)
-    count = np.zeros(made, dtype=np.int64)
-    lag = np.zeros(made, dtype=np.int64)
-    least = np.zeros(made, dtype=np.int64)
-    most = np.zeros(made, dtype=np.int64)
-    order = np.zeros(made, dtype=np.int64)
-    sizes = np.zeros(2, dtype=np.int64)
-    blocks = 0
-    for lo in range(0, n, fill):
-        hi = min(n, lo + fill)
-        bt[blocks, : hi - lo] = t[lo:hi]
-        bf[blocks, : hi - lo] = f[lo:hi]
-        count[blocks] = hi - lo
-        order[blocks] = blocks
-        _bounds(bf, count, lag, least, most, blocks)
-        blocks += 1
-    sizes[_IN_ORDER] = blocks
-    sizes[_MADE] = blocks
-
+    bt, bf, count, lag, least, most, order, sizes = cut(t, f, n, 2 * len(widths), block)
     big = np.iinfo(np.int64).max
     recent_w = np.full(RECENT, big, dtype=np.int64)
     recent_d = np.zeros(RECENT, dtype=np.int64)
@@ -81,7 +45,7 @@ def plan_all(
         for q in range(RECENT):
             if recent_w[q] <= w and recent_d[q] <= d and recent_s[q] > floor:
                 floor = recent_s[q]
-        s, room = _window(bt, bf, count, lag, least, most, order, sizes, w, d, floor)
+        s, room = window(bt, bf, count, lag, least, most, order, sizes, w, d, floor)
         if s == NEVER:
             if held is not None and held[k] != NEVER:
                 return -1
@@ -92,7 +56,7 @@ def plan_all(
         if w > 0 and d > 0:
             if k + 1 < jobs and widths[k + 1] == w and durs[k + 1] == d:
                 together = alike(widths, durs, k, room // w)
-            _take(bt, bf, count, lag, least, most, order, sizes, s, s + d, w * together)
+            take(bt, bf, count, lag, least, most, order, sizes, s, s + d, w * together)
         for x in range(k, k + together):
             if held is not None and s > held[x]:
                 return -1
@@ -102,296 +66,4 @@ def plan_all(
         recent_s[r] = s
         r = (r + 1) % RECENT
         k += together
-
-    n = 0
-    for q in range(sizes[_IN_ORDER]):
-        b = order[q]
-        for x in range(count[b]):
-            t[n] = bt[b, x]
-            f[n] = bf[b, x] + lag[b]
-            n += 1
-    return n
-
-
-@njit(cache=True, nogil=True)
-def _bounds(
-    bf: np.ndarray,
-    count: np.ndarray,
-    lag: np.ndarray,
-    least: np.ndarray,
-    most: np.ndarray,
-    b: int,
-) -> None:
-    low = bf[b, 0]
-    high = low
-    for x in range(1, count[b]):
-        v = bf[b, x]
-        if v < low:
-            low = v
-        if v > high:
-            high = v
-    least[b] = low + lag[b]
-    most[b] = high + lag[b]
-
-
-@njit(cache=True, nogil=True)
-def _locate(
-    bt: np.ndarray, count: np.ndarray, order: np.ndarray, blocks: int, time: int
-) -> tuple[int, int]:
-    """(place in the order, slot) of the step that holds ``time`` (the first if before)."""
-    lo = 0
-    hi = blocks
-    while hi - lo > 1:
-        mid = (lo + hi) >> 1
-        if bt[order[mid], 0] <= time:
-            lo = mid
-        else:
-            hi = mid
-    b = order[lo]
-    low = 0
-    high = count[b]
-    while high - low > 1:
-        mid = (low + high) >> 1
-        if bt[b, mid] <= time:
-            low = mid
-        else:
-            high = mid
-    return lo, low
-
-
-@njit(cache=True, nogil=True)
-def _window(
-    bt: np.ndarray,
-    bf: np.ndarray,
-    count: np.ndarray,
-    lag: np.ndarray,
-    least: np.ndarray,
-    most: np.ndarray,
-    order: np.ndarray,
-    sizes: np.ndarray,
-    width: int,
-    dur: int,
-    floor: int,
-) -> tuple[int, int]:
-    """(start, room): ``kernels.profile.window``'s start, and the fewest free nodes of
-    the steps its window covers; (NEVER, 0) if there is none."""
-    blocks = sizes[_IN_ORDER]
-    k, i = _locate(bt, count, order, blocks, floor)
-    while True:
-        while True:  # the first step from (k, i) with room
-            b = order[k]
-            if i == 0 and most[b] < width:
-                k += 1
-                if k == blocks:
-                    return NEVER, 0
-                continue
-            c = count[b]
-            z = lag[b]
-            while i < c and bf[b, i] + z < width:
-                i += 1
-            if i < c:
-                break
-            k += 1
-            i = 0
-            if k == blocks:
-                return NEVER, 0
-        first = bt[b, i]
-        start = first if first > floor else floor
-        end = start + dur
-        room = bf[b, i] + z
-        kj = k
-        j = i + 1
-        while True:  # the window's steps after the first, until one is short of room
-            if kj == blocks:
-                return start, room  # it runs into the last step, which lasts for ever
-            bj = order[kj]
-            cj = count[bj]
-            if j >= cj:
-                kj += 1
-                j = 0
-                continue
-            if j == 0 and least[bj] >= width and bt[bj, cj - 1] < end:
-                if least[bj] < room:
-                    room = least[bj]
-                kj += 1
-                continue
-            if bt[bj, j] >= end:
-                return start, room
-            v = bf[bj, j] + lag[bj]
-            if v < width:
-                break
-            if v < room:
-                room = v
-            j += 1
-        k = kj  # no start before the end of the first step short of room
-        i = j
-
-
-@njit(cache=True, nogil=True)
-def _value(bf: np.ndarray, lag: np.ndarray, order: np.ndarray, k: int, i: int) -> int:
-    b = order[k]
-    value: int = bf[b, i] + lag[b]
-    return value
-
-
-@njit(cache=True, nogil=True)
-def _before(count: np.ndarray, order: np.ndarray, k: int, i: int) -> tuple[int, int]:
-    """The step before (k, i), which is not the first step."""
-    if i > 0:
-        return k, i - 1
-    return k - 1, count[order[k - 1]] - 1
-
-
-@njit(cache=True, nogil=True)
-def _take(
-    bt: np.ndarray,
-    bf: np.ndarray,
-    count: np.ndarray,
-    lag: np.ndarray,
-    least: np.ndarray,
-    most: np.ndarray,
-    order: np.ndarray,
-    sizes: np.ndarray,
-    start: int,
-    end: int,
-    width: int,
-) -> None:
-    """``kernels.profile.take``: ``width`` nodes over [start, end), which fit there;
-    steps split and merge as there (a step is known by its time, unique)."""
-    blocks = sizes[_IN_ORDER]
-    k, i = _locate(bt, count, order, blocks, start)
-    held = _value(bf, lag, order, k, i)
-    split_left = bt[order[k], i] < start
-    merge_left = False
-    if not split_left and (k > 0 or i > 0):
-        pk, pi = _before(count, order, k, i)
-        merge_left = _value(bf, lag, order, pk, pi) == held - width
-    kj, j = _locate(bt, count, order, blocks, end)
-    at_end = bt[order[kj], j]
-    split_right = at_end != end  # the step holding end begins before it
-    merge_right = False
-    if not split_right:
-        pk, pi = _before(count, order, kj, j)
-        merge_right = _value(bf, lag, order, kj, j) == _value(bf, lag, order, pk, pi) - width
-    if split_right:
-        _insert(bt, bf, count, lag, least, most, order, sizes, end, _value(bf, lag, order, kj, j))
-    if split_left:
-        _insert(bt, bf, count, lag, least, most, order, sizes, start, held)
-    _add(bt, bf, count, lag, least, most, order, sizes, start, end, -width)
-    if merge_right:
-        _delete(bt, bf, count, lag, least, most, order, sizes, end)
-    if merge_left:
-        _delete(bt, bf, count, lag, least, most, order, sizes, start)
-
-
-@njit(cache=True, nogil=True)
-def _insert(
-    bt: np.ndarray,
-    bf: np.ndarray,
-    count: np.ndarray,
-    lag: np.ndarray,
-    least: np.ndarray,
-    most: np.ndarray,
-    order: np.ndarray,
-    sizes: np.ndarray,
-    time: int,
-    free: int,
-) -> None:
-    """A step at ``time`` inside a step that has ``free`` nodes: the step split in two.
-    Both halves are in one block, so its fewest and most free nodes stand."""
-    blocks = sizes[_IN_ORDER]
-    k, i = _locate(bt, count, order, blocks, time)
-    b = order[k]
-    i += 1
-    size = bt.shape[1]
-    if count[b] == size:  # full: its upper half goes to a new block after it
-        new = sizes[_MADE]
-        sizes[_MADE] = new + 1
-        half = size // 2
-        bt[new, : size - half] = bt[b, half:size]
-        bf[new, : size - half] = bf[b, half:size]
-        count[new] = size - half
-        count[b] = half
-        lag[new] = lag[b]
-        _bounds(bf, count, lag, least, most, b)
-        _bounds(bf, count, lag, least, most, new)
-        for q in range(blocks, k + 1, -1):
-            order[q] = order[q - 1]
-        order[k + 1] = new
-        sizes[_IN_ORDER] = blocks + 1
-        if i > half:
-            b = new
-            i -= half
-    c = count[b]
-    for x in range(c, i, -1):
-        bt[b, x] = bt[b, x - 1]
-        bf[b, x] = bf[b, x - 1]
-    bt[b, i] = time
-    bf[b, i] = free - lag[b]
-    count[b] = c + 1
-
-
-@njit(cache=True, nogil=True)
-def _delete(
-    bt: np.ndarray,
-    bf: np.ndarray,
-    count: np.ndarray,
-    lag: np.ndarray,
-    least: np.ndarray,
-    most: np.ndarray,
-    order: np.ndarray,
-    sizes: np.ndarray,
-    time: int,
-) -> None:
-    """Drop the step that begins at ``time``: the step before it runs on."""
-    blocks = sizes[_IN_ORDER]
-    k, i = _locate(bt, count, order, blocks, time)
-    b = order[k]
-    c = count[b] - 1
-    for x in range(i, c):
-        bt[b, x] = bt[b, x + 1]
-        bf[b, x] = bf[b, x + 1]
-    count[b] = c
-    if c == 0:
-        for q in range(k, blocks - 1):
-            order[q] = order[q + 1]
-        sizes[_IN_ORDER] = blocks - 1
-    else:
-        _bounds(bf, count, lag, least, most, b)
-
-
-@njit(cache=True, nogil=True)
-def _add(
-    bt: np.ndarray,
-    bf: np.ndarray,
-    count: np.ndarray,
-    lag: np.ndarray,
-    least: np.ndarray,
-    most: np.ndarray,
-    order: np.ndarray,
-    sizes: np.ndarray,
-    start: int,
-    end: int,
-    delta: int,
-) -> None:
-    """``delta`` free nodes more at every step that begins in [start, end); a step
-    begins at ``start``."""
-    blocks = sizes[_IN_ORDER]
-    k, i = _locate(bt, count, order, blocks, start)
-    while k < blocks:
-        b = order[k]
-        c = count[b]
-        if i == 0 and bt[b, c - 1] < end:  # the whole block
-            lag[b] += delta
-            least[b] += delta
-            most[b] += delta
-            k += 1
-            continue
-        while i < c and bt[b, i] < end:
-            bf[b, i] += delta
-            i += 1
-        _bounds(bf, count, lag, least, most, b)
-        if i < c:
-            return
-        k += 1
-        i = 0
+    return join(t, f, bt, bf, count, lag, order, sizes)

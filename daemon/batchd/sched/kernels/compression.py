@@ -55,7 +55,7 @@ def first_more_room(
 
 
 @njit(cache=True, nogil=True)
-def _room_opened(sd: np.ndarray, low: np.ndarray, used: int, at: int, now: int) -> None:
+def room_opened(sd: np.ndarray, low: np.ndarray, used: int, at: int, now: int) -> None:
     """Room opened from ``at`` on: a window that meets it begins ``duration - 1``
     seconds before at the earliest."""
     for q in range(used):
@@ -157,5 +157,5 @@ def compress_again(
         left_a[moved] = old
         left_b[moved] = old + d
         moved += 1
-        _room_opened(sd, low, used, end if end > old else old, now)
+        room_opened(sd, low, used, end if end > old else old, now)
     return n, moved

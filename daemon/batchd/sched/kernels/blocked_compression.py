@@ -1,0 +1,117 @@
+"""``compression.compress_again`` on a long profile held in blocks of steps
+(``kernels.blocks``).
+
+The same starts and steps: the searches for a shape's first window pass over whole
+blocks without room, and a job that moves changes whole blocks at once and moves
+only the steps of the blocks its slots begin and end in, where one step at a time
+every new step moved all the steps after it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from batchd.model.times import NEVER
+from batchd.sched.kernels.blocks import (
+    _IN_ORDER,
+    BLOCK,
+    before,
+    cut,
+    join,
+    locate,
+    take,
+    value,
+    window,
+)
+from batchd.sched.kernels.compression import SHAPES, room_opened
+
+
+@njit(cache=True, nogil=True)
+def compress_again(
+    t: np.ndarray,
+    f: np.ndarray,
+    n: int,
+    widths: np.ndarray,
+    durs: np.ndarray,
+    now: int,
+    starts: np.ndarray,
+    first_gain: int,
+    left_a: np.ndarray,
+    left_b: np.ndarray,
+    block: int = BLOCK,
+) -> tuple[int, int]:
+    """``compression.compress_again`` on blocks of at most ``block`` (>= 2) steps."""
+    bt, bf, count, lag, least, most, order, sizes = cut(t, f, n, 4 * len(widths), block)
+    first = first_gain if first_gain > now else now
+    sw = np.empty(SHAPES, dtype=np.int64)
+    sd = np.empty(SHAPES, dtype=np.int64)
+    low = np.empty(SHAPES, dtype=np.int64)
+    used = 0
+    oldest = 0
+    moved = 0
+    for k in range(len(widths)):
+        w = widths[k]
+        d = durs[k]
+        old = starts[k]
+        if old == NEVER or w == 0 or d == 0:  # searched like a newcomer
+            s, _ = window(bt, bf, count, lag, least, most, order, sizes, w, d, now)
+            if old == NEVER:
+                starts[k] = s
+                if s != NEVER and w > 0 and d > 0:
+                    take(bt, bf, count, lag, least, most, order, sizes, s, s + d, w)
+            elif s < old:
+                starts[k] = s
+            continue
+        if old <= first:
+            continue
+        begin = first - d + 1
+        if begin < now:
+            begin = now
+        q = -1
+        for x in range(used):
+            if sw[x] == w and sd[x] == d:
+                q = x
+                break
+        if q < 0:
+            if used < SHAPES:
+                q = used
+                used += 1
+            else:
+                q = oldest
+                oldest = (oldest + 1) % SHAPES
+            sw[q] = w
+            sd[q] = d
+            low[q] = begin
+        s = NEVER
+        if low[q] < old:
+            s, _ = window(bt, bf, count, lag, least, most, order, sizes, w, d, low[q], old)
+            low[q] = s if s != NEVER else old
+        if old - 1 >= now:  # the run of room that ends at its start
+            bk, bi = locate(bt, count, order, sizes[_IN_ORDER], old - 1)
+            if value(bf, lag, order, bk, bi) >= w:
+                while (bk > 0 or bi > 0) and bt[order[bk], bi] > now:
+                    pk, pi = before(count, order, bk, bi)
+                    if value(bf, lag, order, pk, pi) < w:
+                        break
+                    bk, bi = pk, pi
+                run = bt[order[bk], bi]
+                if run < now:
+                    run = now
+                if run < s:
+                    s = run
+        if s == NEVER:
+            continue
+        end = s + d
+        if end <= old:
+            take(bt, bf, count, lag, least, most, order, sizes, old, old + d, -w)
+            take(bt, bf, count, lag, least, most, order, sizes, s, end, w)
+        else:
+            take(bt, bf, count, lag, least, most, order, sizes, s, old, w)
+            take(bt, bf, count, lag, least, most, order, sizes, end, old + d, -w)
+        starts[k] = s
+        left_a[moved] = old
+        left_b[moved] = old + d
+        moved += 1
+        room_opened(sd, low, used, end if end > old else old, now)
+    return join(t, f, bt, bf, count, lag, order, sizes), moved
