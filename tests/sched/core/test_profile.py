@@ -337,7 +337,8 @@ def test_many_jobs_placed_inside_steps_grow_the_arrays() -> None:
         starts = np.array([NEVER] * count)
         left = np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.int64)
         ws, ds = widths[:count], durations[:count]
-        assert prof.compress_again(ws, ds, starts, NEVER, left, 25) == 0
+        none = np.zeros(count, dtype=np.int64)
+        assert prof.compress_again(ws, ds, starts, (none, none, 0), left, 25) == 0
         assert starts.tolist() == [25] * count
         planned = nearly_full()
         planned.plan(ws, ds, 25)

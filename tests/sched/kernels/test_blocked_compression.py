@@ -46,7 +46,8 @@ def both_ways(seed: int, block: int) -> None:
         t, f = profile.t.copy(), profile.f.copy()
         starts = held.copy()
         left = np.zeros(len(widths), dtype=np.int64), np.zeros(len(widths), dtype=np.int64)
-        args = (t, f, profile.n, widths, durs, 0, starts, first, *left)
+        gains = np.full(len(widths) + 1, first), np.full(len(widths) + 1, NEVER), 1
+        args = (t, f, profile.n, widths, durs, 0, starts, *gains, *left)
         if compress is blocked_compression.compress_again:
             n, moved = compress(*args, block)
         else:
@@ -87,7 +88,8 @@ def test_long_profiles_are_compressed_on_blocks_and_short_ones_step_by_step(
             profile.reserve(k, 4 * steps, 1)
         assert profile.n == steps
         left = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
-        profile.compress_again(one, one, np.array([NEVER]), NEVER, left, 0)
+        none = np.zeros(1, dtype=np.int64)
+        profile.compress_again(one, one, np.array([NEVER]), (none, none, 0), left, 0)
     assert used == ["steps", "blocks"]
 
 
@@ -100,8 +102,9 @@ def test_a_run_of_room_from_before_now_begins_at_now_on_blocks_too() -> None:
     starts = np.array([16], dtype=np.int64)
     left = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
     one, twenty = np.array([1]), np.array([20])
+    gain = np.array([3, 0]), np.array([NEVER, 0]), 1  # room opened from 3 on
     n, moved = blocked_compression.compress_again(
-        profile.t, profile.f, profile.n, one, twenty, 3, starts, 3, *left, 2
+        profile.t, profile.f, profile.n, one, twenty, 3, starts, *gain, *left, 2
     )
     assert (starts.tolist(), moved) == ([3], 1)
     profile.n = n

@@ -113,37 +113,66 @@ def test_a_job_is_searched_when_its_room_runs_on_through_its_own_slot() -> None:
     assert new.steps() == [(2, 2), (12, 4)]
 
 
-def first_more_room(first: Profile, second: Profile, now: int = 0) -> int:
-    return int(
-        kernels.first_more_room(first.t, first.f, first.n, second.t, second.f, second.n, now)
-    )
+def more_room(first: Profile, second: Profile, now: int = 0) -> list[tuple[int, int]]:
+    ga = np.full(first.n + second.n, -1, dtype=np.int64)
+    gb = np.full(first.n + second.n, -1, dtype=np.int64)
+    count = kernels.more_room(first.t, first.f, first.n, second.t, second.f, second.n, now, ga, gb)
+    return intervals(ga, gb, count)
 
 
-def test_the_first_gain_is_where_the_second_profile_first_has_more() -> None:
+def test_more_room_lists_where_the_second_profile_has_more() -> None:
     first = Profile.of_running(4, 0, [10, 30], [2, 2])  # 0 free to 10, 2 to 30
     second = Profile.of_running(4, 0, [5], [4])  # 0 free to 5, then 4
-    assert first_more_room(first, second) == 5
-    assert first_more_room(first, second, now=12) == 12
-    assert first_more_room(second, first) == NEVER
-    assert first_more_room(first, first) == NEVER
+    assert more_room(first, second) == [(5, 30)]
+    assert more_room(first, second, now=12) == [(12, 30)]
+    assert more_room(second, first) == []
+    assert more_room(first, first) == []
 
 
-def test_more_room_to_the_end_is_a_gain_from_where_it_begins() -> None:
+def test_more_room_to_the_end_is_a_gain_that_never_ends() -> None:
     first = Profile(4, 0)
     first.reserve(0, 10, 2)  # 2 free to 10, then 4
     second = Profile(5, 0)
-    second.reserve(0, 5, 3)
-    second.reserve(5, 10, 3)  # 2 free to 10 (as many), then 5
-    assert first_more_room(first, second) == 10
+    second.reserve(0, 5, 2)
+    second.reserve(5, 10, 3)  # 3 free to 5, 2 to 10 (as many), then 5
+    assert more_room(first, second) == [(0, 5), (10, NEVER)]
 
 
-def test_the_first_gain_is_looked_for_in_the_live_steps_only() -> None:
+def test_more_room_stops_at_the_last_live_step() -> None:
     t0 = np.array([0, 10, 3], dtype=np.int64)  # a stale slot past the two live steps
     f0 = np.array([2, 4, 0], dtype=np.int64)
     t1 = np.array([0, 20, 99], dtype=np.int64)
-    f1 = np.array([2, 4, 9], dtype=np.int64)
-    assert kernels.first_more_room(t0, f0, 2, t1, f1, 2, 0) == NEVER
-    assert kernels.first_more_room(t1, f1, 2, t0, f0, 2, 0) == 10
+    f1 = np.array([3, 4, 0], dtype=np.int64)
+    ga = np.zeros(8, dtype=np.int64)
+    gb = np.zeros(8, dtype=np.int64)
+    count = kernels.more_room(t0, f0, 2, t1, f1, 2, 0, ga, gb)
+    assert intervals(ga, gb, count) == [(0, 10)]
+
+
+def test_gains_are_kept_sorted_and_merged() -> None:
+    ga, gb = np.zeros(8, dtype=np.int64), np.zeros(8, dtype=np.int64)
+    count = 0
+    for a, b in [(10, 20), (40, 50), (0, 5), (20, 30), (45, 60), (5, 6)]:
+        count = kernels.add_gain(ga, gb, count, a, b)
+    assert intervals(ga, gb, count) == [(0, 6), (10, 30), (40, 60)]
+    count = kernels.add_gain(ga, gb, count, 7, 41)
+    assert intervals(ga, gb, count) == [(0, 6), (7, 60)]
+    count = kernels.add_gain(ga, gb, count, 70, 80)
+    assert intervals(ga, gb, count) == [(0, 6), (7, 60), (70, 80)]
+
+
+def test_a_window_that_holds_a_gain_before_a_start_begins_before_its_end() -> None:
+    ga = np.array([10, 30, 0], dtype=np.int64)  # a stale slot past the two gains
+    gb = np.array([20, 40, 0], dtype=np.int64)
+    assert [kernels.starts_before(ga, gb, 2, old) for old in (5, 10, 11, 25, 30, 35, 50)] == [
+        0,
+        0,
+        11,
+        20,
+        20,
+        35,
+        40,
+    ]
 
 
 def test_the_slots_left_last_time_are_gains_like_those_of_the_profiles() -> None:
@@ -176,15 +205,27 @@ def test_the_slots_left_last_time_are_gains_like_those_of_the_profiles() -> None
 
 
 def compress(
-    profile: Profile, jobs: list[tuple[int, int, int]], first_gain: int, now: int = 0
+    profile: Profile, jobs: list[tuple[int, int, int]], gain: int, now: int = 0
 ) -> tuple[list[int], int]:
+    """The kernel's compression with room opened from ``gain`` on (NEVER: nowhere)."""
     widths = np.array([w for w, _, _ in jobs], dtype=np.int64)
     durs = np.array([d for _, d, _ in jobs], dtype=np.int64)
     starts = np.array([s for _, _, s in jobs], dtype=np.int64)
     left = np.zeros(len(jobs), dtype=np.int64), np.zeros(len(jobs), dtype=np.int64)
+    ga, gb = np.full(len(jobs) + 1, gain), np.full(len(jobs) + 1, NEVER)
     profile._room(4 * len(jobs))
     n, moved = kernels.compress_again(
-        profile.t, profile.f, profile.n, widths, durs, now, starts, first_gain, *left
+        profile.t,
+        profile.f,
+        profile.n,
+        widths,
+        durs,
+        now,
+        starts,
+        ga,
+        gb,
+        int(gain != NEVER),
+        *left,
     )
     profile.n = n
     return starts.tolist(), moved

@@ -45,15 +45,34 @@ class KeptCompression:
         """The compression of ``profile``: the base and every job at its ``held`` start
         (none before now: a plan whose starts passed unused is made afresh)."""
         widths, durations = arrays
-        first = kernels.first_more_room(old.t, old.f, old.n, profile.t, profile.f, profile.n, now)
-        live = self.left_b > now
-        if live.any():
-            first = min(first, max(now, int(self.left_a[live].min())))
+        ga, gb = _times(old.n + profile.n), _times(old.n + profile.n)
+        ng = kernels.more_room(old.t, old.f, old.n, profile.t, profile.f, profile.n, now, ga, gb)
+        gains = _merged(
+            np.concatenate((ga[:ng], np.maximum(self.left_a, now))),
+            np.concatenate((gb[:ng], self.left_b)),
+            room=len(widths),
+        )
         starts = held.copy()
         left_a, left_b = _times(len(widths)), _times(len(widths))
-        moved = profile.compress_again(widths, durations, starts, first, (left_a, left_b), now)
+        moved = profile.compress_again(widths, durations, starts, gains, (left_a, left_b), now)
         self.left_a, self.left_b = left_a[:moved], left_b[:moved]
         return starts
+
+
+def _merged(a: np.ndarray, b: np.ndarray, room: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The intervals [a, b) that are not empty, sorted and merged where they meet or
+    touch, in arrays with ``room`` more: (starts, ends, count)."""
+    live = b > a
+    a, b = a[live], b[live]
+    by_start = np.argsort(a, kind="stable")
+    a, b = a[by_start], b[by_start]
+    if len(a):
+        reach = np.maximum.accumulate(b)
+        heads = np.flatnonzero(np.concatenate(([True], a[1:] > reach[:-1])))
+        a, b = a[heads], reach[np.append(heads[1:], len(reach)) - 1]
+    ga, gb = _times(len(a) + room), _times(len(a) + room)
+    ga[: len(a)], gb[: len(a)] = a, b
+    return ga, gb, len(a)
 
 
 def _times(count: int) -> np.ndarray:

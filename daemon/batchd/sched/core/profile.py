@@ -136,15 +136,16 @@ class Profile:
         widths: np.ndarray,
         durations: np.ndarray,
         starts: np.ndarray,
-        first_gain: int,
+        gains: tuple[np.ndarray, np.ndarray, int],
         left: tuple[np.ndarray, np.ndarray],
         not_before: int,
     ) -> int:
-        """``compress`` in place on ``starts``, where room opened from ``first_gain`` on
-        only; the slots the movers left are written to ``left`` (starts, ends), their
-        count returned (``kernels.compression.compress_again``)."""
+        """``compress`` in place on ``starts``, where room opened in ``gains`` only
+        (starts, ends, count: sorted, disjoint, with room for one more per job); the
+        slots the movers left are written to ``left`` (starts, ends), their count
+        returned (``kernels.compression.compress_again``)."""
         self._room(2 * len(widths) + 2)
-        args = (self.t, self.f, self.n, widths, durations, not_before, starts, first_gain)
+        args = (self.t, self.f, self.n, widths, durations, not_before, starts, *gains)
         if self.n >= self.BLOCKED_FROM:
             self.n, moved = blocked_compression.compress_again(*args, *left)
         else:

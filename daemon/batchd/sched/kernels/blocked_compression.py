@@ -24,7 +24,13 @@ from batchd.sched.kernels.blocks import (
     value,
     window,
 )
-from batchd.sched.kernels.compression import SHAPES, room_opened
+from batchd.sched.kernels.compression import (
+    SHAPES,
+    add_gain,
+    room_opened,
+    shape_of,
+    starts_before,
+)
 
 
 @njit(cache=True, nogil=True)
@@ -36,19 +42,19 @@ def compress_again(
     durs: np.ndarray,
     now: int,
     starts: np.ndarray,
-    first_gain: int,
+    ga: np.ndarray,
+    gb: np.ndarray,
+    ng: int,
     left_a: np.ndarray,
     left_b: np.ndarray,
     block: int = BLOCK,
 ) -> tuple[int, int]:
     """``compression.compress_again`` on blocks of at most ``block`` (>= 2) steps."""
     bt, bf, count, lag, least, most, order, sizes = cut(t, f, n, 4 * len(widths), block)
-    first = first_gain if first_gain > now else now
     sw = np.empty(SHAPES, dtype=np.int64)
     sd = np.empty(SHAPES, dtype=np.int64)
     low = np.empty(SHAPES, dtype=np.int64)
-    used = 0
-    oldest = 0
+    kept = np.zeros(2, dtype=np.int64)
     moved = 0
     for k in range(len(widths)):
         w = widths[k]
@@ -63,29 +69,14 @@ def compress_again(
             elif s < old:
                 starts[k] = s
             continue
-        if old <= first:
+        limit = starts_before(ga, gb, ng, old)
+        if limit == 0:
             continue
-        begin = first - d + 1
-        if begin < now:
-            begin = now
-        q = -1
-        for x in range(used):
-            if sw[x] == w and sd[x] == d:
-                q = x
-                break
-        if q < 0:
-            if used < SHAPES:
-                q = used
-                used += 1
-            else:
-                q = oldest
-                oldest = (oldest + 1) % SHAPES
-            sw[q] = w
-            sd[q] = d
-            low[q] = begin
+        begin = ga[0] - d + 1
+        q = shape_of(sw, sd, low, kept, w, d, begin if begin > now else now)
         s = NEVER
-        if low[q] < old:
-            s, _ = window(bt, bf, count, lag, least, most, order, sizes, w, d, low[q], old)
+        if low[q] < limit:
+            s, _ = window(bt, bf, count, lag, least, most, order, sizes, w, d, low[q], limit)
             low[q] = s if s != NEVER else old
         if old - 1 >= now:  # the run of room that ends at its start
             bk, bi = locate(bt, count, order, sizes[_IN_ORDER], old - 1)
@@ -113,5 +104,7 @@ def compress_again(
         left_a[moved] = old
         left_b[moved] = old + d
         moved += 1
-        room_opened(sd, low, used, end if end > old else old, now)
+        opened = end if end > old else old
+        ng = add_gain(ga, gb, ng, opened, old + d)
+        room_opened(sd, low, kept[0], opened, now)
     return join(t, f, bt, bf, count, lag, order, sizes), moved

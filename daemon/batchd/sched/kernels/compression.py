@@ -32,26 +32,99 @@ SHAPES = 64  # shapes whose first window a compression remembers
 
 
 @njit(cache=True, nogil=True)
-def first_more_room(
-    t0: np.ndarray, f0: np.ndarray, n0: int, t1: np.ndarray, f1: np.ndarray, n1: int, now: int
+def more_room(
+    t0: np.ndarray,
+    f0: np.ndarray,
+    n0: int,
+    t1: np.ndarray,
+    f1: np.ndarray,
+    n1: int,
+    now: int,
+    ga: np.ndarray,
+    gb: np.ndarray,
 ) -> int:
-    """The first time from ``now`` on where profile 1 has more free nodes than
-    profile 0; NEVER if there is none."""
+    """Intervals from ``now`` on where profile 1 has more free nodes than profile 0.
+
+    Written to ``ga``/``gb`` (starts, ends; the last may end at NEVER); returns their
+    count. Both arrays need room for ``n0 + n1`` intervals.
+    """
     i = locate(t0, n0, now)
     j = locate(t1, n1, now)
     x = now
+    count = 0
+    open_at = NEVER  # start of the interval being collected, NEVER when none
     while True:
         if f1[j] > f0[i]:
-            return x
+            if open_at == NEVER:
+                open_at = x
+        elif open_at != NEVER:
+            ga[count] = open_at
+            gb[count] = x
+            count += 1
+            open_at = NEVER
         nxt0 = t0[i + 1] if i + 1 < n0 else NEVER
         nxt1 = t1[j + 1] if j + 1 < n1 else NEVER
         x = nxt0 if nxt0 < nxt1 else nxt1
         if x == NEVER:
-            return NEVER
+            break
         if nxt0 == x:
             i += 1
         if nxt1 == x:
             j += 1
+    if open_at != NEVER:
+        ga[count] = open_at
+        gb[count] = NEVER
+        count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def add_gain(ga: np.ndarray, gb: np.ndarray, ng: int, a: int, b: int) -> int:
+    """Put [a, b) into the sorted, disjoint gains, merging what it meets or touches;
+    returns their count (the arrays need room for one more)."""
+    i = 0
+    while i < ng and gb[i] < a:
+        i += 1
+    j = i
+    while j < ng and ga[j] <= b:
+        if ga[j] < a:
+            a = ga[j]
+        if gb[j] > b:
+            b = gb[j]
+        j += 1
+    gone = j - i  # gains merged into the new one
+    if gone == 0:
+        for m in range(ng, i, -1):
+            ga[m] = ga[m - 1]
+            gb[m] = gb[m - 1]
+        ng += 1
+    elif gone > 1:
+        for m in range(j, ng):
+            ga[m - gone + 1] = ga[m]
+            gb[m - gone + 1] = gb[m]
+        ng -= gone - 1
+    ga[i] = a
+    gb[i] = b
+    return ng
+
+
+@njit(cache=True, nogil=True)
+def starts_before(ga: np.ndarray, gb: np.ndarray, ng: int, old: int) -> int:
+    """The time before which a window that holds a point of a gain before ``old``
+    begins: the end of the last gain that begins before ``old``, or ``old`` if that
+    gain reaches it; 0 if no gain begins before ``old``."""
+    lo = 0
+    hi = ng
+    while lo < hi:  # the gains that begin before old: [0, lo)
+        mid = (lo + hi) >> 1
+        if ga[mid] < old:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo == 0:
+        return 0
+    end: int = gb[lo - 1]
+    return end if end < old else old
 
 
 @njit(cache=True, nogil=True)
@@ -67,6 +140,27 @@ def room_opened(sd: np.ndarray, low: np.ndarray, used: int, at: int, now: int) -
 
 
 @njit(cache=True, nogil=True)
+def shape_of(
+    sw: np.ndarray, sd: np.ndarray, low: np.ndarray, kept: np.ndarray, w: int, d: int, begin: int
+) -> int:
+    """The slot of shape (w, d) among the remembered ones (``kept``: how many, and the
+    one replaced next once SHAPES are); a new one's bound is ``begin``."""
+    for q in range(kept[0]):
+        if sw[q] == w and sd[q] == d:
+            return q
+    new: int = kept[0]
+    if new < SHAPES:
+        kept[0] = new + 1
+    else:
+        new = kept[1]
+        kept[1] = (new + 1) % SHAPES
+    sw[new] = w
+    sd[new] = d
+    low[new] = begin
+    return new
+
+
+@njit(cache=True, nogil=True)
 def compress_again(
     t: np.ndarray,
     f: np.ndarray,
@@ -75,26 +169,26 @@ def compress_again(
     durs: np.ndarray,
     now: int,
     starts: np.ndarray,
-    first_gain: int,
+    ga: np.ndarray,
+    gb: np.ndarray,
+    ng: int,
     left_a: np.ndarray,
     left_b: np.ndarray,
 ) -> tuple[int, int]:
     """``profile.compress`` for a plan whose jobs were each placed at their earliest start.
 
     The profile holds every reservation. Each job, in order, takes the earliest start
-    that fits among all the others, where room opened from ``first_gain`` on (NEVER:
-    nowhere) and in the slots the movers before it leave; jobs held at NEVER are
-    placed like newcomers. For each shape, no window begins before ``low``. The
-    slots the movers leave
-    are written to ``left_a``/``left_b`` (room for ``len(widths)``). Returns (step
-    count, slots left).
+    that fits among all the others, where room opened in the gains ``[ga[g], gb[g])``
+    (sorted, disjoint, none before now) and in the slots the movers before it leave;
+    jobs held at NEVER are placed like newcomers. For each shape, no window begins
+    before ``low``. ``ga``/``gb`` need room for ``ng + len(widths)``; the slots the
+    movers leave are written to ``left_a``/``left_b``. Returns (step count, slots
+    left).
     """
-    first = first_gain if first_gain > now else now
     sw = np.empty(SHAPES, dtype=np.int64)
     sd = np.empty(SHAPES, dtype=np.int64)
     low = np.empty(SHAPES, dtype=np.int64)
-    used = 0
-    oldest = 0  # the shape replaced next once SHAPES are remembered
+    kept = np.zeros(2, dtype=np.int64)
     moved = 0
     for k in range(len(widths)):
         w = widths[k]
@@ -109,29 +203,14 @@ def compress_again(
             elif s < old:  # holds no nodes, leaves no room
                 starts[k] = s
             continue
-        if old <= first:
+        limit = starts_before(ga, gb, ng, old)
+        if limit == 0:  # no gain before its start
             continue
-        begin = first - d + 1
-        if begin < now:
-            begin = now
-        q = -1
-        for x in range(used):
-            if sw[x] == w and sd[x] == d:
-                q = x
-                break
-        if q < 0:
-            if used < SHAPES:
-                q = used
-                used += 1
-            else:
-                q = oldest
-                oldest = (oldest + 1) % SHAPES
-            sw[q] = w
-            sd[q] = d
-            low[q] = begin
+        begin = ga[0] - d + 1
+        q = shape_of(sw, sd, low, kept, w, d, begin if begin > now else now)
         s = NEVER
-        if low[q] < old:
-            s = earliest_start(t, f, n, w, d, low[q], old)
+        if low[q] < limit:
+            s = earliest_start(t, f, n, w, d, low[q], limit)
             low[q] = s if s != NEVER else old
         # Or it starts in the run of steps with room for it that ends at its start,
         # and goes on into its own slot. (A run that began d seconds or more before
@@ -157,5 +236,7 @@ def compress_again(
         left_a[moved] = old
         left_b[moved] = old + d
         moved += 1
-        room_opened(sd, low, used, end if end > old else old, now)
+        opened = end if end > old else old
+        ng = add_gain(ga, gb, ng, opened, old + d)
+        room_opened(sd, low, kept[0], opened, now)
     return n, moved
