@@ -7,8 +7,9 @@ when it was last placed; room for an earlier start can only have opened since, i
 *gain*: where the machine has more free nodes than then (a job ended before its
 estimate, one was withdrawn), or the slot a job left when it moved. A window before
 a job's start that fits now and did not then holds a point of a gain before that
-start; so a job whose start is no later than the first gain keeps it, and no window
-begins ``duration - 1`` seconds or more before the first gain.
+start: a job with no gain before its start keeps it, and a window that could move
+it begins after the first gain's start less ``duration`` and before the end of the
+last gain that begins before the job's start.
 
 The jobs of a deep queue repeat a few shapes, and room only opens where a job
 moves: what one search found for a shape (its first window, or none before the
@@ -16,8 +17,8 @@ job's start) is where the next job of that shape looks from, until a move opens
 room before it; so most jobs keep their start with one comparison. A job without
 a window before its start can still move if there is room for it in the second
 before its start: it then starts where that run of room begins, running on into
-its own slot.
-A job that moves changes only the steps where its old and new slots differ.
+its own slot. A job that moves changes only the steps where its old and new slots
+differ.
 """
 
 from __future__ import annotations
