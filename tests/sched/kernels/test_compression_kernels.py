@@ -18,6 +18,7 @@ import pytest
 from batchd.model.times import NEVER
 from batchd.sched.core.compression import KeptCompression
 from batchd.sched.core.profile import Profile
+from batchd.sched.kernels import blocked_compression
 from batchd.sched.kernels import compression as kernels
 
 
@@ -159,6 +160,9 @@ def test_gains_are_kept_sorted_and_merged() -> None:
     assert intervals(ga, gb, count) == [(0, 6), (7, 60)]
     count = kernels.add_gain(ga, gb, count, 70, 80)
     assert intervals(ga, gb, count) == [(0, 6), (7, 60), (70, 80)]
+    count = kernels.add_gain(ga, gb, count, 90, 95)
+    count = kernels.add_gain(ga, gb, count, 5, 75)  # three merged, one after them
+    assert intervals(ga, gb, count) == [(0, 80), (90, 95)]
 
 
 def test_a_window_that_holds_a_gain_before_a_start_begins_before_its_end() -> None:
@@ -311,3 +315,60 @@ def test_a_first_window_before_the_run_of_room_is_taken() -> None:
     profile.reserve(10, 15, 1)
     assert compress(profile, [(1, 5, 10)], 0) == ([0], 1)
     assert profile.steps() == [(0, 0), (5, 1), (6, 0), (10, 3)]
+
+
+def test_jobs_of_no_nodes_move_to_now_and_newcomers_of_one_second_are_reserved() -> None:
+    # 2 nodes, 1 busy over [0, 30). A job of no nodes held at 10, with room opened
+    # from 8 on: it holds nothing, so it starts now, however far the gain. A job held
+    # at no start, 1 s long and 2 wide, is placed at 30 and reserved there.
+    for compress_again in (kernels.compress_again, blocked_compression.compress_again):
+        profile = Profile(2, 0, room=32)
+        profile.reserve(0, 30, 1)
+        widths, durs = np.array([0, 2]), np.array([5, 1])
+        starts = np.array([10, NEVER])
+        gains = np.array([8, 0, 0]), np.array([NEVER, 0, 0]), 1
+        left = np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64)
+        n, _ = compress_again(
+            profile.t, profile.f, profile.n, widths, durs, 0, starts, *gains, *left
+        )
+        profile.n = n
+        assert starts.tolist() == [0, 30]
+        assert profile.steps() == [(0, 1), (30, 0), (31, 2)]
+
+
+def test_a_window_before_now_is_no_start() -> None:
+    # The profile begins at 0, now is 3: 1 node free from 0 to 40 beside a 1-node job J
+    # (5 s) held at 16, with room opened from 3 on. J moves to 3, not to 0.
+    for compress_again in (kernels.compress_again, blocked_compression.compress_again):
+        profile = Profile(2, 0, room=32)
+        profile.reserve(0, 40, 1)
+        profile.reserve(16, 21, 1)
+        starts = np.array([16])
+        gains = np.array([3, 0]), np.array([NEVER, 0]), 1
+        left = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+        one, five = np.array([1]), np.array([5])
+        compress_again(profile.t, profile.f, profile.n, one, five, 3, starts, *gains, *left)
+        assert starts.tolist() == [3]
+
+
+@pytest.mark.parametrize("blocked_from", [0, 10**9], ids=["blocks", "steps"])
+def test_more_shapes_than_are_remembered_compress_as_afresh(
+    blocked_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 100 jobs of 100 shapes (more than SHAPES), planned, then the running job due last
+    # ends now: the compression from the plan in force is the one made afresh.
+    monkeypatch.setattr(Profile, "BLOCKED_FROM", blocked_from)
+    rng = random.Random(7)
+    shapes = [(rng.randint(1, 8), d) for d in rng.sample(range(1, 400), 100)]
+    widths = np.array([w for w, _ in shapes], dtype=np.int64)
+    durs = np.array([d for _, d in shapes], dtype=np.int64)
+    plan = Profile.of_running(8, 0, [50, 300], [4, 4], room=512)
+    held = plan.plan(widths, durs, 0)
+    afresh = Profile.of_running(8, 0, [50], [4], room=512)
+    afresh.reserve_all(widths, durs, held)
+    kept = afresh.copy()
+    want = afresh.compress(widths, durs, held, 0)
+    got = KeptCompression().compress(plan, kept, (widths, durs), held, 0)
+    assert got.tolist() == want.tolist()
+    assert kept.steps() == afresh.steps()
+    assert (got < held).sum() > kernels.SHAPES  # more movers than remembered shapes

@@ -415,3 +415,12 @@ def test_reservations_of_one_start_and_duration_side_by_side_go_in_and_out_toget
     assert steps_of(t, f, n) == ref.steps()
     n = kernels.release_all(t, f, n, widths, durs, starts)
     assert steps_of(t, f, n) == steps
+
+
+def test_reservations_that_began_before_the_origin_hold_from_it() -> None:
+    # A profile from 10 on: a reservation over [5, 15) holds [10, 15), one over [2, 8)
+    # nothing, as reserving them one at a time does.
+    t, f, n = arrays([(10, 4)])
+    widths, durs = np.array([2, 1]), np.array([10, 6])
+    n = kernels.reserve_all(t, f, n, widths, durs, np.array([5, 2]))
+    assert steps_of(t, f, n) == [(10, 2), (15, 4)]
