@@ -279,6 +279,15 @@ def test_plan_makes_room_for_its_jobs() -> None:
     assert prof.steps() == AFTER
 
 
+def test_a_plan_within_held_starts_makes_room_for_its_jobs() -> None:
+    # 5 jobs from 25 ending at 28, 30, ...: six new steps in a profile with one spare.
+    prof = nearly_full()
+    widths, durations = np.array([1] * 5), np.array([3, 5, 7, 9, 11])
+    got = prof.plan_within(widths, durations, 25, np.array([25] * 5))
+    assert got is not None and got.tolist() == [25] * 5
+    assert prof.steps()[3:] == [(25, 0), (28, 1), (30, 2), (32, 3), (34, 4), (36, 5)]
+
+
 def test_reserve_all_makes_room_for_its_jobs() -> None:
     prof = nearly_full()
     prof.reserve_all(np.array([2]), np.array([3]), np.array([25]))
