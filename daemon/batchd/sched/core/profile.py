@@ -144,7 +144,7 @@ class Profile:
         (starts, ends, count: sorted, disjoint, with room for one more per job); the
         slots the movers left are written to ``left`` (starts, ends), their count
         returned (``kernels.compression.compress_again``)."""
-        self._room(2 * len(widths) + 2)
+        self._room(4 * len(widths) + 2)  # as compress
         args = (self.t, self.f, self.n, widths, durations, not_before, starts, *gains)
         if self.n >= self.BLOCKED_FROM:
             self.n, moved = blocked_compression.compress_again(*args, *left)
@@ -178,7 +178,9 @@ class Profile:
         self, widths: np.ndarray, durations: np.ndarray, starts: np.ndarray, not_before: int
     ) -> np.ndarray:
         """Move reserved jobs (already in the profile) earlier, in order; returns new starts."""
-        self._room(2 * len(widths) + 2)
+        # The reservations held may have merged up to two of the base's steps each, and
+        # may split them again as they move: up to four new steps per job.
+        self._room(4 * len(widths) + 2)
         out = starts.copy()
         self.n = kernels.compress(self.t, self.f, self.n, widths, durations, not_before, out)
         return out
