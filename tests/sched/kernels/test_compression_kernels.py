@@ -318,22 +318,25 @@ def test_a_first_window_before_the_run_of_room_is_taken() -> None:
 
 
 def test_jobs_of_no_nodes_move_to_now_and_newcomers_of_one_second_are_reserved() -> None:
-    # 2 nodes, 1 busy over [0, 30). A job of no nodes held at 10, with room opened
-    # from 8 on: it holds nothing, so it starts now, however far the gain. A job held
-    # at no start, 1 s long and 2 wide, is placed at 30 and reserved there.
+    # 2 nodes: 1 free over [0, 2), none over [2, 9), 1 over [9, 30). A job of no nodes
+    # and one of no time (1 wide), both held at 10 with room opened from 8 on: they
+    # hold nothing, so they start at the first second with room for them, now, however
+    # far the gain. A job held at no start, 1 s long and 2 wide, is placed at 30 and
+    # reserved there.
     for compress_again in (kernels.compress_again, blocked_compression.compress_again):
         profile = Profile(2, 0, room=32)
         profile.reserve(0, 30, 1)
-        widths, durs = np.array([0, 2]), np.array([5, 1])
-        starts = np.array([10, NEVER])
-        gains = np.array([8, 0, 0]), np.array([NEVER, 0, 0]), 1
-        left = np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64)
+        profile.reserve(2, 9, 1)
+        widths, durs = np.array([0, 1, 2]), np.array([5, 0, 1])
+        starts = np.array([10, 10, NEVER])
+        gains = np.array([8, 0, 0, 0]), np.array([NEVER, 0, 0, 0]), 1
+        left = np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int64)
         n, _ = compress_again(
             profile.t, profile.f, profile.n, widths, durs, 0, starts, *gains, *left
         )
         profile.n = n
-        assert starts.tolist() == [0, 30]
-        assert profile.steps() == [(0, 1), (30, 0), (31, 2)]
+        assert starts.tolist() == [0, 0, 30]
+        assert profile.steps() == [(0, 1), (2, 0), (9, 1), (30, 0), (31, 2)]
 
 
 def test_a_window_before_now_is_no_start() -> None:
