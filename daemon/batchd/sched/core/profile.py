@@ -102,13 +102,8 @@ class Profile:
 
     def plan(self, widths: np.ndarray, durations: np.ndarray, not_before: int) -> np.ndarray:
         """Place jobs in the given order, each at its earliest start; returns the starts."""
-        self._room(2 * len(widths) + 2)
-        starts = np.empty(len(widths), dtype=np.int64)
-        if self.n >= self.BLOCKED_FROM:
-            n = blocked_plan.plan_all(self.t, self.f, self.n, widths, durations, not_before, starts)
-        else:
-            n = kernels.plan_all(self.t, self.f, self.n, widths, durations, not_before, starts)
-        self.n = n
+        starts = self._plan(widths, durations, not_before, None)
+        assert starts is not None  # only held starts stop a plan
         return starts
 
     def plan_within(
@@ -116,6 +111,11 @@ class Profile:
     ) -> np.ndarray | None:
         """``plan``, if it starts no job later than its ``held`` start; else None, as
         soon as one would be, and the profile is no longer of use."""
+        return self._plan(widths, durations, not_before, held)
+
+    def _plan(
+        self, widths: np.ndarray, durations: np.ndarray, not_before: int, held: np.ndarray | None
+    ) -> np.ndarray | None:
         self._room(2 * len(widths) + 2)
         starts = np.empty(len(widths), dtype=np.int64)
         t, f, n = self.t, self.f, self.n
@@ -154,12 +154,7 @@ class Profile:
 
     def reserve_all(self, widths: np.ndarray, durations: np.ndarray, starts: np.ndarray) -> None:
         self._room(2 * len(widths) + 2)
-        # numpy's stable sort runs on the order the starts are mostly in already.
-        times, deltas = kernels.reservation_events(
-            self.t, self.f, self.n, widths, durations, starts
-        )
-        order = np.argsort(times, kind="stable")
-        self.n = kernels.sum_events(times, deltas, order, self.t, self.f)
+        self.n = kernels.reserve_all(self.t, self.f, self.n, widths, durations, starts)
 
     def release_all(self, widths: np.ndarray, durations: np.ndarray, starts: np.ndarray) -> None:
         self._room(2 * len(widths) + 2)

@@ -288,7 +288,6 @@ def alike(widths: np.ndarray, durs: np.ndarray, k: int, most: int) -> int:
     return e - k
 
 
-@njit(cache=True, nogil=True)
 def reserve_all(
     t: np.ndarray, f: np.ndarray, n: int, widths: np.ndarray, durs: np.ndarray, starts: np.ndarray
 ) -> int:
@@ -296,10 +295,11 @@ def reserve_all(
 
     All at once: the profile's changes and each reservation's two ends, in time order,
     summed into the steps that one ``add`` after the other leaves, at a cost of sorting
-    them rather than a pass over the profile's steps per reservation.
+    them rather than a pass over the profile's steps per reservation. Not compiled:
+    numpy's stable sort runs on the order a plan's starts are mostly in already.
     """
     times, deltas = reservation_events(t, f, n, widths, durs, starts)
-    return sum_events(times, deltas, np.argsort(times), t, f)
+    return int(sum_events(times, deltas, np.argsort(times, kind="stable"), t, f))
 
 
 @njit(cache=True, nogil=True)
