@@ -375,3 +375,29 @@ def test_more_shapes_than_are_remembered_compress_as_afresh(
     assert got.tolist() == want.tolist()
     assert kept.steps() == afresh.steps()
     assert (got < held).sum() > kernels.SHAPES  # more movers than remembered shapes
+
+
+def test_a_shape_keeps_its_slot_and_bound_until_another_takes_the_slot() -> None:
+    sw, sd, low = kernels.shapes()
+    assert sw.tolist() == [-1] * kernels.SHAPES  # every slot empty
+    q = kernels.shape_of(sw, sd, low, 4, 3600, 10)
+    assert 0 <= q < kernels.SHAPES and (sw[q], sd[q], low[q]) == (4, 3600, 10)
+    low[q] = 500  # what a search found
+    assert kernels.shape_of(sw, sd, low, 4, 3600, 10) == q and low[q] == 500
+    # Another shape whose width and duration pick the same slot takes it with its own
+    # bound; the first, back, begins afresh.
+    other = next(
+        (w, d)
+        for w in range(1, 64)
+        for d in range(1, 4096)
+        if (w, d) != (4, 3600) and kernels.shape_of(*kernels.shapes(), w, d, 0) == q
+    )
+    assert kernels.shape_of(sw, sd, low, *other, 20) == q and low[q] == 20
+    assert kernels.shape_of(sw, sd, low, 4, 3600, 30) == q and low[q] == 30
+    # The slots spread: the shapes of a trace do not crowd into a few.
+    used = {
+        kernels.shape_of(*kernels.shapes(), w, d, 0)
+        for w in (1, 8, 16)
+        for d in range(60, 86400, 997)
+    }
+    assert len(used) > kernels.SHAPES // 2

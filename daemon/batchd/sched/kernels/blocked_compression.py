@@ -25,10 +25,10 @@ from batchd.sched.kernels.blocks import (
     window,
 )
 from batchd.sched.kernels.compression import (
-    SHAPES,
     add_gain,
     room_opened,
     shape_of,
+    shapes,
     starts_before,
 )
 
@@ -51,10 +51,7 @@ def compress_again(
 ) -> tuple[int, int]:
     """``compression.compress_again`` on blocks of at most ``block`` (>= 2) steps."""
     bt, bf, count, lag, least, most, order, sizes = cut(t, f, n, 4 * len(widths), block)
-    sw = np.empty(SHAPES, dtype=np.int64)
-    sd = np.empty(SHAPES, dtype=np.int64)
-    low = np.empty(SHAPES, dtype=np.int64)
-    kept = np.zeros(2, dtype=np.int64)
+    sw, sd, low = shapes()
     moved = 0
     for k in range(len(widths)):
         w = widths[k]
@@ -73,7 +70,7 @@ def compress_again(
         if limit == 0:
             continue
         begin = ga[0] - d + 1
-        q = shape_of(sw, sd, low, kept, w, d, begin if begin > now else now)
+        q = shape_of(sw, sd, low, w, d, begin if begin > now else now)
         s = NEVER
         if low[q] < limit:
             s, _ = window(bt, bf, count, lag, least, most, order, sizes, w, d, low[q], limit)
@@ -106,5 +103,5 @@ def compress_again(
         moved += 1
         opened = end if end > old else old
         ng = add_gain(ga, gb, ng, opened, old + d)
-        room_opened(sd, low, kept[0], opened, now)
+        room_opened(sd, low, opened, now)
     return join(t, f, bt, bf, count, lag, order, sizes), moved

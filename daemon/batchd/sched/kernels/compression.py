@@ -29,7 +29,7 @@ from numba import njit
 from batchd.model.times import NEVER
 from batchd.sched.kernels.profile import add, earliest_start, locate
 
-SHAPES = 64  # shapes whose first window a compression remembers
+SHAPES = 64  # slots of the shapes whose first window a compression remembers (a power of 2)
 
 
 @njit(cache=True, nogil=True)
@@ -129,10 +129,10 @@ def starts_before(ga: np.ndarray, gb: np.ndarray, ng: int, old: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def room_opened(sd: np.ndarray, low: np.ndarray, used: int, at: int, now: int) -> None:
+def room_opened(sd: np.ndarray, low: np.ndarray, at: int, now: int) -> None:
     """Room opened from ``at`` on: a window that meets it begins ``duration - 1``
-    seconds before at the earliest."""
-    for q in range(used):
+    seconds before at the earliest (an empty slot's bound is never read)."""
+    for q in range(SHAPES):
         begin = at - sd[q] + 1
         if begin < now:
             begin = now
@@ -141,24 +141,29 @@ def room_opened(sd: np.ndarray, low: np.ndarray, used: int, at: int, now: int) -
 
 
 @njit(cache=True, nogil=True)
-def shape_of(
-    sw: np.ndarray, sd: np.ndarray, low: np.ndarray, kept: np.ndarray, w: int, d: int, begin: int
-) -> int:
-    """The slot of shape (w, d) among the remembered ones (``kept``: how many, and the
-    one replaced next once SHAPES are); a new one's bound is ``begin``."""
-    for q in range(kept[0]):
-        if sw[q] == w and sd[q] == d:
-            return q
-    new: int = kept[0]
-    if new < SHAPES:
-        kept[0] = new + 1
-    else:
-        new = kept[1]
-        kept[1] = (new + 1) % SHAPES
-    sw[new] = w
-    sd[new] = d
-    low[new] = begin
-    return new
+def shapes() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An empty memory of shapes: (widths, durations, bounds) by slot; width -1: empty."""
+    return (
+        np.full(SHAPES, -1, dtype=np.int64),
+        np.zeros(SHAPES, dtype=np.int64),
+        np.zeros(SHAPES, dtype=np.int64),
+    )
+
+
+@njit(cache=True, nogil=True)
+def shape_of(sw: np.ndarray, sd: np.ndarray, low: np.ndarray, w: int, d: int, begin: int) -> int:
+    """The slot of shape (w, d): the one its width and duration pick. A shape not in it
+    takes it, with the bound ``begin``; the one it held is forgotten (a forgotten
+    shape's search begins afresh, at its first possible window: the same start)."""
+    h = d * 40503 + w * 2654435761
+    h ^= h >> 13
+    h ^= h >> 7
+    q: int = h & (SHAPES - 1)
+    if sw[q] != w or sd[q] != d:
+        sw[q] = w
+        sd[q] = d
+        low[q] = begin
+    return q
 
 
 @njit(cache=True, nogil=True)
@@ -186,10 +191,7 @@ def compress_again(
     movers leave are written to ``left_a``/``left_b``. Returns (step count, slots
     left).
     """
-    sw = np.empty(SHAPES, dtype=np.int64)
-    sd = np.empty(SHAPES, dtype=np.int64)
-    low = np.empty(SHAPES, dtype=np.int64)
-    kept = np.zeros(2, dtype=np.int64)
+    sw, sd, low = shapes()
     moved = 0
     for k in range(len(widths)):
         w = widths[k]
@@ -208,7 +210,7 @@ def compress_again(
         if limit == 0:  # no gain before its start
             continue
         begin = ga[0] - d + 1
-        q = shape_of(sw, sd, low, kept, w, d, begin if begin > now else now)
+        q = shape_of(sw, sd, low, w, d, begin if begin > now else now)
         s = NEVER
         if low[q] < limit:
             s = earliest_start(t, f, n, w, d, low[q], limit)
@@ -239,5 +241,5 @@ def compress_again(
         moved += 1
         opened = end if end > old else old
         ng = add_gain(ga, gb, ng, opened, old + d)
-        room_opened(sd, low, kept[0], opened, now)
+        room_opened(sd, low, opened, now)
     return n, moved

@@ -296,7 +296,9 @@ def reserve_all(
     All at once: the profile's changes and each reservation's two ends, in time order,
     summed into the steps that one ``add`` after the other leaves, at a cost of sorting
     them rather than a pass over the profile's steps per reservation. Not compiled:
-    numpy's stable sort runs on the order a plan's starts are mostly in already.
+    numpy's stable sort (a merge sort that finds runs already in order) takes the
+    profile's steps, the starts (a plan's are mostly in order already) and the ends as
+    three runs.
     """
     times, deltas = reservation_events(t, f, n, widths, durs, starts)
     return int(sum_events(times, deltas, np.argsort(times, kind="stable"), t, f))
@@ -306,15 +308,21 @@ def reserve_all(
 def reservation_events(
     t: np.ndarray, f: np.ndarray, n: int, widths: np.ndarray, durs: np.ndarray, starts: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The profile's steps as changes of its free nodes, and each reservation's start
-    and end as two more: (times, changes), not sorted."""
+    """The profile's steps as changes of its free nodes, then the reservations' starts,
+    then their ends, as more changes: (times, changes), not sorted."""
     origin = t[0]
-    times = np.empty(n + 2 * len(widths), dtype=np.int64)
+    held = 0  # reservations that hold nodes for some time from the origin on
+    for k in range(len(widths)):
+        s = starts[k]
+        if s != NEVER and widths[k] != 0 and s + durs[k] > max(s, origin):
+            held += 1
+    times = np.empty(n + 2 * held, dtype=np.int64)
     deltas = np.empty(len(times), dtype=np.int64)
     for i in range(n):
         times[i] = t[i]
         deltas[i] = f[i] - f[i - 1] if i > 0 else f[0]
-    m = n
+    a = n  # where the next start goes
+    b = n + held  # and the next end
     for k in range(len(widths)):
         s = starts[k]
         if s == NEVER:
@@ -324,12 +332,13 @@ def reservation_events(
             s = origin  # the past is gone
         if end <= s or widths[k] == 0:
             continue
-        times[m] = s
-        deltas[m] = -widths[k]
-        times[m + 1] = end
-        deltas[m + 1] = widths[k]
-        m += 2
-    return times[:m], deltas[:m]
+        times[a] = s
+        deltas[a] = -widths[k]
+        a += 1
+        times[b] = end
+        deltas[b] = widths[k]
+        b += 1
+    return times, deltas
 
 
 @njit(cache=True, nogil=True)
