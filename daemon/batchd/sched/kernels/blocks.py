@@ -230,7 +230,113 @@ def take(
     width: int,
 ) -> None:
     """``kernels.profile.take``: ``width`` nodes over [start, end), which fit there;
-    steps split and merge as there (a step is known by its time, unique)."""
+    steps split and merge as there (a step is known by its time, unique).
+
+    Each block the reservation changes in part is changed in one pass (its new steps,
+    the steps that lose nodes, the steps that merge), and its bounds made once; one
+    that must split or would empty is changed step by step (``take_by_steps``).
+    """
+    blocks = sizes[_IN_ORDER]
+    size = bt.shape[1]
+    k, i = locate(bt, count, order, blocks, start)
+    ke, je = locate(bt, count, order, blocks, end)
+    b = order[k]
+    be = order[ke]
+    split_left = bt[b, i] < start
+    merge_left = False
+    if not split_left and (k > 0 or i > 0):
+        pk, pi = before(count, order, k, i)
+        merge_left = value(bf, lag, order, pk, pi) == value(bf, lag, order, k, i) - width
+    split_right = bt[be, je] != end  # the step holding end begins before it
+    merge_right = False
+    if not split_right:
+        pk, pi = before(count, order, ke, je)
+        merge_right = value(bf, lag, order, ke, je) == value(bf, lag, order, pk, pi) - width
+    c = count[b]
+    ce = count[be]
+    grow_left = int(split_left) - int(merge_left)
+    grow_right = int(split_right) - int(merge_right)
+    if k == ke:
+        grow_left += grow_right
+        grow_right = 0
+    if not (0 < c + grow_left <= size and 0 < ce + grow_right <= size):
+        take_by_steps(bt, bf, count, lag, least, most, order, sizes, start, end, width)
+        return
+    # The steps that begin in [start, end) lose width; of the step holding end, its
+    # part from end on keeps its nodes (free: its value before, less the lag).
+    kept = bf[be, je]
+    first = i + 1 if split_left else i
+    if k == ke:
+        last = je if split_right else je - 1
+        for x in range(first, last + 1):
+            bf[b, x] -= width
+    else:
+        for x in range(first, c):
+            bf[b, x] -= width
+        for q in range(k + 1, ke):  # the blocks between, whole
+            m = order[q]
+            lag[m] -= width
+            least[m] -= width
+            most[m] -= width
+        for x in range(0, je + 1 if split_right else je):
+            bf[be, x] -= width
+    # Steps merge first (a full block may gain one after losing one), the one at end
+    # before the one at start; then the new steps, the one at end first.
+    if merge_right:
+        _close(bt, bf, count, be, je)
+    if merge_left:
+        _close(bt, bf, count, b, i)
+        if be == b:
+            je -= 1
+    if split_right:
+        _open(bt, bf, count, be, je + 1, end, kept)
+    if split_left:
+        _open(bt, bf, count, b, i + 1, start, bf[b, i] - width)
+    bounds(bf, count, lag, least, most, b)
+    if be != b:
+        bounds(bf, count, lag, least, most, be)
+
+
+@njit(cache=True, nogil=True)
+def _open(
+    bt: np.ndarray, bf: np.ndarray, count: np.ndarray, b: int, i: int, time: int, free: int
+) -> None:
+    """A step (time, free less the lag) as slot ``i`` of block ``b``, which has room."""
+    c = count[b]
+    for x in range(c, i, -1):
+        bt[b, x] = bt[b, x - 1]
+        bf[b, x] = bf[b, x - 1]
+    bt[b, i] = time
+    bf[b, i] = free
+    count[b] = c + 1
+
+
+@njit(cache=True, nogil=True)
+def _close(bt: np.ndarray, bf: np.ndarray, count: np.ndarray, b: int, i: int) -> None:
+    """Slot ``i`` of block ``b`` dropped; the block keeps a step."""
+    c = count[b] - 1
+    for x in range(i, c):
+        bt[b, x] = bt[b, x + 1]
+        bf[b, x] = bf[b, x + 1]
+    count[b] = c
+
+
+@njit(cache=True, nogil=True)
+def take_by_steps(
+    bt: np.ndarray,
+    bf: np.ndarray,
+    count: np.ndarray,
+    lag: np.ndarray,
+    least: np.ndarray,
+    most: np.ndarray,
+    order: np.ndarray,
+    sizes: np.ndarray,
+    start: int,
+    end: int,
+    width: int,
+) -> None:
+    """``take`` one change at a time: the new steps (splitting a full block), the
+    nodes taken, the steps that merge (dropping a block they empty)."""
     blocks = sizes[_IN_ORDER]
     k, i = locate(bt, count, order, blocks, start)
     held = value(bf, lag, order, k, i)
