@@ -103,8 +103,8 @@ class MachineState:
             self._arrays = IntColumns(self._ends, self._widths)
         ends = self._arrays.live(0)
         if self.overrun:
-            return np.maximum(ends, self.now + 1), self._arrays.live(1).copy()
-        return ends.copy(), self._arrays.live(1).copy()
+            return np.maximum(ends, self.now + 1), self._arrays.live(1)
+        return ends, self._arrays.live(1)
 
     def reservations(self) -> list[tuple[int, int, int]]:
         return self._pending

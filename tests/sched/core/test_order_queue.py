@@ -62,8 +62,8 @@ def test_arrays_kept_once_asked_follow_every_change(
     seed: int, keep_from: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Asked for arrays when deep enough, the queue keeps them, with its planned starts,
-    through every change until it is short again; starts handed over as an array are
-    read back alike, as a list or one by one."""
+    through every change until it is short again; starts handed over as an array, or
+    written into its own, are read back alike, as a list or one by one."""
     monkeypatch.setattr(OrderedQueue, "KEEP_ARRAYS_FROM", keep_from)
     rng = random.Random(seed)
     queue = OrderedQueue(fcfs_key)
@@ -93,9 +93,21 @@ def test_arrays_kept_once_asked_follow_every_change(
         elif op < 0.84:  # one by one up to 16, else the lists rebuilt
             many = rng.choice([1, 2, 17])
             queue.remove_many(rng.sample(queue.jobs, min(many, len(queue.jobs))))
-        else:  # a plan's starts
+        elif op < 0.92:  # a plan's starts
             plan = given([rng.randrange(100) for _ in queue.jobs])
             queue.set_starts(np.array(plan, dtype=np.int64))
+        else:  # a plan written into the queue's own starts where it keeps them
+            plan = given([rng.randrange(100) for _ in queue.jobs])
+            out = queue.starts_out()
+            if out is None:
+                assert len(queue) < keep_from and queue.arrays_kept is None
+                queue.set_starts(np.array(plan, dtype=np.int64))
+            else:
+                out[:] = plan
+        seen = queue.views()
+        assert seen[0].tolist() == queue.widths and seen[1].tolist() == queue.durations
+        if queue.arrays_kept is not None:  # no copy made: the arrays the queue keeps
+            assert np.shares_memory(seen[0], queue.arrays_kept.rows)
         widths, durations = queue.arrays()
         kept_at.append(len(queue) if queue.arrays_kept is not None else -1)
         starts = queue.starts_array().tolist()

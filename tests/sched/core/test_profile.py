@@ -279,6 +279,21 @@ def test_plan_makes_room_for_its_jobs() -> None:
     assert prof.steps() == AFTER
 
 
+def test_a_plan_written_into_an_array_of_the_callers() -> None:
+    widths, durations = np.array([2, 1, 5]), np.array([3, 4, 2])
+    want = nearly_full().plan(widths, durations, 25)
+    out = np.full(3, -1, dtype=np.int64)
+    prof = nearly_full()
+    assert prof.plan(widths, durations, 25, out) is out
+    assert out.tolist() == want.tolist() and prof.steps() == nearly_full_planned(want)
+
+
+def nearly_full_planned(starts: np.ndarray) -> list[tuple[int, int]]:
+    prof = nearly_full()
+    prof.reserve_all(np.array([2, 1, 5]), np.array([3, 4, 2]), starts)
+    return prof.steps()
+
+
 def test_a_plan_within_held_starts_makes_room_for_its_jobs() -> None:
     # 5 jobs from 25 ending at 28, 30, ...: six new steps in a profile with one spare.
     prof = nearly_full()

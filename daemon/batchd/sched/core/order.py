@@ -217,6 +217,23 @@ class OrderedQueue:
             return np.array(self.starts, dtype=np.int64)
         return kept.live(_STARTS).copy()
 
+    def views(self) -> tuple[np.ndarray, np.ndarray]:
+        """The widths and durations as arrays to be read before the queue changes
+        (on a deep queue, the arrays it keeps: no copy is made)."""
+        kept = self._kept()
+        if kept is None:
+            return self.arrays()
+        return kept.live(_WIDTHS), kept.live(_DURATIONS)
+
+    def starts_out(self) -> np.ndarray | None:
+        """On a deep queue, the array of its planned starts for a plan to be written
+        into (what it holds is no longer the plan); None on a short one."""
+        kept = self._kept()
+        if kept is None:
+            return None
+        self._starts = None
+        return kept.live(_STARTS)
+
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """The widths and durations as arrays of their own (the caller may keep them)."""
         import numpy as np

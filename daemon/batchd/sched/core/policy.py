@@ -65,8 +65,8 @@ class MachineView(Protocol):
         ...
 
     def running_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """``running_ends`` and ``running_widths`` as int64 arrays of their own
-        (``running_arrays_of`` makes them from the lists)."""
+        """``running_ends`` and ``running_widths`` as int64 arrays, to be read before
+        the running jobs change (``running_arrays_of`` makes them from the lists)."""
         ...
 
     @property

@@ -100,9 +100,16 @@ class Profile:
         start, self.n = kernels.place(self.t, self.f, self.n, width, duration, not_before)
         return int(start)
 
-    def plan(self, widths: np.ndarray, durations: np.ndarray, not_before: int) -> np.ndarray:
-        """Place jobs in the given order, each at its earliest start; returns the starts."""
-        starts = self._plan(widths, durations, not_before, None)
+    def plan(
+        self,
+        widths: np.ndarray,
+        durations: np.ndarray,
+        not_before: int,
+        out: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Place jobs in the given order, each at its earliest start; returns the starts
+        (written to ``out`` if given)."""
+        starts = self._plan(widths, durations, not_before, None, out)
         assert starts is not None  # only held starts stop a plan
         return starts
 
@@ -114,10 +121,15 @@ class Profile:
         return self._plan(widths, durations, not_before, held)
 
     def _plan(
-        self, widths: np.ndarray, durations: np.ndarray, not_before: int, held: np.ndarray | None
+        self,
+        widths: np.ndarray,
+        durations: np.ndarray,
+        not_before: int,
+        held: np.ndarray | None,
+        out: np.ndarray | None = None,
     ) -> np.ndarray | None:
         self._room(2 * len(widths) + 2)
-        starts = np.empty(len(widths), dtype=np.int64)
+        starts = np.empty(len(widths), dtype=np.int64) if out is None else out
         t, f, n = self.t, self.f, self.n
         if n >= self.BLOCKED_FROM:
             n = blocked_plan.plan_all(

@@ -158,13 +158,17 @@ class ConservativePolicy(Policy):
         self.guessed = view.overrun
         self.reshaped = False
         starts: np.ndarray | None = None
+        out: np.ndarray | None = None  # the queue's own starts, when a plan is written there
         # The base (running jobs, reservations) is made once: a guarded re-plan that
         # falls back to compression starts again from a copy kept before the rebuild.
         base = base_profile(view, len(queue))
-        widths, durations = queue.arrays()
+        # Read while the queue stands: the plan is made before it changes.
+        widths, durations = queue.views()
         if mode == "rebuild":
             profile = base
-            starts = profile.plan(widths, durations, now)
+            # A deep queue's plan is written straight into its starts.
+            out = queue.starts_out()
+            starts = profile.plan(widths, durations, now, out)
         elif mode == "guarded":
             # A guarded re-plan keeps each job's promise: its held start, none of them
             # before now (a passed one forces a rebuild); NEVER promises nothing, and
@@ -186,7 +190,8 @@ class ConservativePolicy(Policy):
             self.kept_compression.forget()
             self.counts.rebuilds += 1
         self.profile = profile
-        queue.set_starts(starts)
+        if starts is not out:
+            queue.set_starts(starts)
         self._due = [queue.jobs[i] for i in np.flatnonzero(starts == now).tolist()]
         self.stale = False
 
