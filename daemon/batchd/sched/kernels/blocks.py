@@ -233,8 +233,8 @@ def take(
     steps split and merge as there (a step is known by its time, unique).
 
     Each block the reservation changes in part is changed in one pass (its new steps,
-    the steps that lose nodes, the steps that merge), and its bounds made once; one
-    that must split or would empty is changed step by step (``take_by_steps``).
+    the steps that lose nodes, the steps that merge), and its bounds made once; where a
+    block must split or would empty, the changes are made one at a time.
     """
     blocks = sizes[_IN_ORDER]
     size = bt.shape[1]
@@ -242,16 +242,18 @@ def take(
     ke, je = locate(bt, count, order, blocks, end)
     b = order[k]
     be = order[ke]
+    held = value(bf, lag, order, k, i)  # the free nodes of the steps holding start
+    right = value(bf, lag, order, ke, je)  # and end
     split_left = bt[b, i] < start
     merge_left = False
     if not split_left and (k > 0 or i > 0):
         pk, pi = before(count, order, k, i)
-        merge_left = value(bf, lag, order, pk, pi) == value(bf, lag, order, k, i) - width
+        merge_left = value(bf, lag, order, pk, pi) == held - width
     split_right = bt[be, je] != end  # the step holding end begins before it
     merge_right = False
     if not split_right:
         pk, pi = before(count, order, ke, je)
-        merge_right = value(bf, lag, order, ke, je) == value(bf, lag, order, pk, pi) - width
+        merge_right = right == value(bf, lag, order, pk, pi) - width
     c = count[b]
     ce = count[be]
     grow_left = int(split_left) - int(merge_left)
@@ -260,7 +262,15 @@ def take(
         grow_left += grow_right
         grow_right = 0
     if not (0 < c + grow_left <= size and 0 < ce + grow_right <= size):
-        take_by_steps(bt, bf, count, lag, least, most, order, sizes, start, end, width)
+        if split_right:
+            insert(bt, bf, count, lag, least, most, order, sizes, end, right)
+        if split_left:
+            insert(bt, bf, count, lag, least, most, order, sizes, start, held)
+        add(bt, bf, count, lag, least, most, order, sizes, start, end, -width)
+        if merge_right:
+            delete(bt, bf, count, lag, least, most, order, sizes, end)
+        if merge_left:
+            delete(bt, bf, count, lag, least, most, order, sizes, start)
         return
     # The steps that begin in [start, end) lose width; of the step holding end, its
     # part from end on keeps its nodes (free: its value before, less the lag).
@@ -319,48 +329,6 @@ def _close(bt: np.ndarray, bf: np.ndarray, count: np.ndarray, b: int, i: int) ->
         bt[b, x] = bt[b, x + 1]
         bf[b, x] = bf[b, x + 1]
     count[b] = c
-
-
-@njit(cache=True, nogil=True)
-def take_by_steps(
-    bt: np.ndarray,
-    bf: np.ndarray,
-    count: np.ndarray,
-    lag: np.ndarray,
-    least: np.ndarray,
-    most: np.ndarray,
-    order: np.ndarray,
-    sizes: np.ndarray,
-    start: int,
-    end: int,
-    width: int,
-) -> None:
-    """``take`` one change at a time: the new steps (splitting a full block), the
-    nodes taken, the steps that merge (dropping a block they empty)."""
-    blocks = sizes[_IN_ORDER]
-    k, i = locate(bt, count, order, blocks, start)
-    held = value(bf, lag, order, k, i)
-    split_left = bt[order[k], i] < start
-    merge_left = False
-    if not split_left and (k > 0 or i > 0):
-        pk, pi = before(count, order, k, i)
-        merge_left = value(bf, lag, order, pk, pi) == held - width
-    kj, j = locate(bt, count, order, blocks, end)
-    at_end = bt[order[kj], j]
-    split_right = at_end != end  # the step holding end begins before it
-    merge_right = False
-    if not split_right:
-        pk, pi = before(count, order, kj, j)
-        merge_right = value(bf, lag, order, kj, j) == value(bf, lag, order, pk, pi) - width
-    if split_right:
-        insert(bt, bf, count, lag, least, most, order, sizes, end, value(bf, lag, order, kj, j))
-    if split_left:
-        insert(bt, bf, count, lag, least, most, order, sizes, start, held)
-    add(bt, bf, count, lag, least, most, order, sizes, start, end, -width)
-    if merge_right:
-        delete(bt, bf, count, lag, least, most, order, sizes, end)
-    if merge_left:
-        delete(bt, bf, count, lag, least, most, order, sizes, start)
 
 
 @njit(cache=True, nogil=True)
