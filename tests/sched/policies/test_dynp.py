@@ -197,10 +197,14 @@ def test_a_step_plans_once_for_orders_that_list_the_jobs_alike(
     plan = Profile.plan
 
     def counted(
-        self: Profile, widths: np.ndarray, durations: np.ndarray, not_before: int
+        self: Profile,
+        widths: np.ndarray,
+        durations: np.ndarray,
+        not_before: int,
+        out: np.ndarray | None = None,
     ) -> np.ndarray:
         calls.append(len(widths))
-        return plan(self, widths, durations, not_before)
+        return plan(self, widths, durations, not_before, out)
 
     monkeypatch.setattr(Profile, "plan", counted)
     # Every step plans afresh here (none from the last step's plans: test_kept_orders.py).
