@@ -311,19 +311,14 @@ def reservation_events(
     """The profile's steps as changes of its free nodes, then the reservations' starts,
     then their ends, as more changes: (times, changes), not sorted."""
     origin = t[0]
-    held = 0  # reservations that hold nodes for some time from the origin on
-    for k in range(len(widths)):
-        s = starts[k]
-        if s != NEVER and widths[k] != 0 and s + durs[k] > max(s, origin):
-            held += 1
-    times = np.empty(n + 2 * held, dtype=np.int64)
+    jobs = len(widths)
+    times = np.empty(n + 2 * jobs, dtype=np.int64)
     deltas = np.empty(len(times), dtype=np.int64)
     for i in range(n):
         times[i] = t[i]
         deltas[i] = f[i] - f[i - 1] if i > 0 else f[0]
-    a = n  # where the next start goes
-    b = n + held  # and the next end
-    for k in range(len(widths)):
+    m = 0  # reservations that hold nodes: starts from n on, ends from n + jobs on
+    for k in range(jobs):
         s = starts[k]
         if s == NEVER:
             continue
@@ -332,13 +327,15 @@ def reservation_events(
             s = origin  # the past is gone
         if end <= s or widths[k] == 0:
             continue
-        times[a] = s
-        deltas[a] = -widths[k]
-        a += 1
-        times[b] = end
-        deltas[b] = widths[k]
-        b += 1
-    return times, deltas
+        times[n + m] = s
+        deltas[n + m] = -widths[k]
+        times[n + jobs + m] = end
+        deltas[n + jobs + m] = widths[k]
+        m += 1
+    for x in range(m):  # the ends moved down to right after the starts
+        times[n + m + x] = times[n + jobs + x]
+        deltas[n + m + x] = deltas[n + jobs + x]
+    return times[: n + 2 * m], deltas[: n + 2 * m]
 
 
 @njit(cache=True, nogil=True)
