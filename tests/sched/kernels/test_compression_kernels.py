@@ -27,7 +27,7 @@ def intervals(starts: np.ndarray, ends: np.ndarray, count: int) -> list[tuple[in
 
 
 class Plan:
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, bursts: bool = False) -> None:
         self.rng = rng
         self.capacity = rng.choice([3, 8, 20])
         self.now = 0
@@ -36,6 +36,14 @@ class Plan:
         ]
         self.widths = [self.width() for _ in range(rng.randint(5, 30))]
         self.durations = [rng.choice([1, 4, 10, 25, 60]) for _ in self.widths]
+        if bursts:  # runs of one shape side by side, as a trace's job arrays come
+            shapes = [(self.width(), rng.choice([4, 10, 25])) for _ in range(3)]
+            self.widths, self.durations = [], []
+            while len(self.widths) < 40:
+                width, duration = rng.choice(shapes)
+                copies = rng.randint(1, 8)
+                self.widths += [width] * copies
+                self.durations += [duration] * copies
         self.kept = KeptCompression()
         self.profile = self.base()
         self.starts = self.profile.plan(*self.arrays(), self.now)
@@ -97,6 +105,44 @@ def test_a_compression_made_from_the_plan_equals_one_made_afresh(
     for _ in range(12):
         plan.change()
         plan.compress()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_runs_of_one_shape_compress_as_afresh(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Jobs of one width, duration and start side by side: one that kept its start,
+    # with nothing moved since, tells the next that it keeps its own; one that moved
+    # tells nothing.
+    if seed % 2:
+        monkeypatch.setattr(Profile, "BLOCKED_FROM", 0)
+    plan = Plan(random.Random(seed), bursts=True)
+    for _ in range(12):
+        plan.change()
+        plan.compress()
+
+
+@pytest.mark.parametrize("blocked_from", [0, 10**9], ids=["blocks", "steps"])
+def test_a_job_like_the_last_that_kept_its_start_moves_where_a_move_since_left_room(
+    blocked_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 4 nodes: one busy until 3; one that was busy until 9 ended at 0 (the gain). Four
+    # jobs of 2 nodes and 3 s at 0, 3, 6, 9 keep their starts; a 1-node job at 3 moves
+    # to 0 and leaves [3, 6); the next job of 2 nodes and 3 s at 9, like the last one
+    # that kept its start, moves there.
+    monkeypatch.setattr(Profile, "BLOCKED_FROM", blocked_from)
+    widths = np.array([2, 2, 2, 2, 1, 2, 1], dtype=np.int64)
+    durs = np.full(7, 3, dtype=np.int64)
+    held = np.array([0, 3, 6, 9, 3, 9, 6], dtype=np.int64)
+    profile = Profile.of_running(4, 0, [3], [1], room=64)
+    profile.reserve_all(widths, durs, held)
+    afresh = profile.copy()
+    want = afresh.compress(widths, durs, held, 0)
+    assert want.tolist() == [0, 3, 6, 9, 0, 3, 6]
+    starts = held.copy()
+    gains = np.full(8, 0, dtype=np.int64), np.full(8, NEVER, dtype=np.int64), 1
+    left = np.zeros(7, dtype=np.int64), np.zeros(7, dtype=np.int64)
+    assert profile.compress_again(widths, durs, starts, gains, left, 0) == 2
+    assert starts.tolist() == want.tolist()
+    assert profile.steps() == afresh.steps()
 
 
 def test_a_job_is_searched_when_its_room_runs_on_through_its_own_slot() -> None:

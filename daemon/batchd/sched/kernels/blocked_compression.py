@@ -53,6 +53,9 @@ def compress_again(
     bt, bf, count, lag, least, most, order, sizes = cut(t, f, n, 4 * len(widths), block)
     sw, sd, low = shapes()
     moved = 0
+    # The last job that kept its start, while no job moved since (a newcomer placed
+    # takes room and opens none).
+    kept_w = kept_d = kept_s = -1
     for k in range(len(widths)):
         w = widths[k]
         d = durs[k]
@@ -66,6 +69,8 @@ def compress_again(
             elif s < old:
                 starts[k] = s
             continue
+        if w == kept_w and d == kept_d and old == kept_s:
+            continue  # what kept the last one at its start keeps this one there
         limit = starts_before(ga, gb, ng, old)
         if limit == 0:
             continue
@@ -89,6 +94,7 @@ def compress_again(
                 if run < s:
                     s = run
         if s == NEVER:
+            kept_w, kept_d, kept_s = w, d, old
             continue
         end = s + d
         if end <= old:
@@ -101,6 +107,7 @@ def compress_again(
         left_a[moved] = old
         left_b[moved] = old + d
         moved += 1
+        kept_w = -1
         opened = end if end > old else old
         ng = add_gain(ga, gb, ng, opened, old + d)
         room_opened(sd, low, opened, now)

@@ -19,6 +19,11 @@ a window before its start can still move if there is room for it in the second
 before its start: it then starts where that run of room begins, running on into
 its own slot. A job that moves changes only the steps where its old and new slots
 differ.
+
+A job of the width, duration and start of the last one that kept its start, no
+job having moved since, keeps its own without a look: nothing that kept the first
+has changed (a job placed afresh takes room and opens none). A deep queue holds
+long runs of such jobs side by side.
 """
 
 from __future__ import annotations
@@ -193,6 +198,9 @@ def compress_again(
     """
     sw, sd, low = shapes()
     moved = 0
+    # The last job that kept its start, while no job moved since (a newcomer placed
+    # takes room and opens none).
+    kept_w = kept_d = kept_s = -1
     for k in range(len(widths)):
         w = widths[k]
         d = durs[k]
@@ -206,6 +214,8 @@ def compress_again(
             elif s < old:  # holds no nodes, leaves no room
                 starts[k] = s
             continue
+        if w == kept_w and d == kept_d and old == kept_s:
+            continue  # what kept the last one at its start keeps this one there
         limit = starts_before(ga, gb, ng, old)
         if limit == 0:  # no gain before its start
             continue
@@ -227,6 +237,7 @@ def compress_again(
                 if run < s:
                     s = run
         if s == NEVER:
+            kept_w, kept_d, kept_s = w, d, old
             continue
         end = s + d
         if end <= old:
@@ -239,6 +250,7 @@ def compress_again(
         left_a[moved] = old
         left_b[moved] = old + d
         moved += 1
+        kept_w = -1
         opened = end if end > old else old
         ng = add_gain(ga, gb, ng, opened, old + d)
         room_opened(sd, low, opened, now)
