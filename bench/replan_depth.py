@@ -92,18 +92,22 @@ def compressions(
         gone = 0
     else:
         gone = len(ends) - 1
-    kept = Profile.of_running(nodes, NOW, ends, rw, room=len(w))
-    held = kept.plan(w, d, NOW)
+    plan = Profile.of_running(nodes, NOW, ends, rw, room=len(w))
+    held = plan.plan(w, d, NOW)
     rest = np.delete(ends, gone), np.delete(rw, gone)
     times = []
     for made in ("afresh", "kept"):
+        kept = KeptCompression()
+        kept.made_on(Profile.of_running(nodes, NOW, ends, rw))
+        in_force = plan.copy()
         began = time.perf_counter()
         profile = Profile.of_running(nodes, NOW, *rest, room=len(w))
-        profile.reserve_all(w, d, held)
         if made == "afresh":
+            profile.reserve_all(w, d, held)
             starts = profile.compress(w, d, held, NOW)
-        else:
-            starts = KeptCompression().compress(kept, profile, (w, d), held, NOW)
+        else:  # the plan in force made that of now, as the policy does
+            gains = kept.changed(in_force, profile, NOW, len(w))
+            starts = kept.compress(in_force, gains, (w, d), held, profile, NOW)
         times.append(time.perf_counter() - began)
     return times[0], times[1], int((starts != held).sum())
 

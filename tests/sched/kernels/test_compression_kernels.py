@@ -3,9 +3,11 @@
 
 Random machines plan a queue (every job at its earliest start), then go through
 rounds of changes: a running job ends early, a waiting job is withdrawn, a new one is
-placed at its earliest start. After each, both compressions of the same profile must
-give the same starts and leave the same steps; the kept one carries the slots its
-movers left from round to round.
+placed at its earliest start, time passes to the next planned start and the jobs due
+start. After each, the profile of the plan in force made that of now from what
+changed must be the one laid out afresh, and both compressions of it must give the
+same starts and leave the same steps; the kept one carries the slots its movers left
+from round to round.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class Plan:
                 self.widths += [width] * copies
                 self.durations += [duration] * copies
         self.kept = KeptCompression()
+        self.kept.made_on(self.base())
         self.profile = self.base()
         self.starts = self.profile.plan(*self.arrays(), self.now)
 
@@ -60,14 +63,26 @@ class Plan:
             self.capacity, self.now, [e for e, _ in ends], [w for _, w in ends], room=64
         )
 
+    def leave(self, i: int) -> None:
+        self.kept.leave(int(self.starts[i]), self.durations[i], self.widths[i])
+        del self.widths[i], self.durations[i]
+        self.starts = np.delete(self.starts, i)
+
     def change(self) -> None:
         rng = self.rng
+        planned = [int(s) for s in self.starts if s != NEVER]
+        if len(planned) > 1 and rng.random() < 0.3:  # time passes: the jobs due then start
+            self.now = min(planned)
+            self.running = [(e, w) for e, w in self.running if e > self.now]
+            for i in reversed(range(len(self.widths))):
+                if self.starts[i] == self.now:
+                    if self.widths[i] and self.durations[i]:
+                        self.running.append((self.now + self.durations[i], self.widths[i]))
+                    self.leave(i)
         if self.running and rng.random() < 0.7:  # an early end
             self.running.pop(rng.randrange(len(self.running)))
         if len(self.widths) > 1 and rng.random() < 0.3:  # a withdrawal
-            i = rng.randrange(len(self.widths))
-            del self.widths[i], self.durations[i]
-            self.starts = np.delete(self.starts, i)
+            self.leave(rng.randrange(len(self.widths)))
         if rng.random() < 0.5:  # a newcomer at its earliest start on the plan in force
             width, duration = self.width(), rng.choice([1, 4, 10, 25, 60])
             start = self.profile.place(width, duration, self.now)
@@ -81,9 +96,13 @@ class Plan:
         fresh.reserve_all(widths, durations, self.starts)
         made_afresh = fresh.copy()
         want = made_afresh.compress(widths, durations, self.starts, self.now)
-        got = self.kept.compress(self.profile, fresh, (widths, durations), self.starts, self.now)
+        base = self.base()
+        gains = self.kept.changed(self.profile, base, self.now, len(widths))
+        assert self.profile.steps() == fresh.steps()
+        arrays = (widths, durations)
+        got = self.kept.compress(self.profile, gains, arrays, self.starts, base, self.now)
         assert got.tolist() == want.tolist()
-        assert fresh.steps() == made_afresh.steps()
+        assert self.profile.steps() == made_afresh.steps()
         moved = [
             (int(a), int(a + d))
             for a, b, d in zip(self.starts, got, durations, strict=True)
@@ -92,7 +111,7 @@ class Plan:
         assert sorted(
             intervals(self.kept.left_a, self.kept.left_b, len(self.kept.left_a))
         ) == sorted(moved)
-        self.profile, self.starts = fresh, got
+        self.starts = got
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -145,55 +164,110 @@ def test_a_job_like_the_last_that_kept_its_start_moves_where_a_move_since_left_r
     assert profile.steps() == afresh.steps()
 
 
+def kept_compression(
+    kept: KeptCompression,
+    plan: Profile,
+    base: Profile,
+    arrays: tuple[np.ndarray, np.ndarray],
+    held: np.ndarray,
+    now: int,
+) -> list[int]:
+    """The compression of the plan in force (``plan``, made on ``kept.base``) on
+    ``base``, the base now."""
+    gains = kept.changed(plan, base, now, len(arrays[0]))
+    starts: list[int] = kept.compress(plan, gains, arrays, held, base, now).tolist()
+    return starts
+
+
 def test_a_job_is_searched_when_its_room_runs_on_through_its_own_slot() -> None:
     # 4 nodes: job A (4 wide) runs until 10; job B (2 wide, 10 s) was placed at 10.
     # A ends at 2: 4 nodes free over [2, 10), then 2 beside B. B's window at 2 needs
     # its own slot from 10 to 12: the run of room before its start is 8 s, too short
     # unless B gives up its slot first. It moves to 2.
-    old = Profile.of_running(4, 2, [10], [4])
-    old.reserve(10, 20, 2)
-    new = Profile.of_running(4, 2, [], [])
-    new.reserve(10, 20, 2)
+    kept = KeptCompression()
+    kept.made_on(Profile.of_running(4, 2, [10], [4]))
+    plan = Profile.of_running(4, 2, [10], [4])
+    plan.reserve(10, 20, 2)
     widths, durations = np.array([2]), np.array([10])
-    starts = KeptCompression().compress(old, new, (widths, durations), np.array([10]), 2)
-    assert starts.tolist() == [2]
-    assert new.steps() == [(2, 2), (12, 4)]
+    base = Profile.of_running(4, 2, [], [])
+    assert kept_compression(kept, plan, base, (widths, durations), np.array([10]), 2) == [2]
+    assert plan.steps() == [(2, 2), (12, 4)]
 
 
-def more_room(first: Profile, second: Profile, now: int = 0) -> list[tuple[int, int]]:
-    ga = np.full(first.n + second.n, -1, dtype=np.int64)
-    gb = np.full(first.n + second.n, -1, dtype=np.int64)
-    count = kernels.more_room(first.t, first.f, first.n, second.t, second.f, second.n, now, ga, gb)
+def changes(
+    plan: Profile,
+    old: Profile,
+    new: Profile,
+    gone: list[tuple[int, int, int]],
+    now: int = 0,
+    left: list[tuple[int, int]] = [],  # noqa: B006 (read only)
+) -> list[tuple[int, int]]:
+    """``plan`` made on ``old`` made the one on ``new`` with ``gone`` freed: the gains."""
+    rows = np.array(gone, dtype=np.int64).reshape(len(gone), 3)
+    left_a = np.array([a for a, _ in left], dtype=np.int64)
+    left_b = np.array([b for _, b in left], dtype=np.int64)
+    room = old.n + new.n + 2 * len(gone) + len(left) + 1
+    plan.advance(now)
+    plan._room(room)
+    ga, gb = np.zeros(room, dtype=np.int64), np.zeros(room, dtype=np.int64)
+    plan.n, count = kernels.changes_since(
+        plan.t, plan.f, plan.n, old.t, old.f, old.n, new.t, new.f, new.n,
+        rows, left_a, left_b, now, ga, gb,
+    )  # fmt: skip
     return intervals(ga, gb, count)
 
 
-def test_more_room_lists_where_the_second_profile_has_more() -> None:
-    first = Profile.of_running(4, 0, [10, 30], [2, 2])  # 0 free to 10, 2 to 30
-    second = Profile.of_running(4, 0, [5], [4])  # 0 free to 5, then 4
-    assert more_room(first, second) == [(5, 30)]
-    assert more_room(first, second, now=12) == [(12, 30)]
-    assert more_room(second, first) == []
-    assert more_room(first, first) == []
+def test_an_early_end_and_a_withdrawn_slot_free_their_nodes_where_they_held_them() -> None:
+    # 4 nodes: a running job holds 2 until 30; job A (2 wide) holds [0, 10), job B
+    # (1 wide) [10, 20). The running job ends at 5, B is withdrawn: 2 more free over
+    # [5, 30), 1 more over [10, 20).
+    old = Profile.of_running(4, 0, [30], [2])
+    plan = old.copy()
+    plan.reserve(0, 10, 2)
+    plan.reserve(10, 20, 1)
+    new = Profile.of_running(4, 5, [], [])
+    assert changes(plan, old, new, [(10, 10, 1)], now=5) == [(5, 30)]
+    afresh = new.copy()
+    afresh.reserve(5, 10, 2)  # A's slot from now on
+    assert plan.steps() == afresh.steps() == [(5, 2), (10, 4)]
 
 
-def test_more_room_to_the_end_is_a_gain_that_never_ends() -> None:
-    first = Profile(4, 0)
-    first.reserve(0, 10, 2)  # 2 free to 10, then 4
-    second = Profile(5, 0)
-    second.reserve(0, 5, 2)
-    second.reserve(5, 10, 3)  # 3 free to 5, 2 to 10 (as many), then 5
-    assert more_room(first, second) == [(0, 5), (10, NEVER)]
+def test_a_job_that_started_as_planned_changes_nothing() -> None:
+    # Job A (2 of 4 nodes, 10 s) was planned at 0 and started: the base now runs it
+    # until 10 and its slot left the plan; the profile stays, and no room opened.
+    old = Profile.of_running(4, 0, [], [])
+    plan = old.copy()
+    plan.reserve(0, 10, 2)
+    plan.reserve(10, 20, 4)
+    steps = plan.steps()
+    new = Profile.of_running(4, 3, [10], [2])
+    assert changes(plan, old, new, [(0, 10, 2)], now=3) == []
+    assert plan.steps() == [(3, 2), *steps[1:]]
 
 
-def test_more_room_stops_at_the_last_live_step() -> None:
-    t0 = np.array([0, 10, 3], dtype=np.int64)  # a stale slot past the two live steps
-    f0 = np.array([2, 4, 0], dtype=np.int64)
-    t1 = np.array([0, 20, 99], dtype=np.int64)
-    f1 = np.array([3, 4, 0], dtype=np.int64)
-    ga = np.zeros(8, dtype=np.int64)
-    gb = np.zeros(8, dtype=np.int64)
-    count = kernels.more_room(t0, f0, 2, t1, f1, 2, 0, ga, gb)
-    assert intervals(ga, gb, count) == [(0, 10)]
+def test_more_nodes_from_now_on_are_a_gain_that_never_ends() -> None:
+    # A machine of 4 nodes grows to 5 (a base of 5): one more node free from now on;
+    # a job withdrawn that held no start (NEVER) or no nodes frees nothing.
+    old = Profile(4, 0)
+    plan = old.copy()
+    plan.reserve(0, 10, 4)
+    new = Profile(5, 0)
+    assert changes(plan, old, new, [(NEVER, 10, 2), (20, 10, 0)]) == [(0, NEVER)]
+    assert plan.steps() == [(0, 1), (10, 5)]
+
+
+def test_the_slots_left_last_time_join_the_gains_from_now_on() -> None:
+    # No change at all, but the slots the last compression's movers left: [2, 8) is
+    # cut at now (4), [8, 9) touches it, [20, 25) stands apart, [0, 3) is past.
+    plan = Profile(2, 0)
+    plan.reserve(0, 30, 1)
+    steps = plan.steps()
+    left = [(20, 25), (2, 8), (0, 3), (8, 9)]
+    assert changes(plan, Profile(2, 0), Profile(2, 4), [], now=4, left=left) == [
+        (4, 9),
+        (20, 25),
+    ]
+    assert plan.steps() == [(4, 1), *steps[1:]]
 
 
 def test_gains_are_kept_sorted_and_merged() -> None:
@@ -225,31 +299,32 @@ def test_a_window_that_holds_a_gain_before_a_start_begins_before_its_end() -> No
     ]
 
 
-def test_the_slots_left_last_time_are_gains_like_those_of_the_profiles() -> None:
+def test_the_slots_left_last_time_are_gains_of_the_next_compression() -> None:
     # 2 nodes: job 1 (2 wide) holds [0, 10); job 2 (1 wide, 5 s) was placed at 10. Job 1
     # is withdrawn: job 2 moves to 0 and leaves [10, 15), which the next compression
     # carries for the jobs before it. After a rebuild nothing is carried.
-    old = Profile(2, 0)
-    old.reserve(0, 10, 2)
-    old.reserve(10, 15, 1)
-    new = Profile(2, 0)
-    new.reserve(10, 15, 1)
     kept = KeptCompression()
-    assert kept.compress(old, new, (np.array([1]), np.array([5])), np.array([10]), 0).tolist() == [
-        0
-    ]
+    kept.made_on(Profile(2, 0))
+    plan = Profile(2, 0)
+    plan.reserve(0, 10, 2)
+    plan.reserve(10, 15, 1)
+    kept.leave(0, 10, 2)
+    arrays = (np.array([1]), np.array([5]))
+    assert kept_compression(kept, plan, Profile(2, 0), arrays, np.array([10]), 0) == [0]
     assert intervals(kept.left_a, kept.left_b, 1) == [(10, 15)]
-    # Next, a job of 1 node runs until 10 beside job 2, and job 3 (2 wide, 5 s), ahead
-    # of job 2 in the order (an SJF queue), was placed at 15 while job 2 held [10, 15).
-    # The profiles agree: the only gain is the slot job 2 left, and job 3 takes it.
-    old = Profile.of_running(2, 0, [10], [1])
-    old.reserve(0, 5, 1)
-    old.reserve(15, 20, 2)
-    new = old.copy()
+    # Next, a job of 1 node runs until 10 beside job 2 (the base now), and job 3 (2
+    # wide, 5 s), ahead of job 2 in the order (an SJF queue), was placed at 15 while
+    # job 2 held [10, 15). Nothing else changed: the only gain is the slot job 2
+    # left, and job 3 takes it.
+    base = Profile.of_running(2, 0, [10], [1])
+    kept.made_on(base, (kept.left_a, kept.left_b))
+    plan = base.copy()
+    plan.reserve(0, 5, 1)
+    plan.reserve(15, 20, 2)
     arrays = (np.array([2, 1]), np.array([5, 5]))
-    assert kept.compress(old, new, arrays, np.array([15, 0]), 0).tolist() == [10, 0]
+    assert kept_compression(kept, plan, base, arrays, np.array([15, 0]), 0) == [10, 0]
     assert intervals(kept.left_a, kept.left_b, 1) == [(15, 20)]
-    kept.forget()
+    kept.made_on(base)
     assert len(kept.left_a) == len(kept.left_b) == 0
     assert kept.left_a.dtype == kept.left_b.dtype == np.int64
 
@@ -411,16 +486,18 @@ def test_more_shapes_than_are_remembered_compress_as_afresh(
     shapes = [(rng.randint(1, 8), d) for d in rng.sample(range(1, 400), 100)]
     widths = np.array([w for w, _ in shapes], dtype=np.int64)
     durs = np.array([d for _, d in shapes], dtype=np.int64)
+    kept = KeptCompression()
+    kept.made_on(Profile.of_running(8, 0, [50, 300], [4, 4]))
     plan = Profile.of_running(8, 0, [50, 300], [4, 4], room=512)
     held = plan.plan(widths, durs, 0)
     afresh = Profile.of_running(8, 0, [50], [4], room=512)
     afresh.reserve_all(widths, durs, held)
-    kept = afresh.copy()
     want = afresh.compress(widths, durs, held, 0)
-    got = KeptCompression().compress(plan, kept, (widths, durs), held, 0)
-    assert got.tolist() == want.tolist()
-    assert kept.steps() == afresh.steps()
-    assert (got < held).sum() > kernels.SHAPES  # more movers than remembered shapes
+    base = Profile.of_running(8, 0, [50], [4])
+    got = kept_compression(kept, plan, base, (widths, durs), held, 0)
+    assert got == want.tolist()
+    assert plan.steps() == afresh.steps()
+    assert (np.array(got) < held).sum() > kernels.SHAPES  # more movers than remembered shapes
 
 
 def test_a_shape_keeps_its_slot_and_bound_until_another_takes_the_slot() -> None:

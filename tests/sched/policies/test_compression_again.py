@@ -20,9 +20,9 @@ from batchd.engine.core import Engine
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.states import JobState
-from batchd.sched.core.compression import KeptCompression
+from batchd.sched.core.compression import Gains, KeptCompression
 from batchd.sched.core.profile import Profile
-from batchd.sched.policies.conservative import ConservativePolicy
+from batchd.sched.policies.conservative import ConservativePolicy, check_profile
 from batchd.sched.registry import make_policy
 
 POLICIES: list[tuple[str, dict[str, Any]]] = [
@@ -75,12 +75,14 @@ def withdrawal(engine: Engine, job: Job) -> Callable[[], None]:
 
 def compressed_afresh(
     self: KeptCompression,
-    old: Profile,
     profile: Profile,
+    gains: Gains,
     arrays: tuple[np.ndarray, np.ndarray],
     held: np.ndarray,
+    base: Profile,
     now: int,
 ) -> np.ndarray:
+    self.made_on(base)
     return profile.compress(*arrays, np.maximum(held, now), now)
 
 
@@ -95,3 +97,15 @@ def test_compressions_made_again_give_the_schedule_of_ones_made_afresh(
     assert compressions > 0
     monkeypatch.setattr(KeptCompression, "compress", compressed_afresh)
     assert (again, compressions) == schedule(name, params, seed, nodes, kill)
+
+
+def test_a_profile_not_laid_out_as_the_plan_is_refused() -> None:
+    # The check the tests run every compression through: 4 nodes, one job of 2 nodes
+    # and 10 s held at 0 is the profile below; held at 5, it is not.
+    base = Profile(4, 0)
+    profile = base.copy()
+    profile.reserve(0, 10, 2)
+    arrays = (np.array([2]), np.array([10]))
+    check_profile(profile, base, arrays, np.array([0]))
+    with pytest.raises(AssertionError, match="is not the one laid out afresh"):
+        check_profile(profile, base, arrays, np.array([5]))

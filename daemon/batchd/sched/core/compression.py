@@ -1,9 +1,11 @@
-"""The last compression of a plan, kept so that the next one is made from it.
+"""The plan in force, kept so that the next compression is made from it.
 
-``KeptCompression.compress`` gives exactly the starts ``Profile.compress`` gives
-(each job, in queue order, at its earliest start among all the others), but a job
-that no room can have opened for since it was placed keeps its start without a
-search (``kernels.compression``).
+``KeptCompression`` turns the profile of the plan in force into the profile of now
+(``changed``) from what changed since: the base (running jobs, reservations) and the
+jobs that left the plan; then ``compress`` gives exactly the starts
+``Profile.compress`` gives (each job, in queue order, at its earliest start among all
+the others), but a job that no room can have opened for since it was placed keeps its
+start without a search (``kernels.compression``).
 """
 
 from __future__ import annotations
@@ -13,66 +15,75 @@ import numpy as np
 from batchd.sched.core.profile import Profile
 from batchd.sched.kernels import compression as kernels
 
+Gains = tuple[np.ndarray, np.ndarray, int]
+
 
 class KeptCompression:
-    """What a compression needs from the last one: the slots its movers left.
+    """What a compression needs from the plan in force: the base it was made on, the
+    slots of the jobs that left it since, and the slots the last compression's movers
+    left (room the jobs before them in the order never saw)."""
 
-    A compression (``Profile.compress``) moves each job, in order, to its earliest
-    start among all the others' reservations. ``compress`` gives the same starts,
-    searching only for the jobs room may have opened for since they were placed:
-    room the plan in force (``old``) did not have, and the slots jobs left in the
-    last compression, which the jobs before them in the order never saw.
-    """
-
-    __slots__ = ("left_a", "left_b")
+    __slots__ = ("left_a", "left_b", "base", "gone")
 
     def __init__(self) -> None:
-        self.forget()
-
-    def forget(self) -> None:
-        """A plan made afresh (a rebuild) is in force: every job is at its earliest."""
-        # The slots left in the last compression: starts, ends.
+        self.base: Profile | None = None
+        self.gone: list[tuple[int, int, int]] = []
         self.left_a = self.left_b = _times(0)
+
+    def made_on(
+        self, base: Profile | None, left: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> None:
+        """The plan in force is ``base`` with each waiting job's slot taken (None: no
+        plan to compress from); ``left``: the slots its compression's movers left
+        (none: every job was placed afresh)."""
+        self.base = base
+        self.gone = []
+        self.left_a, self.left_b = left if left is not None else (_times(0), _times(0))
+
+    def leave(self, start: int, duration: int, width: int) -> None:
+        """A job left the plan in force (started or withdrawn) holding this slot."""
+        self.gone.append((start, duration, width))
+
+    def changed(self, profile: Profile, base: Profile, now: int, room: int) -> Gains:
+        """The profile of the plan in force made that of now, in place: on ``base``, the
+        base now, with the jobs that left gone. Returns where room opened since each
+        job was last placed (with room for ``room`` more gains)."""
+        old = self.base
+        assert old is not None, "no plan in force"
+        gone = np.array(self.gone, dtype=np.int64).reshape(len(self.gone), 3)
+        changes = old.n + base.n + 2 * len(gone) + 1
+        profile.advance(now)
+        profile._room(changes)
+        ga, gb = (
+            _times(changes + len(self.left_a) + room),
+            _times(changes + len(self.left_a) + room),
+        )
+        n, ng = kernels.changes_since(
+            profile.t, profile.f, profile.n, old.t, old.f, old.n, base.t, base.f, base.n,
+            gone, self.left_a, self.left_b, now, ga, gb,
+        )  # fmt: skip
+        profile.n = n
+        profile.capacity = base.capacity
+        return ga, gb, ng
 
     def compress(
         self,
-        old: Profile,
         profile: Profile,
+        gains: Gains,
         arrays: tuple[np.ndarray, np.ndarray],
         held: np.ndarray,
+        base: Profile,
         now: int,
     ) -> np.ndarray:
-        """The compression of ``profile``: the base and every job at its ``held`` start
-        (none before now: a plan whose starts passed unused is made afresh)."""
+        """The compression of ``profile`` (``base`` and every job at its ``held`` start,
+        none before now) where room opened in ``gains`` only: the new starts. The
+        plan it leaves is the one in force."""
         widths, durations = arrays
-        ga, gb = _times(old.n + profile.n), _times(old.n + profile.n)
-        ng = kernels.more_room(old.t, old.f, old.n, profile.t, profile.f, profile.n, now, ga, gb)
-        gains = _merged(
-            np.concatenate((ga[:ng], np.maximum(self.left_a, now))),
-            np.concatenate((gb[:ng], self.left_b)),
-            room=len(widths),
-        )
         starts = held.copy()
         left_a, left_b = _times(len(widths)), _times(len(widths))
         moved = profile.compress_again(widths, durations, starts, gains, (left_a, left_b), now)
-        self.left_a, self.left_b = left_a[:moved], left_b[:moved]
+        self.made_on(base, (left_a[:moved], left_b[:moved]))
         return starts
-
-
-def _merged(a: np.ndarray, b: np.ndarray, room: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """The intervals [a, b) that are not empty, sorted and merged where they meet or
-    touch, in arrays with ``room`` more: (starts, ends, count)."""
-    live = b > a
-    a, b = a[live], b[live]
-    by_start = np.argsort(a, kind="stable")
-    a, b = a[by_start], b[by_start]
-    if len(a):
-        reach = np.maximum.accumulate(b)
-        heads = np.flatnonzero(np.concatenate(([True], a[1:] > reach[:-1])))
-        a, b = a[heads], reach[np.append(heads[1:], len(reach)) - 1]
-    ga, gb = _times(len(a) + room), _times(len(a) + room)
-    ga[: len(a)], gb[: len(a)] = a, b
-    return ga, gb, len(a)
 
 
 def _times(count: int) -> np.ndarray:

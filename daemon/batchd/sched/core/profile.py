@@ -55,11 +55,19 @@ class Profile:
         prof.n = kernels.build(prof.t, prof.f, now, capacity, e, w)
         return prof
 
-    def copy(self) -> Profile:
+    def copy(self, extra: int | None = None) -> Profile:
+        """A copy with room for ``extra`` more steps (None: as much room as this one)."""
         other = Profile.__new__(Profile)
         other.capacity = self.capacity
-        other.t = self.t.copy()
-        other.f = self.f.copy()
+        if extra is None:
+            other.t = self.t.copy()
+            other.f = self.f.copy()
+        else:
+            size = max(self.n + extra, 4)
+            other.t = np.empty(size, dtype=np.int64)
+            other.f = np.empty(size, dtype=np.int64)
+            other.t[: self.n] = self.t[: self.n]
+            other.f[: self.n] = self.f[: self.n]
         other.n = self.n
         return other
 

@@ -38,53 +38,6 @@ SHAPES = 64  # slots of the shapes whose first window a compression remembers (a
 
 
 @njit(cache=True, nogil=True)
-def more_room(
-    t0: np.ndarray,
-    f0: np.ndarray,
-    n0: int,
-    t1: np.ndarray,
-    f1: np.ndarray,
-    n1: int,
-    now: int,
-    ga: np.ndarray,
-    gb: np.ndarray,
-) -> int:
-    """Intervals from ``now`` on where profile 1 has more free nodes than profile 0.
-
-    Written to ``ga``/``gb`` (starts, ends; the last may end at NEVER); returns their
-    count. Both arrays need room for ``n0 + n1`` intervals.
-    """
-    i = locate(t0, n0, now)
-    j = locate(t1, n1, now)
-    x = now
-    count = 0
-    open_at = NEVER  # start of the interval being collected, NEVER when none
-    while True:
-        if f1[j] > f0[i]:
-            if open_at == NEVER:
-                open_at = x
-        elif open_at != NEVER:
-            ga[count] = open_at
-            gb[count] = x
-            count += 1
-            open_at = NEVER
-        nxt0 = t0[i + 1] if i + 1 < n0 else NEVER
-        nxt1 = t1[j + 1] if j + 1 < n1 else NEVER
-        x = nxt0 if nxt0 < nxt1 else nxt1
-        if x == NEVER:
-            break
-        if nxt0 == x:
-            i += 1
-        if nxt1 == x:
-            j += 1
-    if open_at != NEVER:
-        ga[count] = open_at
-        gb[count] = NEVER
-        count += 1
-    return count
-
-
-@njit(cache=True, nogil=True)
 def add_gain(ga: np.ndarray, gb: np.ndarray, ng: int, a: int, b: int) -> int:
     """Put [a, b) into the sorted, disjoint gains, merging what it meets or touches;
     returns their count (the arrays need room for one more)."""
@@ -255,3 +208,148 @@ def compress_again(
         ng = add_gain(ga, gb, ng, opened, old + d)
         room_opened(sd, low, opened, now)
     return n, moved
+
+
+@njit(cache=True, nogil=True)
+def changes_since(
+    t: np.ndarray,
+    f: np.ndarray,
+    n: int,
+    t0: np.ndarray,
+    f0: np.ndarray,
+    n0: int,
+    t1: np.ndarray,
+    f1: np.ndarray,
+    n1: int,
+    gone: np.ndarray,
+    left_a: np.ndarray,
+    left_b: np.ndarray,
+    now: int,
+    ga: np.ndarray,
+    gb: np.ndarray,
+) -> tuple[int, int]:
+    """The profile of a plan made on base 0 (``t0``/``f0``) made the one on base 1, in
+    place: the bases' difference from ``now`` on is added, and the slots of the jobs
+    that left the plan since (rows of ``gone``: start, duration, width) are freed.
+
+    Where the profile gained room, and the slots ``left_a``/``left_b`` the last
+    compression's movers left, are written to ``ga``/``gb`` as gains (sorted, merged
+    where they meet or touch). Returns (step count, gain count). ``t``/``f`` need room
+    for ``n0 + n1 + 2 * len(gone)`` more steps, ``ga``/``gb`` for as many gains plus
+    ``len(left_a)``.
+    """
+    # The change, as events (time, change of the change).
+    ev_t = np.empty(n0 + n1 + 2 * len(gone) + 1, dtype=np.int64)
+    ev_v = np.empty(len(ev_t), dtype=np.int64)
+    ne = 0
+    i = locate(t0, n0, now)
+    j = locate(t1, n1, now)
+    v = f1[j] - f0[i]
+    if v != 0:
+        ev_t[0] = now
+        ev_v[0] = v
+        ne = 1
+    while True:  # the bases' steps from now on
+        nxt0 = t0[i + 1] if i + 1 < n0 else NEVER
+        nxt1 = t1[j + 1] if j + 1 < n1 else NEVER
+        x = nxt0 if nxt0 < nxt1 else nxt1
+        if x == NEVER:
+            break
+        if nxt0 == x:
+            i += 1
+        if nxt1 == x:
+            j += 1
+        nv = f1[j] - f0[i]
+        if nv != v:
+            ev_t[ne] = x
+            ev_v[ne] = nv - v
+            ne += 1
+            v = nv
+    for k in range(len(gone)):
+        a = gone[k, 0]
+        w = gone[k, 2]
+        if a == NEVER or w == 0:
+            continue  # it held no nodes
+        b = a + gone[k, 1]
+        if a < now:
+            a = now
+        if b <= a:
+            continue
+        ev_t[ne] = a
+        ev_v[ne] = w
+        ev_t[ne + 1] = b
+        ev_v[ne + 1] = -w
+        ne += 2
+    order = np.argsort(ev_t[:ne], kind="mergesort")
+
+    # The change as steps: from dt[k] on, dv[k] more free nodes (none before dt[0]);
+    # where it is positive, a gain.
+    dt = np.empty(ne + 1, dtype=np.int64)
+    dv = np.empty(ne + 1, dtype=np.int64)
+    ca = np.empty(ne + len(left_a) + 1, dtype=np.int64)
+    cb = np.empty(len(ca), dtype=np.int64)
+    nd = 0
+    nc = 0
+    value = 0
+    x = 0
+    while x < ne:
+        time = ev_t[order[x]]
+        while x < ne and ev_t[order[x]] == time:
+            value += ev_v[order[x]]
+            x += 1
+        if nc and cb[nc - 1] == NEVER:
+            cb[nc - 1] = time  # the gain open until now ends here
+        if (value != dv[nd - 1]) if nd else (value != 0):
+            dt[nd] = time
+            dv[nd] = value
+            nd += 1
+        if value > 0:
+            ca[nc] = time
+            cb[nc] = NEVER  # until the next change
+            nc += 1
+
+    # The profile plus the change, merged step by step.
+    out_t = np.empty(n + nd, dtype=np.int64)
+    out_f = np.empty(n + nd, dtype=np.int64)
+    m = 0
+    i = 0
+    k = 0
+    here = f[0]
+    change = 0
+    while i < n or k < nd:
+        ti = t[i] if i < n else NEVER
+        tk = dt[k] if k < nd else NEVER
+        x = ti if ti < tk else tk
+        if ti == x:
+            here = f[i]
+            i += 1
+        if tk == x:
+            change = dv[k]
+            k += 1
+        if m == 0 or here + change != out_f[m - 1]:
+            out_t[m] = x
+            out_f[m] = here + change
+            m += 1
+    t[:m] = out_t[:m]
+    f[:m] = out_f[:m]
+
+    # Gains: where the profile gained room, and the slots left last time.
+    for q in range(len(left_a)):
+        a = left_a[q] if left_a[q] > now else now
+        if left_b[q] > a:
+            ca[nc] = a
+            cb[nc] = left_b[q]
+            nc += 1
+    by_start = np.argsort(ca[:nc], kind="mergesort")
+    ng = 0
+    for q in range(nc):
+        a = ca[by_start[q]]
+        b = cb[by_start[q]]
+        if ng and a <= gb[ng - 1]:
+            if b > gb[ng - 1]:
+                gb[ng - 1] = b
+        else:
+            ga[ng] = a
+            gb[ng] = b
+            ng += 1
+    return m, ng

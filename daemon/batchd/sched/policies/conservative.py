@@ -19,13 +19,15 @@ order, in one of three ways (the ``replan`` parameter):
 A re-plan is skipped when its result cannot differ from the plan in hand: the
 plan was rebuilt (or compressed to a fixed point), every job since was placed at
 the end of the order, and the job that ended did so at its estimated end. A
-compression is made from the last plan (``KeptCompression``): the same starts,
-without searching again for the jobs no room can have opened for.
+compression is made from the last plan (``KeptCompression``): its profile is made
+that of now from what changed (the base, the jobs that left the plan), not laid
+out again from every job's slot, and the jobs no room can have opened for keep
+their starts without a search.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -60,11 +62,15 @@ class ReplanCounts:
 class ConservativePolicy(Policy):
     """FCFS, SJF or LJF order with conservative backfilling."""
 
+    # Tests: each compression's profile, made from what changed, is checked against
+    # one laid out afresh from the base and every job's slot.
+    check_compressions: ClassVar[bool] = False
+
     def __init__(self, name: str, key: OrderKey, replan: Replan = "rebuild") -> None:
         self.name = name
         self.replan_mode: Replan = replan
         self.queue = OrderedQueue(key)
-        self.kept_compression = KeptCompression()  # the slots the last compression left
+        self.kept_compression = KeptCompression()  # what the next compression is made from
         self.profile: Profile | None = None  # running jobs plus every reservation
         self.stale = True  # the plan must be made again before it is used
         self.settled = False  # making it again would give the same plan
@@ -113,8 +119,20 @@ class ConservativePolicy(Policy):
             self._due_check = True
 
     def withdraw(self, view: MachineView, job: Job) -> None:
+        if self.replan_mode != "rebuild":
+            self._leaves(job)
         self.queue.remove(job)
         self.stale = True
+
+    def _leaves(self, job: Job) -> None:
+        """``job`` leaves the queue: its slot leaves the plan in force (one that is
+        not waiting here holds none)."""
+        queue = self.queue
+        try:
+            i = queue.index(job)
+        except KeyError:
+            return
+        self.kept_compression.leave(queue.start_at(i), queue.durations[i], queue.widths[i])
 
     def invalidate(self) -> None:
         self.stale = True
@@ -137,6 +155,9 @@ class ConservativePolicy(Policy):
         due = self._due
         self._due = []
         if due:
+            if self.replan_mode != "rebuild":
+                for job in due:
+                    self._leaves(job)
             self.queue.remove_many(due)
         return due
 
@@ -160,11 +181,15 @@ class ConservativePolicy(Policy):
         starts: np.ndarray | None = None
         out: np.ndarray | None = None  # the queue's own starts, when a plan is written there
         # The base (running jobs, reservations) is made once: a guarded re-plan that
-        # falls back to compression starts again from a copy kept before the rebuild.
+        # falls back to compression plans a copy; the plan in force keeps the base it
+        # was made on, for the next compression to be made from.
         base = base_profile(view, len(queue))
+        kept = base
         # Read while the queue stands: the plan is made before it changes.
         widths, durations = queue.views()
         if mode == "rebuild":
+            if self.replan_mode != "rebuild":
+                kept = base.copy(extra=0)
             profile = base
             # A deep queue's plan is written straight into its starts.
             out = queue.starts_out()
@@ -178,16 +203,18 @@ class ConservativePolicy(Policy):
             starts = profile.plan_within(widths, durations, now, held)
         if starts is None:
             assert self.profile is not None and held is not None  # a first plan is a rebuild
-            profile = base
-            profile.reserve_all(widths, durations, held)
+            profile = self.profile
+            gains = self.kept_compression.changed(profile, base, now, len(widths))
+            if self.check_compressions:
+                check_profile(profile, base, (widths, durations), held)
             starts = self.kept_compression.compress(
-                self.profile, profile, (widths, durations), held, now
+                profile, gains, (widths, durations), held, base, now
             )
             self.settled = False
             self.counts.compressions += 1
         else:
             self.settled = True
-            self.kept_compression.forget()
+            self.kept_compression.made_on(kept if self.replan_mode != "rebuild" else None)
             self.counts.rebuilds += 1
         self.profile = profile
         if starts is not out:
@@ -223,6 +250,19 @@ class ConservativePolicy(Policy):
         # A job's planned duration is its own (Job.duration) unless ``shape`` chose another.
         extent = self._extent.of(queue.starts, queue.durations, queue.changes)
         return PlanOutline(queue.jobs[0].submit, queue.starts[0], extent.end, extent.first)
+
+
+def check_profile(
+    profile: Profile, base: Profile, arrays: tuple[np.ndarray, np.ndarray], held: np.ndarray
+) -> None:
+    """Raise unless ``profile`` is ``base`` with every job at its ``held`` start."""
+    afresh = base.copy()
+    afresh.reserve_all(*arrays, held)
+    if not profile.same_steps(afresh):
+        raise AssertionError(
+            f"the plan's profile made from what changed, {profile.steps()[:8]}..., is not "
+            f"the one laid out afresh, {afresh.steps()[:8]}..."
+        )
 
 
 def promise(job: Job, start: int) -> None:
