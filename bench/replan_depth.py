@@ -107,7 +107,7 @@ def compressions(
             starts = profile.compress(w, d, held, NOW)
         else:  # the plan in force made that of now, as the policy does
             gains = kept.changed(in_force, profile, NOW, len(w))
-            starts = kept.compress(in_force, gains, (w, d), held, profile, NOW)
+            starts = kept.compress(in_force, gains, (w, d), held.copy(), profile, NOW)
         times.append(time.perf_counter() - began)
     return times[0], times[1], int((starts != held).sum())
 

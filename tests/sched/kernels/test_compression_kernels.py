@@ -100,7 +100,7 @@ class Plan:
         gains = self.kept.changed(self.profile, base, self.now, len(widths))
         assert self.profile.steps() == fresh.steps()
         arrays = (widths, durations)
-        got = self.kept.compress(self.profile, gains, arrays, self.starts, base, self.now)
+        got = self.kept.compress(self.profile, gains, arrays, self.starts.copy(), base, self.now)
         assert got.tolist() == want.tolist()
         assert self.profile.steps() == made_afresh.steps()
         moved = [
@@ -175,7 +175,7 @@ def kept_compression(
     """The compression of the plan in force (``plan``, made on ``kept.base``) on
     ``base``, the base now."""
     gains = kept.changed(plan, base, now, len(arrays[0]))
-    starts: list[int] = kept.compress(plan, gains, arrays, held, base, now).tolist()
+    starts: list[int] = kept.compress(plan, gains, arrays, held.copy(), base, now).tolist()
     return starts
 
 

@@ -71,15 +71,14 @@ class KeptCompression:
         profile: Profile,
         gains: Gains,
         arrays: tuple[np.ndarray, np.ndarray],
-        held: np.ndarray,
+        starts: np.ndarray,
         base: Profile,
         now: int,
     ) -> np.ndarray:
-        """The compression of ``profile`` (``base`` and every job at its ``held`` start,
-        none before now) where room opened in ``gains`` only: the new starts. The
-        plan it leaves is the one in force."""
+        """The compression of ``profile`` (``base`` and every job at its start in
+        ``starts``, none before now) where room opened in ``gains`` only: the jobs'
+        new starts, written over ``starts``. The plan it leaves is the one in force."""
         widths, durations = arrays
-        starts = held.copy()
         left_a, left_b = _times(len(widths)), _times(len(widths))
         moved = profile.compress_again(widths, durations, starts, gains, (left_a, left_b), now)
         self.made_on(base, (left_a[:moved], left_b[:moved]))

@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit
 
 from batchd.model.times import NEVER
-from batchd.sched.kernels.profile import add, earliest_start, locate
+from batchd.sched.kernels.profile import add, add_from, earliest_start, locate
 
 SHAPES = 64  # slots of the shapes whose first window a compression remembers (a power of 2)
 
@@ -238,7 +238,8 @@ def changes_since(
     for ``n0 + n1 + 2 * len(gone)`` more steps, ``ga``/``gb`` for as many gains plus
     ``len(left_a)``.
     """
-    # The change, as events (time, change of the change).
+    # The change, as events (time, change of the change): the bases differ where
+    # jobs started or ended, and agree over most of their steps.
     ev_t = np.empty(n0 + n1 + 2 * len(gone) + 1, dtype=np.int64)
     ev_v = np.empty(len(ev_t), dtype=np.int64)
     ne = 0
@@ -249,7 +250,16 @@ def changes_since(
         ev_t[0] = now
         ev_v[0] = v
         ne = 1
-    while True:  # the bases' steps from now on
+    while True:
+        while i + 1 < n0 and j + 1 < n1 and t0[i + 1] == t1[j + 1]:  # steps in both
+            i += 1
+            j += 1
+            nv = f1[j] - f0[i]
+            if nv != v:
+                ev_t[ne] = t0[i]
+                ev_v[ne] = nv - v
+                ne += 1
+                v = nv
         nxt0 = t0[i + 1] if i + 1 < n0 else NEVER
         nxt1 = t1[j + 1] if j + 1 < n1 else NEVER
         x = nxt0 if nxt0 < nxt1 else nxt1
@@ -282,13 +292,10 @@ def changes_since(
         ne += 2
     order = np.argsort(ev_t[:ne], kind="mergesort")
 
-    # The change as steps: from dt[k] on, dv[k] more free nodes (none before dt[0]);
-    # where it is positive, a gain.
-    dt = np.empty(ne + 1, dtype=np.int64)
-    dv = np.empty(ne + 1, dtype=np.int64)
+    # The change added where it is not zero (few places: a job that started as
+    # planned left a slot its run now fills); where it is positive, a gain.
     ca = np.empty(ne + len(left_a) + 1, dtype=np.int64)
     cb = np.empty(len(ca), dtype=np.int64)
-    nd = 0
     nc = 0
     value = 0
     x = 0
@@ -297,41 +304,21 @@ def changes_since(
         while x < ne and ev_t[order[x]] == time:
             value += ev_v[order[x]]
             x += 1
-        if nc and cb[nc - 1] == NEVER:
-            cb[nc - 1] = time  # the gain open until now ends here
-        if (value != dv[nd - 1]) if nd else (value != 0):
-            dt[nd] = time
-            dv[nd] = value
-            nd += 1
+        if value == 0:
+            continue
+        if x < ne:
+            until = ev_t[order[x]]
+            n = add(t, f, n, time, until, value)
+        else:  # more or fewer nodes from here on (a machine of another size)
+            until = NEVER
+            n = add_from(t, f, n, time, value)
         if value > 0:
-            ca[nc] = time
-            cb[nc] = NEVER  # until the next change
-            nc += 1
-
-    # The profile plus the change, merged step by step.
-    out_t = np.empty(n + nd, dtype=np.int64)
-    out_f = np.empty(n + nd, dtype=np.int64)
-    m = 0
-    i = 0
-    k = 0
-    here = f[0]
-    change = 0
-    while i < n or k < nd:
-        ti = t[i] if i < n else NEVER
-        tk = dt[k] if k < nd else NEVER
-        x = ti if ti < tk else tk
-        if ti == x:
-            here = f[i]
-            i += 1
-        if tk == x:
-            change = dv[k]
-            k += 1
-        if m == 0 or here + change != out_f[m - 1]:
-            out_t[m] = x
-            out_f[m] = here + change
-            m += 1
-    t[:m] = out_t[:m]
-    f[:m] = out_f[:m]
+            if nc and cb[nc - 1] == time:
+                cb[nc - 1] = until  # more room on from the last gain
+            else:
+                ca[nc] = time
+                cb[nc] = until
+                nc += 1
 
     # Gains: where the profile gained room, and the slots left last time.
     for q in range(len(left_a)):
@@ -352,4 +339,4 @@ def changes_since(
             ga[ng] = a
             gb[ng] = b
             ng += 1
-    return m, ng
+    return n, ng

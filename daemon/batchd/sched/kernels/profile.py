@@ -119,6 +119,22 @@ def add(t: np.ndarray, f: np.ndarray, n: int, start: int, end: int, delta: int) 
 
 
 @njit(cache=True, nogil=True)
+def add_from(t: np.ndarray, f: np.ndarray, n: int, start: int, delta: int) -> int:
+    """``add`` from ``start`` on, to the end (a profile has no step at NEVER)."""
+    if start < t[0]:
+        start = t[0]
+    i = locate(t, n, start)
+    if t[i] < start:
+        n = _insert(t, f, n, i + 1, start, f[i])
+        i += 1
+    for m in range(i, n):
+        f[m] += delta
+    if i > 0 and f[i - 1] == f[i]:
+        n = _delete(t, f, n, i)
+    return n
+
+
+@njit(cache=True, nogil=True)
 def advance(t: np.ndarray, f: np.ndarray, n: int, now: int) -> int:
     """Forget the past: the profile starts at ``now``."""
     i = locate(t, n, now)

@@ -199,7 +199,7 @@ class ConservativePolicy(Policy):
             # before now (a passed one forces a rebuild); NEVER promises nothing, and
             # no start is later than NEVER. The rebuild stops at the first it breaks.
             assert held is not None
-            profile = base.copy()
+            profile = base.copy(extra=2 * len(widths) + 2)  # the room a plan takes
             starts = profile.plan_within(widths, durations, now, held)
         if starts is None:
             assert self.profile is not None and held is not None  # a first plan is a rebuild
@@ -207,8 +207,10 @@ class ConservativePolicy(Policy):
             gains = self.kept_compression.changed(profile, base, now, len(widths))
             if self.check_compressions:
                 check_profile(profile, base, (widths, durations), held)
+            # The jobs move in a deep queue's own starts (they hold what ``held`` does).
+            out = queue.starts_out()
             starts = self.kept_compression.compress(
-                profile, gains, (widths, durations), held, base, now
+                profile, gains, (widths, durations), held if out is None else out, base, now
             )
             self.settled = False
             self.counts.compressions += 1
