@@ -16,49 +16,74 @@ import numpy as np
 
 
 class IntColumns:
-    """Equally long int64 columns (the rows of one array); the first ``n`` entries of
-    each are live."""
+    """Equally long int64 columns (the rows of one array); entries ``head`` to
+    ``head + n`` of each are live.
 
-    __slots__ = ("rows", "n")
+    An insert or a removal moves the shorter side: the jobs that leave a queue to
+    start are mostly at its front, and those that arrive mostly go to its end.
+    """
+
+    __slots__ = ("rows", "head", "n")
 
     def __init__(self, *values: Sequence[int]) -> None:
         n = len(values[0])
         self.rows = np.empty((len(values), max(64, 2 * n)), dtype=np.int64)
         for row, row_values in zip(self.rows, values, strict=True):
             row[:n] = row_values
+        self.head = 0
         self.n = n
 
     def live(self, c: int) -> np.ndarray:
         """Column ``c``'s live entries (a view: copy what you keep)."""
-        return self.rows[c, : self.n]
+        return self.rows[c, self.head : self.head + self.n]
 
     def at(self, c: int, i: int) -> int:
-        return int(self.rows[c, i])
+        return int(self.rows[c, self.head + i])
 
     def insert(self, i: int, *values: int) -> None:
-        n = self.n
+        head, n = self.head, self.n
         rows = self.rows
-        if n == rows.shape[1]:
-            self.rows = rows = np.concatenate((rows, np.empty_like(rows)), axis=1)
-        if i < n:
-            rows[:, i + 1 : n + 1] = rows[:, i:n]
-        rows[:, i] = values
+        if head and i < n - i:  # the entries before i move one to the front
+            rows[:, head - 1 : head + i - 1] = rows[:, head : head + i]
+            self.head = head = head - 1
+        else:
+            if head + n == rows.shape[1]:
+                rows = self._room()
+                head = self.head
+            if i < n:
+                rows[:, head + i + 1 : head + n + 1] = rows[:, head + i : head + n]
+        rows[:, head + i] = values
         self.n = n + 1
 
+    def _room(self) -> np.ndarray:
+        """Room after the live entries: they move to the front, or the rows double."""
+        head, n = self.head, self.n
+        if head > n // 2:
+            self.rows[:, :n] = self.rows[:, head : head + n]
+        else:
+            rows = np.empty((self.rows.shape[0], 2 * self.rows.shape[1]), dtype=np.int64)
+            rows[:, :n] = self.rows[:, head : head + n]
+            self.rows = rows
+        self.head = 0
+        return self.rows
+
     def delete(self, i: int) -> None:
-        n = self.n
+        head, n = self.head, self.n
         rows = self.rows
-        rows[:, i : n - 1] = rows[:, i + 1 : n]
+        if i < n - 1 - i:  # the entries before i move one to the back
+            rows[:, head + 1 : head + i + 1] = rows[:, head : head + i]
+            self.head = head + 1
+        else:
+            rows[:, head + i : head + n - 1] = rows[:, head + i + 1 : head + n]
         self.n = n - 1
 
     def drop_front(self, k: int) -> None:
-        n = self.n
-        rows = self.rows
-        rows[:, : n - k] = rows[:, k:n]
-        self.n = n - k
+        self.head += k
+        self.n -= k
 
     def keep(self, kept: list[int]) -> None:
         """Keep only the entries at these ascending indices."""
         m = len(kept)
-        self.rows[:, :m] = self.rows[:, np.array(kept, dtype=np.intp)]
+        self.rows[:, :m] = self.rows[:, self.head + np.array(kept, dtype=np.intp)]
+        self.head = 0
         self.n = m
