@@ -67,3 +67,16 @@ def test_reservations_on_blocks_are_the_ones_made_step_by_step(block: int, seed:
             b = order[q]
             free = bf[b, : count[b]] + lag[b]
             assert count[b] > 0 and (least[b], most[b]) == (free.min(), free.max())
+
+
+@pytest.mark.parametrize("block", [2, 3, 64])
+def test_the_fewest_free_nodes_over_an_interval(block: int) -> None:
+    steps = [(0, 4), (5, 2), (9, 1), (10, 0), (12, 3), (20, 1)]
+    t, f = arrays(steps, 4)
+    state = blocks.cut(t, f, len(steps), 2, block)
+    bt, bf, count, lag, _, _, order, sizes = state
+    blocks.take(*state, 0, 5, 1)  # a lag on the first block: values are read through it
+    expected = {(0, 5): 3, (0, 6): 2, (4, 9): 2, (4, 10): 1, (9, 10): 1, (9, 11): 0,
+                (10, 12): 0, (11, 20): 0, (12, 20): 3, (12, 21): 1, (19, 99): 1, (25, 99): 1}  # fmt: skip
+    for (a, b), low in expected.items():
+        assert blocks.fewest(bt, bf, count, lag, order, sizes, a, b) == low, (a, b)

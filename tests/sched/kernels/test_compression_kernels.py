@@ -179,6 +179,46 @@ def kept_compression(
     return starts
 
 
+def test_the_fewest_free_nodes_over_an_interval_one_step_at_a_time() -> None:
+    profile = Profile(4, 0, room=16)
+    for start, end, width in [(0, 5, 1), (5, 9, 2), (9, 10, 3), (10, 12, 4), (12, 20, 1)]:
+        profile.reserve(start, end, width)
+    t, f, n = profile.t, profile.f, profile.n
+    expected = {(0, 5): 3, (0, 6): 2, (4, 9): 2, (4, 10): 1, (9, 10): 1, (9, 11): 0,
+                (10, 12): 0, (11, 20): 0, (12, 20): 3, (12, 21): 3, (19, 99): 3, (25, 99): 4}  # fmt: skip
+    for (a, b), low in expected.items():
+        assert kernels.fewest(t, f, n, a, b) == low, (a, b)
+
+
+@pytest.mark.parametrize("blocked_from", [0, 10**9], ids=["blocks", "steps"])
+def test_jobs_alike_side_by_side_move_together_as_far_as_the_room_holds(
+    blocked_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 4 nodes, once a job ended early (the gain): 2 free over [0, 1), 3 over [1, 4);
+    # 1 held over [4, 14); three jobs of 1 node and 10 s hold the other 3 from 4. The
+    # first two move to 0 together (2 free before their start; past it they run on
+    # into their own slots); the third, with no room left at 0, moves to 1.
+    monkeypatch.setattr(Profile, "BLOCKED_FROM", blocked_from)
+    widths = np.array([1, 1, 1], dtype=np.int64)
+    durs = np.full(3, 10, dtype=np.int64)
+    held = np.array([4, 4, 4], dtype=np.int64)
+    profile = Profile(4, 0, room=64)
+    profile.reserve(0, 1, 2)
+    profile.reserve(1, 4, 1)
+    profile.reserve(4, 14, 1)
+    profile.reserve(4, 14, 3)
+    afresh = profile.copy()
+    want = afresh.compress(widths, durs, held, 0)
+    assert want.tolist() == [0, 0, 1]
+    starts = held.copy()
+    gains = np.full(4, 0, dtype=np.int64), np.full(4, NEVER, dtype=np.int64), 1
+    left = np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int64)
+    assert profile.compress_again(widths, durs, starts, gains, left, 0) == 3
+    assert starts.tolist() == want.tolist()
+    assert profile.steps() == afresh.steps() == [(0, 0), (10, 2), (11, 3), (14, 4)]
+    assert left[0].tolist() == [4, 4, 4] and left[1].tolist() == [14, 14, 14]
+
+
 def test_a_job_is_searched_when_its_room_runs_on_through_its_own_slot() -> None:
     # 4 nodes: job A (4 wide) runs until 10; job B (2 wide, 10 s) was placed at 10.
     # A ends at 2: 4 nodes free over [2, 10), then 2 beside B. B's window at 2 needs

@@ -18,6 +18,7 @@ from batchd.sched.kernels.blocks import (
     BLOCK,
     before,
     cut,
+    fewest,
     join,
     locate,
     take,
@@ -26,6 +27,7 @@ from batchd.sched.kernels.blocks import (
 )
 from batchd.sched.kernels.compression import (
     add_gain,
+    movers_alike,
     room_opened,
     shape_of,
     shapes,
@@ -56,7 +58,10 @@ def compress_again(
     # The last job that kept its start, while no job moved since (a newcomer placed
     # takes room and opens none).
     kept_w = kept_d = kept_s = -1
-    for k in range(len(widths)):
+    jobs = len(widths)
+    k = -1
+    while k + 1 < jobs:
+        k += 1
         w = widths[k]
         d = durs[k]
         old = starts[k]
@@ -97,16 +102,22 @@ def compress_again(
             kept_w, kept_d, kept_s = w, d, old
             continue
         end = s + d
+        g = 1
+        if k + 1 < jobs and widths[k + 1] == w and durs[k + 1] == d and starts[k + 1] == old:
+            room = fewest(bt, bf, count, lag, order, sizes, s, min(end, old))
+            g = movers_alike(widths, durs, starts, k, room)
         if end <= old:
-            take(bt, bf, count, lag, least, most, order, sizes, old, old + d, -w)
-            take(bt, bf, count, lag, least, most, order, sizes, s, end, w)
+            take(bt, bf, count, lag, least, most, order, sizes, old, old + d, -g * w)
+            take(bt, bf, count, lag, least, most, order, sizes, s, end, g * w)
         else:
-            take(bt, bf, count, lag, least, most, order, sizes, s, old, w)
-            take(bt, bf, count, lag, least, most, order, sizes, end, old + d, -w)
-        starts[k] = s
-        left_a[moved] = old
-        left_b[moved] = old + d
-        moved += 1
+            take(bt, bf, count, lag, least, most, order, sizes, s, old, g * w)
+            take(bt, bf, count, lag, least, most, order, sizes, end, old + d, -g * w)
+        for x in range(g):
+            starts[k + x] = s
+            left_a[moved] = old
+            left_b[moved] = old + d
+            moved += 1
+        k += g - 1
         kept_w = -1
         opened = end if end > old else old
         ng = add_gain(ga, gb, ng, opened, old + d)

@@ -216,6 +216,35 @@ def before(count: np.ndarray, order: np.ndarray, k: int, i: int) -> tuple[int, i
 
 
 @njit(cache=True, nogil=True)
+def fewest(
+    bt: np.ndarray,
+    bf: np.ndarray,
+    count: np.ndarray,
+    lag: np.ndarray,
+    order: np.ndarray,
+    sizes: np.ndarray,
+    a: int,
+    b: int,
+) -> int:
+    """The fewest free nodes over [a, b) (a < b)."""
+    blocks = sizes[_IN_ORDER]
+    k, i = locate(bt, count, order, blocks, a)
+    low = value(bf, lag, order, k, i)
+    while True:
+        i += 1
+        if i == count[order[k]]:
+            k += 1
+            i = 0
+            if k == blocks:
+                return low
+        if bt[order[k], i] >= b:
+            return low
+        v = value(bf, lag, order, k, i)
+        if v < low:
+            low = v
+
+
+@njit(cache=True, nogil=True)
 def take(
     bt: np.ndarray,
     bf: np.ndarray,

@@ -24,6 +24,9 @@ A job of the width, duration and start of the last one that kept its start, no
 job having moved since, keeps its own without a look: nothing that kept the first
 has changed (a job placed afresh takes room and opens none). A deep queue holds
 long runs of such jobs side by side.
+Jobs alike side by side that follow one that moved go with it, as many as the
+room before their start holds (``movers_alike``): one search and one change of
+the profile for all of them.
 """
 
 from __future__ import annotations
@@ -125,6 +128,47 @@ def shape_of(sw: np.ndarray, sd: np.ndarray, low: np.ndarray, w: int, d: int, be
 
 
 @njit(cache=True, nogil=True)
+def fewest(t: np.ndarray, f: np.ndarray, n: int, a: int, b: int) -> int:
+    """The fewest free nodes over [a, b) (a < b)."""
+    i = locate(t, n, a)
+    low: int = f[i]
+    i += 1
+    while i < n and t[i] < b:
+        if f[i] < low:
+            low = f[i]
+        i += 1
+    return low
+
+
+@njit(cache=True, nogil=True)
+def movers_alike(
+    widths: np.ndarray, durs: np.ndarray, starts: np.ndarray, k: int, room: int
+) -> int:
+    """How many jobs from ``k`` on, of its width, duration and start side by side,
+    move with it to its new start, where ``room`` nodes are free before their start.
+
+    The next one of them can start no earlier than ``k`` (the room it sees differs
+    from what ``k`` saw only by ``k``'s new slot and its old one, which is after
+    ``k``'s new start) and starts there too if the room before their start holds it
+    beside those that moved: past their start, they run on into slots they hold.
+    """
+    w = widths[k]
+    d = durs[k]
+    old = starts[k]
+    most = room // w
+    g = 1
+    while (
+        g < most
+        and k + g < len(widths)
+        and widths[k + g] == w
+        and durs[k + g] == d
+        and starts[k + g] == old
+    ):
+        g += 1
+    return g
+
+
+@njit(cache=True, nogil=True)
 def compress_again(
     t: np.ndarray,
     f: np.ndarray,
@@ -154,7 +198,10 @@ def compress_again(
     # The last job that kept its start, while no job moved since (a newcomer placed
     # takes room and opens none).
     kept_w = kept_d = kept_s = -1
-    for k in range(len(widths)):
+    jobs = len(widths)
+    k = -1
+    while k + 1 < jobs:
+        k += 1
         w = widths[k]
         d = durs[k]
         old = starts[k]
@@ -193,16 +240,21 @@ def compress_again(
             kept_w, kept_d, kept_s = w, d, old
             continue
         end = s + d
+        g = 1
+        if k + 1 < jobs and widths[k + 1] == w and durs[k + 1] == d and starts[k + 1] == old:
+            g = movers_alike(widths, durs, starts, k, fewest(t, f, n, s, min(end, old)))
         if end <= old:
-            n = add(t, f, n, old, old + d, w)
-            n = add(t, f, n, s, end, -w)
+            n = add(t, f, n, old, old + d, g * w)
+            n = add(t, f, n, s, end, -g * w)
         else:  # the slots overlap: only their differences change
-            n = add(t, f, n, s, old, -w)
-            n = add(t, f, n, end, old + d, w)
-        starts[k] = s
-        left_a[moved] = old
-        left_b[moved] = old + d
-        moved += 1
+            n = add(t, f, n, s, old, -g * w)
+            n = add(t, f, n, end, old + d, g * w)
+        for x in range(g):
+            starts[k + x] = s
+            left_a[moved] = old
+            left_b[moved] = old + d
+            moved += 1
+        k += g - 1
         kept_w = -1
         opened = end if end > old else old
         ng = add_gain(ga, gb, ng, opened, old + d)
