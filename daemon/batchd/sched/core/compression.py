@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from batchd.sched.core.profile import Profile
-from batchd.sched.kernels import compression as kernels
 
 Gains = tuple[np.ndarray, np.ndarray, int]
 
@@ -51,20 +50,7 @@ class KeptCompression:
         old = self.base
         assert old is not None, "no plan in force"
         gone = np.array(self.gone, dtype=np.int64).reshape(len(self.gone), 3)
-        changes = old.n + base.n + 2 * len(gone) + 1
-        profile.advance(now)
-        profile._room(changes)
-        ga, gb = (
-            _times(changes + len(self.left_a) + room),
-            _times(changes + len(self.left_a) + room),
-        )
-        n, ng = kernels.changes_since(
-            profile.t, profile.f, profile.n, old.t, old.f, old.n, base.t, base.f, base.n,
-            gone, self.left_a, self.left_b, now, ga, gb,
-        )  # fmt: skip
-        profile.n = n
-        profile.capacity = base.capacity
-        return ga, gb, ng
+        return profile.changed_since(old, base, gone, (self.left_a, self.left_b), now, room)
 
     def compress(
         self,

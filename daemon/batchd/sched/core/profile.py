@@ -172,6 +172,32 @@ class Profile:
             self.n, moved = compression_kernels.compress_again(*args, *left)
         return int(moved)
 
+    def changed_since(
+        self,
+        old: Profile,
+        base: Profile,
+        gone: np.ndarray,
+        left: tuple[np.ndarray, np.ndarray],
+        now: int,
+        room: int,
+    ) -> tuple[np.ndarray, np.ndarray, int]:
+        """This profile, a plan made on ``old``, made the same plan on ``base`` from
+        ``now`` on, with the slots of the jobs that left it (``gone``: rows of start,
+        duration, width) freed. Returns where it gained room, with the slots ``left``
+        (starts, ends), as gains (starts, ends, count) with room for ``room`` more
+        (``kernels.compression.changes_since``)."""
+        self.advance(now)
+        changes = old.n + base.n + 2 * len(gone) + 1
+        self._room(changes)
+        ga = np.empty(changes + len(left[0]) + room, dtype=np.int64)
+        gb = np.empty(len(ga), dtype=np.int64)
+        self.n, ng = compression_kernels.changes_since(
+            self.t, self.f, self.n, old.t, old.f, old.n, base.t, base.f, base.n,
+            gone, *left, now, ga, gb,
+        )  # fmt: skip
+        self.capacity = base.capacity
+        return ga, gb, int(ng)
+
     def reserve_all(self, widths: np.ndarray, durations: np.ndarray, starts: np.ndarray) -> None:
         self._room(2 * len(widths) + 2)
         self.n = kernels.reserve_all(self.t, self.f, self.n, widths, durations, starts)
