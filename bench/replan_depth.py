@@ -22,6 +22,8 @@ queue order. That is the work an incremental re-plan could not avoid.
 
     .venv/bin/python bench/replan_depth.py
     .venv/bin/python bench/replan_depth.py --part plan --shapes ricc --nodes 8192
+    .venv/bin/python bench/replan_depth.py --part plan --shapes ricc \
+        --depths 1000,2000,5000,10000,20000,50000 --figure docs/figures/replan_depth.png
     .venv/bin/python bench/replan_depth.py --part replay --first 20000 --nodes 8192
 """
 
@@ -124,20 +126,63 @@ def plan_part(args: argparse.Namespace) -> None:
         "| the one due last ends: afresh ms | kept ms | moved |"
     )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    curves: dict[str, list[float]] = {"plan": [], "soon afresh": [], "soon kept": []}
+    curves |= {"last afresh": [], "last kept": []}
     for depth in args.depths:
         w, d = w_all[:depth], d_all[:depth]
         runs = [replan(args.nodes, ends, rw, w, d) for _ in range(args.repeat)]
         secs = statistics.median(r[0] for r in runs)
+        curves["plan"].append(secs)
         cells = []
         for soon in (True, False):
             made = [compressions(args.nodes, ends, rw, w, d, soon) for _ in range(args.repeat)]
             afresh = statistics.median(r[0] for r in made)
             kept = statistics.median(r[1] for r in made)
+            which = "soon" if soon else "last"
+            curves[f"{which} afresh"].append(afresh)
+            curves[f"{which} kept"].append(kept)
             cells.append(f"{afresh * 1e3:.1f} | {kept * 1e3:.1f} | {made[-1][2]:,}")
         print(
             f"| {depth:,} | {runs[-1][1]:,} | {secs * 1e3:.1f} | {secs / depth * 1e6:.2f} "
             f"| {' | '.join(cells)} |"
         )
+    if args.figure is not None:
+        figure(args, curves)
+
+
+def figure(args: argparse.Namespace, curves: dict[str, list[float]]) -> None:
+    """Cost per event against the depth, on log scales, beside a cost in proportion
+    to the depth (slope 1)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = {
+        "plan": "full plan (a rebuild: sjf-cons, dynP's candidates)",
+        "soon afresh": "compression laid out afresh, a job due in a minute ends",
+        "soon kept": "compression from the plan in force, a job due in a minute ends",
+        "last afresh": "compression laid out afresh, the job due last ends",
+        "last kept": "compression from the plan in force, the job due last ends",
+    }
+    depths = np.array(args.depths, dtype=np.float64)
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    for key, label in labels.items():
+        ms = np.array(curves[key]) * 1e3
+        style = "-" if key.endswith("kept") or key == "plan" else "--"
+        ax.loglog(depths, ms, style, marker="o", label=label)
+    anchor = np.array(curves["soon kept"]) * 1e3
+    ax.loglog(depths, anchor[0] * depths / depths[0], ":", color="grey", label="in proportion")
+    ax.set_xlabel("jobs waiting")
+    ax.set_ylabel("ms per event")
+    ax.set_title(
+        f"One re-plan against the queue's depth ({args.shapes} shapes, {args.nodes} nodes)"
+    )
+    ax.legend(fontsize=7)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(args.figure, dpi=110)
+    print(f"figure: {args.figure}")
 
 
 class ChangeCounter:
@@ -206,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--first", type=int, default=20_000, help="replay: jobs of RICC-2010-2")
     ap.add_argument("--min-depth", type=int, default=200, help="replay: re-plans counted")
     ap.add_argument("--traces", type=Path, default=DEFAULT_TRACES)
+    ap.add_argument("--figure", type=Path, help="plan: draw the costs against the depth here")
     args = ap.parse_args(argv)
     if args.part in ("plan", "all"):
         plan_part(args)
