@@ -27,6 +27,7 @@ from batchd.sched.kernels.blocks import (
 )
 from batchd.sched.kernels.compression import (
     add_gain,
+    moved_to,
     movers_alike,
     room_opened,
     shape_of,
@@ -112,11 +113,7 @@ def compress_again(
         else:
             take(bt, bf, count, lag, least, most, order, sizes, s, old, g * w)
             take(bt, bf, count, lag, least, most, order, sizes, end, old + d, -g * w)
-        for x in range(g):
-            starts[k + x] = s
-            left_a[moved] = old
-            left_b[moved] = old + d
-            moved += 1
+        moved = moved_to(starts, left_a, left_b, moved, k, g, s, d)
         k += g - 1
         kept_w = -1
         opened = end if end > old else old

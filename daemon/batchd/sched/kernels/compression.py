@@ -141,6 +141,27 @@ def fewest(t: np.ndarray, f: np.ndarray, n: int, a: int, b: int) -> int:
 
 
 @njit(cache=True, nogil=True)
+def moved_to(
+    starts: np.ndarray,
+    left_a: np.ndarray,
+    left_b: np.ndarray,
+    moved: int,
+    k: int,
+    g: int,
+    s: int,
+    d: int,
+) -> int:
+    """Jobs ``k`` to ``k + g`` start at ``s``: the slots they leave are written after
+    the ``moved`` already left; returns the count left now."""
+    old = starts[k]
+    for x in range(g):
+        starts[k + x] = s
+        left_a[moved + x] = old
+        left_b[moved + x] = old + d
+    return moved + g
+
+
+@njit(cache=True, nogil=True)
 def movers_alike(
     widths: np.ndarray, durs: np.ndarray, starts: np.ndarray, k: int, room: int
 ) -> int:
@@ -249,11 +270,7 @@ def compress_again(
         else:  # the slots overlap: only their differences change
             n = add(t, f, n, s, old, -g * w)
             n = add(t, f, n, end, old + d, g * w)
-        for x in range(g):
-            starts[k + x] = s
-            left_a[moved] = old
-            left_b[moved] = old + d
-            moved += 1
+        moved = moved_to(starts, left_a, left_b, moved, k, g, s, d)
         k += g - 1
         kept_w = -1
         opened = end if end > old else old
