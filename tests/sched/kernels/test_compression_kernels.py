@@ -20,7 +20,7 @@ import pytest
 from batchd.model.times import NEVER
 from batchd.sched.core.compression import KeptCompression
 from batchd.sched.core.profile import Profile
-from batchd.sched.kernels import blocked_compression
+from batchd.sched.kernels import blocked_compression, plan_change
 from batchd.sched.kernels import compression as kernels
 
 
@@ -250,7 +250,7 @@ def changes(
     plan.advance(now)
     plan._room(room)
     ga, gb = np.zeros(room, dtype=np.int64), np.zeros(room, dtype=np.int64)
-    plan.n, count = kernels.changes_since(
+    plan.n, count = plan_change.changes_since(
         plan.t, plan.f, plan.n, old.t, old.f, old.n, new.t, new.f, new.n,
         rows, left_a, left_b, now, ga, gb,
     )  # fmt: skip

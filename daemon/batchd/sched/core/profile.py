@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from batchd.model.times import NEVER
-from batchd.sched.kernels import blocked_compression, blocked_plan, blocks
+from batchd.sched.kernels import blocked_compression, blocked_plan, blocks, plan_change
 from batchd.sched.kernels import compression as compression_kernels
 from batchd.sched.kernels import profile as kernels
 
@@ -185,13 +185,13 @@ class Profile:
         ``now`` on, with the slots of the jobs that left it (``gone``: rows of start,
         duration, width) freed. Returns where it gained room, with the slots ``left``
         (starts, ends), as gains (starts, ends, count) with room for ``room`` more
-        (``kernels.compression.changes_since``)."""
+        (``kernels.plan_change.changes_since``)."""
         self.advance(now)
         changes = old.n + base.n + 2 * len(gone) + 1
         self._room(changes)
         ga = np.empty(changes + len(left[0]) + room, dtype=np.int64)
         gb = np.empty(len(ga), dtype=np.int64)
-        self.n, ng = compression_kernels.changes_since(
+        self.n, ng = plan_change.changes_since(
             self.t, self.f, self.n, old.t, old.f, old.n, base.t, base.f, base.n,
             gone, *left, now, ga, gb,
         )  # fmt: skip
