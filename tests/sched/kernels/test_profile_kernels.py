@@ -424,3 +424,15 @@ def test_reservations_that_began_before_the_origin_hold_from_it() -> None:
     widths, durs = np.array([2, 1]), np.array([10, 6])
     n = kernels.reserve_all(t, f, n, widths, durs, np.array([5, 2]))
     assert steps_of(t, f, n) == [(10, 2), (15, 4)]
+
+
+def test_a_change_that_never_ends_changes_every_step_from_its_start() -> None:
+    def added(steps: list[tuple[int, int]], start: int, delta: int) -> list[tuple[int, int]]:
+        t = np.array([s for s, _ in steps] + [0, 0], dtype=np.int64)
+        f = np.array([v for _, v in steps] + [0, 0], dtype=np.int64)
+        n = kernels.add(t, f, len(steps), start, NEVER, delta)
+        return list(zip(t[:n].tolist(), f[:n].tolist(), strict=True))
+
+    assert added([(0, 4), (10, 2)], 5, 2) == [(0, 4), (5, 6), (10, 4)]
+    assert added([(0, 4), (10, 2)], 10, 2) == [(0, 4)]  # merged with the step before
+    assert added([(0, 4), (10, 2)], 0, -1) == [(0, 3), (10, 1)]

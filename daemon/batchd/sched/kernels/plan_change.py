@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from batchd.model.times import NEVER
-from batchd.sched.kernels.profile import add, add_from, locate
+from batchd.sched.kernels.profile import add, locate
 
 
 @njit(cache=True, nogil=True)
@@ -114,12 +114,9 @@ def changes_since(
             x += 1
         if value == 0:
             continue
-        if x < ne:
-            until = ev_t[order[x]]
-            n = add(t, f, n, time, until, value)
-        else:  # more or fewer nodes from here on (a machine of another size)
-            until = NEVER
-            n = add_from(t, f, n, time, value)
+        # NEVER: more or fewer nodes from here on (a machine of another size).
+        until = ev_t[order[x]] if x < ne else NEVER
+        n = add(t, f, n, time, until, value)
         if value > 0:
             if nc and cb[nc - 1] == time:
                 cb[nc - 1] = until  # more room on from the last gain

@@ -92,7 +92,8 @@ def _delete(t: np.ndarray, f: np.ndarray, n: int, at: int) -> int:
 def add(t: np.ndarray, f: np.ndarray, n: int, start: int, end: int, delta: int) -> int:
     """Add ``delta`` free nodes over [start, end); returns the new step count.
 
-    Reserving is ``delta = -width``, releasing ``+width``. Equal neighbours are
+    Reserving is ``delta = -width``, releasing ``+width``; ``end`` NEVER changes every
+    step from ``start`` on (a profile has no step at NEVER). Equal neighbours are
     merged so the profile stays as short as the schedule allows; only the two
     boundaries can create them, because every step inside changes by the same delta.
     """
@@ -104,31 +105,18 @@ def add(t: np.ndarray, f: np.ndarray, n: int, start: int, end: int, delta: int) 
     if t[i] < start:
         n = _insert(t, f, n, i + 1, start, f[i])
         i += 1
-    k = locate(t, n, end)
-    if t[k] < end:
-        n = _insert(t, f, n, k + 1, end, f[k])
+    if end == NEVER:
+        k = n - 1
     else:
-        k -= 1
+        k = locate(t, n, end)
+        if t[k] < end:
+            n = _insert(t, f, n, k + 1, end, f[k])
+        else:
+            k -= 1
     for m in range(i, k + 1):
         f[m] += delta
     if k + 1 < n and f[k + 1] == f[k]:
         n = _delete(t, f, n, k + 1)
-    if i > 0 and f[i - 1] == f[i]:
-        n = _delete(t, f, n, i)
-    return n
-
-
-@njit(cache=True, nogil=True)
-def add_from(t: np.ndarray, f: np.ndarray, n: int, start: int, delta: int) -> int:
-    """``add`` from ``start`` on, to the end (a profile has no step at NEVER)."""
-    if start < t[0]:
-        start = t[0]
-    i = locate(t, n, start)
-    if t[i] < start:
-        n = _insert(t, f, n, i + 1, start, f[i])
-        i += 1
-    for m in range(i, n):
-        f[m] += delta
     if i > 0 and f[i - 1] == f[i]:
         n = _delete(t, f, n, i)
     return n

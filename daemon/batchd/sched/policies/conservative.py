@@ -69,6 +69,9 @@ class ConservativePolicy(Policy):
     def __init__(self, name: str, key: OrderKey, replan: Replan = "rebuild") -> None:
         self.name = name
         self.replan_mode: Replan = replan
+        # Compressing, it keeps what the next compression is made from: the base the
+        # plan in force was made on and the slots of the jobs that left it.
+        self.compresses = replan != "rebuild"
         self.queue = OrderedQueue(key)
         self.kept_compression = KeptCompression()  # what the next compression is made from
         self.profile: Profile | None = None  # running jobs plus every reservation
@@ -119,7 +122,7 @@ class ConservativePolicy(Policy):
             self._due_check = True
 
     def withdraw(self, view: MachineView, job: Job) -> None:
-        if self.replan_mode != "rebuild":
+        if self.compresses:
             self._leaves(job)
         self.queue.remove(job)
         self.stale = True
@@ -155,7 +158,7 @@ class ConservativePolicy(Policy):
         due = self._due
         self._due = []
         if due:
-            if self.replan_mode != "rebuild":
+            if self.compresses:
                 for job in due:
                     self._leaves(job)
             self.queue.remove_many(due)
@@ -188,7 +191,7 @@ class ConservativePolicy(Policy):
         # Read while the queue stands: the plan is made before it changes.
         widths, durations = queue.views()
         if mode == "rebuild":
-            if self.replan_mode != "rebuild":
+            if self.compresses:
                 kept = base.copy(extra=0)
             profile = base
             # A deep queue's plan is written straight into its starts.
@@ -216,7 +219,7 @@ class ConservativePolicy(Policy):
             self.counts.compressions += 1
         else:
             self.settled = True
-            self.kept_compression.made_on(kept if self.replan_mode != "rebuild" else None)
+            self.kept_compression.made_on(kept if self.compresses else None)
             self.counts.rebuilds += 1
         self.profile = profile
         if starts is not out:
