@@ -126,8 +126,7 @@ def plan_part(args: argparse.Namespace) -> None:
         "| the one due last ends: afresh ms | kept ms | moved |"
     )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    curves: dict[str, list[float]] = {"plan": [], "soon afresh": [], "soon kept": []}
-    curves |= {"last afresh": [], "last kept": []}
+    curves: dict[str, list[float]] = {key: [] for key in CURVES}
     for depth in args.depths:
         w, d = w_all[:depth], d_all[:depth]
         runs = [replan(args.nodes, ends, rw, w, d) for _ in range(args.repeat)]
@@ -150,6 +149,16 @@ def plan_part(args: argparse.Namespace) -> None:
         figure(args, curves)
 
 
+# The costs measured at each depth, and how the figure names them.
+CURVES = {
+    "plan": "full plan (a rebuild: sjf-cons, dynP's candidates)",
+    "soon afresh": "compression laid out afresh, a job due in a minute ends",
+    "soon kept": "compression from the plan in force, a job due in a minute ends",
+    "last afresh": "compression laid out afresh, the job due last ends",
+    "last kept": "compression from the plan in force, the job due last ends",
+}
+
+
 def figure(args: argparse.Namespace, curves: dict[str, list[float]]) -> None:
     """Cost per event against the depth, on log scales, beside a cost in proportion
     to the depth (slope 1)."""
@@ -158,16 +167,9 @@ def figure(args: argparse.Namespace, curves: dict[str, list[float]]) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = {
-        "plan": "full plan (a rebuild: sjf-cons, dynP's candidates)",
-        "soon afresh": "compression laid out afresh, a job due in a minute ends",
-        "soon kept": "compression from the plan in force, a job due in a minute ends",
-        "last afresh": "compression laid out afresh, the job due last ends",
-        "last kept": "compression from the plan in force, the job due last ends",
-    }
     depths = np.array(args.depths, dtype=np.float64)
     fig, ax = plt.subplots(figsize=(7.5, 5))
-    for key, label in labels.items():
+    for key, label in CURVES.items():
         ms = np.array(curves[key]) * 1e3
         style = "-" if key.endswith("kept") or key == "plan" else "--"
         ax.loglog(depths, ms, style, marker="o", label=label)
