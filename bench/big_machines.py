@@ -11,6 +11,10 @@ tree's batchd (its ``daemon`` folder) to compare, side by side:
     .venv/bin/python bench/big_machines.py --traces CEA-Curie,LLNL-Thunder \\
         --tree before=/tmp/old/daemon --plain --timeout 300
     .venv/bin/python bench/big_machines.py --empty 100000     # a machine, before any job
+    .venv/bin/python bench/big_machines.py --policies all --workers 2 --timeout 150
+
+``--policies all`` runs every registered policy; ``--workers N`` runs N processes at a
+time (each is timed alone, but they share the host).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,7 +131,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--traces", default="", help="name prefixes, comma-separated (default: all)")
     ap.add_argument("--dir", type=Path, default=TRACES, help="directory of the traces")
-    ap.add_argument("--policies", default="fcfs-easy", help="comma-separated")
+    ap.add_argument(
+        "--policies", default="fcfs-easy", help="comma-separated, or all: every registered one"
+    )
     ap.add_argument(
         "--tree",
         action="append",
@@ -138,6 +145,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds a run may take")
     ap.add_argument("--repeat", type=int, default=1, help="rounds; the best time is kept")
     ap.add_argument("--empty", type=int, metavar="NODES", help="only an empty machine's RSS")
+    ap.add_argument("--workers", type=int, default=1, help="processes run at a time")
     return ap.parse_args(argv)
 
 
@@ -165,7 +173,12 @@ def main(argv: list[str] | None = None) -> int:
         p for p in args.dir.glob("*.swf*") if not wanted or p.name.startswith(tuple(wanted))
     )
     policies = [p for p in args.policies.split(",") if p]
-    print(f"{'trace':28} {'nodes':>14} {'policy':11} {'run':8} {'seconds':>8} {'peak MB':>8} jobs")
+    if policies == ["all"]:
+        from batchd.sched.registry import policy_names
+
+        policies = policy_names()
+    print(f"{'trace':28} {'nodes':>14} {'policy':19} {'run':8} {'seconds':>8} {'peak MB':>8} jobs")
+    cells = []  # (trace, nodes, source, policy, runs)
     for trace in traces:
         nodes, source = machine_size(trace)
         for policy in policies:
@@ -174,19 +187,31 @@ def main(argv: list[str] | None = None) -> int:
             ]
             if args.plain and policy in PLAIN:
                 runs.append(("plain", plain_argv(trace, policy, nodes), envs[0][1]))
-            best: dict[str, tuple[float | None, float, str]] = {}
-            for _ in range(args.repeat):  # the runs of one round side by side, then again
-                for who, cmd, env in runs:
-                    seconds, peak, jobs = run_process(cmd, env, args.timeout)
-                    old = best.get(who)
-                    if old is not None and old[0] is not None:
-                        seconds = old[0] if seconds is None else min(seconds, old[0])
-                    best[who] = (seconds, max(peak, old[1] if old else 0.0), jobs)
+            cells.append((trace, nodes, source, policy, runs))
+
+    def measure(
+        cell: tuple[Path, int, str, str, list[tuple[str, list[str], dict[str, str]]]],
+    ) -> dict[str, tuple[float | None, float, str]]:
+        runs = cell[4]
+        best: dict[str, tuple[float | None, float, str]] = {}
+        for _ in range(args.repeat):  # the runs of one round side by side, then again
+            for who, cmd, env in runs:
+                seconds, peak, jobs = run_process(cmd, env, args.timeout)
+                old = best.get(who)
+                if old is not None and old[0] is not None:
+                    seconds = old[0] if seconds is None else min(seconds, old[0])
+                best[who] = (seconds, max(peak, old[1] if old else 0.0), jobs)
+        return best
+
+    with ThreadPoolExecutor(max(1, args.workers)) as pool:
+        for (trace, nodes, source, policy, _), best in zip(
+            cells, pool.map(measure, cells), strict=True
+        ):
             for who, (seconds, peak, jobs) in best.items():
                 shown = f"{seconds:8.2f}" if seconds is not None else f">{args.timeout:7.0f}"
                 size = f"{nodes} {source}"
                 print(
-                    f"{trace.name[:28]:28} {size:>14} {policy:11} {who:8} {shown} {peak:8.0f} {jobs}",
+                    f"{trace.name[:28]:28} {size:>14} {policy:19} {who:8} {shown} {peak:8.0f} {jobs}",
                     flush=True,
                 )
     return 0
