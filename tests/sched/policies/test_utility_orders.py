@@ -153,3 +153,49 @@ def test_utility_rate_key_puts_the_pbs_priority_first() -> None:
     urgent = Job(2, 1, 1, 10, 10, utility=Utility.parse("0:100,100:0"), priority=5)
     assert sorted([jobs[3], urgent], key=utility_rate_key(10)) == [urgent, jobs[3]]
     assert sorted([urgent, jobs[3]], key=utility_rate_key(10)) == [urgent, jobs[3]]
+
+
+class AlwaysSorted(UtilityEasy):
+    """utility-easy as written in the seed: the whole queue sorted at every pass."""
+
+    def choose(self, view):  # type: ignore[no-untyped-def]
+        jobs = self.queue.jobs
+        return sorted(jobs, key=utility_rate_key(view.now)) if len(jobs) >= 2 else None
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_utility_easy_sorts_only_when_the_order_can_change(seed: int) -> None:
+    # Deep queues of jobs mostly without a utility function, some with one, some with
+    # a PBS priority, some submitted in the same second: the order kept between passes
+    # while every waiting job is worth 0 serves the jobs as sorting at each pass does.
+    import random
+
+    rng = random.Random(seed)
+    spec = []
+    t = 0
+    for i in range(1, 120):
+        t += rng.choice([0, 0, 1, rng.randint(0, 30)])
+        valued = rng.random() < (0.0 if seed % 3 == 0 else 0.15)
+        spec.append((i, t, rng.randint(1, 4), rng.randint(1, 60), rng.randint(0, 60), valued))
+
+    def jobs() -> list[Job]:
+        return [
+            Job(
+                id=i, submit=s, width=w, estimate=e, runtime=r,
+                priority=rng_priority(i),
+                utility=Utility([(0, 100.0 * w), (3 * e + 10, 0.0)]) if valued else None,
+            )
+            for i, s, w, e, r, valued in spec
+        ]  # fmt: skip
+
+    def rng_priority(i: int) -> int:
+        return 5 if (i * 7 + seed) % 11 == 0 else 0
+
+    tables = []
+    for policy in (UtilityEasy(), AlwaysSorted()):
+        js = jobs()
+        engine = Engine(Grid([Machine("m", 4)]), [policy])
+        engine.load(js)
+        engine.run()
+        tables.append({j.id: (j.start, j.end, tuple(j.units)) for j in js})
+    assert tables[0] == tables[1]
