@@ -216,6 +216,33 @@ def test_the_compiled_search_plans_as_fig6_written_out(seed: int) -> None:
     assert result.starts.tolist() == want_starts
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_a_queue_of_rigid_jobs_is_planned_as_fig6_plans_it(seed: int) -> None:
+    # No job can take a node more: the search makes its first plan and no trial, on a
+    # short base profile and on one of 256 steps or more (planned on blocks of steps).
+    rng = random.Random(seed)
+    capacity = rng.randint(4, 64)
+    long = seed % 2 == 1
+    count = rng.randint(240, 300) if long else rng.randint(0, 4)
+    running = sorted((rng.randint(1, 5000), 1) for _ in range(min(count, capacity // 2)))
+    ends, widths = [e for e, _ in running], [w for _, w in running]
+    compiled = Profile.of_running(capacity, 0, ends, widths, room=80)
+    reference = ListProfile.of_running(capacity, 0, ends, widths)
+    for k in range(count - len(running)):  # reservations make the base longer still
+        span = (rng.randint(0, 9000), rng.randint(1, 300), rng.randint(1, capacity))
+        compiled.reserve(span[0], span[0] + span[1], span[2])
+        reference.reserve(span[0], span[0] + span[1], span[2])
+    assert (compiled.n >= Profile.BLOCKED_FROM) == long
+    queue = []
+    for i in range(rng.randint(1, 40)):
+        width = rng.randint(1, capacity + 1)  # one too wide never fits
+        queue.append(Job(i + 1, 0, width, rng.randint(1, 400), 1))
+    shapes, models = [job_shape(j)[0] for j in queue], [job_shape(j)[1] for j in queue]
+    result = iterative_step(StepInput.of(compiled, 0, shapes, models))
+    assert (result.widths.tolist(), result.starts.tolist()) == reference_fig6(reference, 0, queue)
+    assert (result.trials, result.accepted) == (0, 0)
+
+
 def test_the_step_leaves_the_base_profile_as_it_was() -> None:
     profile = Profile.of_running(8, 0, [50, 90], [3, 2], room=8)
     before = profile.steps()

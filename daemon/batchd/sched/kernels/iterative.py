@@ -31,6 +31,7 @@ import numpy.typing as npt
 from numba import njit
 
 from batchd.model.times import NEVER
+from batchd.sched.kernels import blocked_plan, blocks
 from batchd.sched.kernels import profile as kernels
 from batchd.sched.kernels.moldable import scaled
 
@@ -144,6 +145,10 @@ def iterate(
     if q == 0:
         return 0, 0
     cap = n0 + 2 * q + 4
+    if _rigid(low, high):
+        # No job can take a node more: no trial, and the plan is the first one.
+        _plan_rigid(t0, f0, n0, now, low, est, req, fixed, a, sigma, widths, starts, cap)
+        return 0, 0
     rows = q // EVERY + 1
     pt = np.empty((2 * rows, cap), dtype=np.int64)
     pf = np.empty((2 * rows, cap), dtype=np.int64)
@@ -204,3 +209,40 @@ def iterate(
             d[j] = old_d
             gain[j] = 0  # marked
     return trials, accepted
+
+
+@njit(cache=True, nogil=True)
+def _rigid(low: Ints, high: Ints) -> bool:
+    return bool(np.all(low >= high))
+
+
+@njit(cache=True, nogil=True)
+def _plan_rigid(
+    t0: Ints,
+    f0: Ints,
+    n0: int,
+    now: int,
+    low: Ints,
+    est: Ints,
+    req: Ints,
+    fixed: Flags,
+    a: Floats,
+    sigma: Floats,
+    widths: Ints,
+    starts: Ints,
+    cap: int,
+) -> None:
+    """``iterate``'s first plan, made as ``Profile.plan`` makes it: no snapshots kept."""
+    q = len(low)
+    d = np.empty(q, dtype=np.int64)
+    for k in range(q):
+        widths[k] = low[k]
+        d[k] = planned_duration(low[k], est[k], req[k], fixed[k], a[k], sigma[k])
+    t = np.empty(cap, dtype=np.int64)
+    f = np.empty(cap, dtype=np.int64)
+    t[:n0] = t0[:n0]
+    f[:n0] = f0[:n0]
+    if n0 >= 256:  # Profile.BLOCKED_FROM
+        blocked_plan.plan_all(t, f, n0, widths, d, now, starts, blocks.BLOCK, None)
+    else:
+        kernels.plan_all(t, f, n0, widths, d, now, starts, None)
