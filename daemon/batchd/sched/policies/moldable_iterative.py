@@ -58,14 +58,20 @@ class StepInput:
     models: np.ndarray  # (jobs, 2) float64: A, sigma
 
     @classmethod
-    def of(cls, profile: Profile, now: int, shapes: list[Shape], models: list[Model]) -> StepInput:
+    def of(
+        cls,
+        profile: Profile,
+        now: int,
+        shapes: list[Shape] | np.ndarray,
+        models: list[Model] | np.ndarray,
+    ) -> StepInput:
         return cls(
             now,
             profile.t,
             profile.f,
             profile.n,
-            np.array(shapes, dtype=np.int64).reshape(len(shapes), 5),
-            np.array(models, dtype=np.float64).reshape(len(models), 2),
+            np.asarray(shapes, dtype=np.int64).reshape(len(shapes), 5),
+            np.asarray(models, dtype=np.float64).reshape(len(models), 2),
         )
 
 
@@ -141,10 +147,13 @@ class MoldableIterative(Policy):
 
     def __init__(self) -> None:
         self.queue = OrderedQueue(fcfs_key)
-        self.shapes: list[Shape] = []  # parallel to the queue
-        self.models: list[Model] = []
-        self.widths: list[int] = []  # the plan in hand, parallel to the queue
-        self.starts: list[int] = []
+        # Each waiting job's Shape and Model, rows parallel to the queue: a step hands
+        # them to the search as they are.
+        self.shapes = np.empty((0, 5), dtype=np.int64)
+        self.models = np.empty((0, 2), dtype=np.float64)
+        # The plan in hand, parallel to the queue while it is fresh.
+        self.widths = np.empty(0, dtype=np.int64)
+        self.starts = np.empty(0, dtype=np.int64)
         self.fresh = False  # the plan in hand is that of the queue and machine as they are
         self.guessed = False  # it was made while a job ran past its estimate
         self.stats = StepStats()
@@ -155,14 +164,15 @@ class MoldableIterative(Policy):
     def job_submitted(self, view: MachineView, job: Job) -> None:
         i = self.queue.insert(job)
         shape, model = job_shape(job)
-        self.shapes.insert(i, shape)
-        self.models.insert(i, model)
+        self.shapes = np.insert(self.shapes, i, shape, axis=0)
+        self.models = np.insert(self.models, i, model, axis=0)
         self.fresh = False
 
     def withdraw(self, view: MachineView, job: Job) -> None:
         i = self.queue.index(job)
         self.queue.remove(job)
-        del self.shapes[i], self.models[i]
+        self.shapes = np.delete(self.shapes, i, axis=0)
+        self.models = np.delete(self.models, i, axis=0)
         self.fresh = False
 
     def job_ended(self, view: MachineView, job: Job) -> None:
@@ -176,7 +186,7 @@ class MoldableIterative(Policy):
         """Make the plan again unless the one in hand still holds."""
         now = view.now
         holds = self.fresh and not (self.guessed or view.overrun)
-        if holds and (not self.starts or min(self.starts) >= now):
+        if holds and (len(self.starts) == 0 or int(self.starts.min()) >= now):
             return
         queue = self.queue
         step = StepInput.of(base_profile(view, 0), now, self.shapes, self.models)
@@ -185,8 +195,8 @@ class MoldableIterative(Policy):
         began = time.perf_counter()
         result = iterative_step(step)
         self.stats.add(len(queue), result, time.perf_counter() - began)
-        self.widths = result.widths.tolist()
-        self.starts = result.starts.tolist()
+        self.widths = result.widths
+        self.starts = result.starts
         self.fresh = True
         self.guessed = view.overrun
 
@@ -194,20 +204,18 @@ class MoldableIterative(Policy):
         if not self.queue.jobs:
             return []
         self._plan(view)
-        now = view.now
-        starts = self.starts
-        due = [i for i, s in enumerate(starts) if s == now]
-        if not due:
+        due = np.flatnonzero(self.starts == view.now)
+        if not len(due):
             return []
-        jobs, widths, machine = self.queue.jobs, self.widths, self.machine
-        placements = [Placement(jobs[i], machine, widths[i]) for i in due]
+        jobs, widths, machine = self.queue.jobs, self.widths.tolist(), self.machine
+        placements = [Placement(jobs[i], machine, widths[i]) for i in due.tolist()]
         self.queue.remove_many([p.job for p in placements])
-        gone = set(due)
-        keep = [i for i in range(len(starts)) if i not in gone]
-        self.shapes = [self.shapes[i] for i in keep]
-        self.models = [self.models[i] for i in keep]
-        self.widths = [widths[i] for i in keep]
-        self.starts = [starts[i] for i in keep]
+        keep = np.ones(len(self.starts), dtype=bool)
+        keep[due] = False
+        self.shapes = self.shapes[keep]
+        self.models = self.models[keep]
+        self.widths = self.widths[keep]
+        self.starts = self.starts[keep]
         return placements
 
     def waiting(self) -> list[Job]:
@@ -215,14 +223,14 @@ class MoldableIterative(Policy):
 
     def planned_width(self, job: Job) -> int:
         if self.fresh and job in self.queue:
-            return self.widths[self.queue.index(job)]
+            return int(self.widths[self.queue.index(job)])
         return job.width
 
     def planned_starts(self, view: MachineView) -> list[tuple[Job, int]]:
         if not self.queue.jobs:
             return []
         self._plan(view)
-        return list(zip(self.queue.jobs, self.starts, strict=True))
+        return list(zip(self.queue.jobs, self.starts.tolist(), strict=True))
 
     def report(self) -> dict[str, Any]:
         return {"moldable_iterative": self.stats.summary()}
