@@ -228,7 +228,7 @@ def test_a_queue_of_rigid_jobs_is_planned_as_fig6_plans_it(seed: int) -> None:
     ends, widths = [e for e, _ in running], [w for _, w in running]
     compiled = Profile.of_running(capacity, 0, ends, widths, room=80)
     reference = ListProfile.of_running(capacity, 0, ends, widths)
-    for k in range(count - len(running)):  # reservations make the base longer still
+    for _ in range(count - len(running)):  # reservations make the base longer still
         span = (rng.randint(0, 9000), rng.randint(1, 300), rng.randint(1, capacity))
         compiled.reserve(span[0], span[0] + span[1], span[2])
         reference.reserve(span[0], span[0] + span[1], span[2])
