@@ -13,7 +13,9 @@ plan after a running job ends before its estimate (what fcfs-cons does when a
 rebuild would start a job later than promised): one due to end in a minute (little
 room opens) or the one due last, in up to two days (the whole plan moves forward),
 made afresh (``Profile.compress``) and from the plan in force (``KeptCompression``);
-``moved`` counts the starts it changed.
+``moved`` counts the starts it changed. ``--depth K`` adds fcfs-cons with
+``depth=K`` (the policy's own re-plan, ``ConservativePolicy.replan``): only the first
+K waiting jobs are compressed, the others hold their slots.
 
 Part ``replay``: replays the first jobs of RICC-2010-2 with fcfs-cons and, at every
 re-plan with at least ``--min-depth`` jobs waiting, counts the waiting jobs whose
@@ -23,7 +25,8 @@ queue order. That is the work an incremental re-plan could not avoid.
     .venv/bin/python bench/replan_depth.py
     .venv/bin/python bench/replan_depth.py --part plan --shapes ricc --nodes 8192
     .venv/bin/python bench/replan_depth.py --part plan --shapes ricc \
-        --depths 1000,2000,5000,10000,20000,50000 --figure docs/figures/replan_depth.png
+        --depths 1000,2000,5000,10000,20000,50000 --depth 500 \
+        --figure docs/figures/replan_depth.png
     .venv/bin/python bench/replan_depth.py --part replay --first 20000 --nodes 8192
 """
 
@@ -40,8 +43,10 @@ import numpy as np
 
 from batchd.argtypes import positive_ints
 from batchd.engine.core import Engine
+from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.sched.core.compression import KeptCompression
+from batchd.sched.core.order import fcfs_key
 from batchd.sched.core.profile import Profile
 from batchd.sched.policies.conservative import ConservativePolicy
 from batchd.sched.registry import make_policy
@@ -114,19 +119,76 @@ def compressions(
     return times[0], times[1], int((starts != held).sum())
 
 
+class Machine1:
+    """The engine's view of one machine, set by hand (``MachineView``)."""
+
+    def __init__(self, nodes: int, ends: np.ndarray, widths: np.ndarray) -> None:
+        self.index = 0
+        self.now = NOW
+        self.capacity = nodes
+        self.free = nodes - int(widths.sum())
+        self.overrun = False
+        self.arrays = ends, widths
+
+    def running_ends(self) -> list[int]:
+        return self.arrays[0].tolist()
+
+    def running_widths(self) -> list[int]:
+        return self.arrays[1].tolist()
+
+    def running_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.arrays
+
+    def reservations(self) -> list[tuple[int, int, int]]:
+        return []
+
+
+def front_replans(
+    nodes: int,
+    ends: np.ndarray,
+    rw: np.ndarray,
+    w: np.ndarray,
+    d: np.ndarray,
+    soon: bool,
+    depth: int,
+) -> tuple[float, int]:
+    """``compressions``' early end under fcfs-cons with ``depth``: (seconds, jobs moved)."""
+    if soon:
+        ends = np.concatenate(([NOW + 60], ends))
+        rw = np.concatenate(([rw[0]], rw))
+        gone = 0
+    else:
+        gone = len(ends) - 1
+    policy = ConservativePolicy("fcfs-cons", fcfs_key, "compress", depth)
+    for i in range(len(w)):
+        job = Job(id=i, submit=NOW, width=int(w[i]), estimate=int(d[i]), runtime=int(d[i]))
+        policy.queue.insert(job)
+    policy.replan(Machine1(nodes, ends, rw))  # the first plan: every job placed
+    held = policy.queue.starts_array()
+    view = Machine1(nodes, np.delete(ends, gone), np.delete(rw, gone))
+    policy.stale = True
+    began = time.perf_counter()
+    policy.replan(view)
+    seconds = time.perf_counter() - began
+    return seconds, int((policy.queue.starts_array() != held).sum())
+
+
 def plan_part(args: argparse.Namespace) -> None:
     w_all, d_all = shapes(args.shapes, max(args.depths), args.nodes, args.traces)
     ends, rw = running(args.nodes)
     replan(args.nodes, ends, rw, w_all[:300], d_all[:300])  # load the compiled kernels
     compressions(args.nodes, ends, rw, w_all[:300], d_all[:300], True)
+    if args.depth:
+        front_replans(args.nodes, ends, rw, w_all[:300], d_all[:300], True, args.depth)
     print(f"shapes {args.shapes}, {args.nodes} nodes, median of {args.repeat} re-plans")
+    capped = f" | depth {args.depth}: soon ms | moved | last ms | moved" if args.depth else ""
     print(
         "| waiting | profile steps | plan: ms per event | us per waiting job "
         "| compress, one due in a minute ends: afresh ms | kept ms | moved "
-        "| the one due last ends: afresh ms | kept ms | moved |"
+        f"| the one due last ends: afresh ms | kept ms | moved{capped} |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    curves: dict[str, list[float]] = {key: [] for key in CURVES}
+    print("|---:" * (10 + (4 if args.depth else 0)) + "|")
+    curves: dict[str, list[float]] = {key: [] for key in curve_names(args.depth)}
     for depth in args.depths:
         w, d = w_all[:depth], d_all[:depth]
         runs = [replan(args.nodes, ends, rw, w, d) for _ in range(args.repeat)]
@@ -141,6 +203,14 @@ def plan_part(args: argparse.Namespace) -> None:
             curves[f"{which} afresh"].append(afresh)
             curves[f"{which} kept"].append(kept)
             cells.append(f"{afresh * 1e3:.1f} | {kept * 1e3:.1f} | {made[-1][2]:,}")
+        for soon in (True, False) if args.depth else ():
+            fronts = [
+                front_replans(args.nodes, ends, rw, w, d, soon, args.depth)
+                for _ in range(args.repeat)
+            ]
+            secs_front = statistics.median(r[0] for r in fronts)
+            curves[f"{'soon' if soon else 'last'} depth"].append(secs_front)
+            cells.append(f"{secs_front * 1e3:.2f} | {fronts[-1][1]:,}")
         print(
             f"| {depth:,} | {runs[-1][1]:,} | {secs * 1e3:.1f} | {secs / depth * 1e6:.2f} "
             f"| {' | '.join(cells)} |"
@@ -159,6 +229,16 @@ CURVES = {
 }
 
 
+def curve_names(depth: int) -> dict[str, str]:
+    if not depth:
+        return CURVES
+    return {
+        **CURVES,
+        "soon depth": f"fcfs-cons depth={depth}, a job due in a minute ends",
+        "last depth": f"fcfs-cons depth={depth}, the job due last ends",
+    }
+
+
 def figure(args: argparse.Namespace, curves: dict[str, list[float]]) -> None:
     """Cost per event against the depth, on log scales, beside a cost in proportion
     to the depth (slope 1)."""
@@ -169,9 +249,9 @@ def figure(args: argparse.Namespace, curves: dict[str, list[float]]) -> None:
 
     depths = np.array(args.depths, dtype=np.float64)
     fig, ax = plt.subplots(figsize=(7.5, 5))
-    for key, label in CURVES.items():
+    for key, label in curve_names(args.depth).items():
         ms = np.array(curves[key]) * 1e3
-        style = "-" if key.endswith("kept") or key == "plan" else "--"
+        style = "--" if key.endswith("afresh") else "-"
         ax.loglog(depths, ms, style, marker="o", label=label)
     anchor = np.array(curves["soon kept"]) * 1e3
     ax.loglog(depths, anchor[0] * depths / depths[0], ":", color="grey", label="in proportion")
@@ -254,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--min-depth", type=int, default=200, help="replay: re-plans counted")
     ap.add_argument("--traces", type=Path, default=DEFAULT_TRACES)
     ap.add_argument("--figure", type=Path, help="plan: draw the costs against the depth here")
+    ap.add_argument("--depth", type=int, default=0, help="plan: also fcfs-cons with this depth")
     args = ap.parse_args(argv)
     if args.part in ("plan", "all"):
         plan_part(args)

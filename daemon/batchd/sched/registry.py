@@ -177,7 +177,8 @@ def _conservative(order: str, default: Replan) -> Builder:
         from batchd.sched.core.order import ORDERS
         from batchd.sched.policies.conservative import ConservativePolicy
 
-        return ConservativePolicy(f"{order}-cons", ORDERS[order], params.replan or default)
+        name = f"{order}-cons"
+        return ConservativePolicy(name, ORDERS[order], params.replan or default, params.depth)
 
     return build
 

@@ -379,3 +379,52 @@ def test_a_compressed_plan_is_made_again_even_after_an_end_at_the_estimate() -> 
         policy.job_ended(View(now=11), j)
     assert ids(policy.schedule(View(now=11))) == [4]
     assert (policy.counts.skipped, policy.counts.compressions) == (0, 2)
+
+
+def depth_jobs(replan: Replan, depth: int) -> tuple[ConservativePolicy, list[Job]]:
+    """4 nodes. 1 (w4, 10 s) starts at 0, 2 (w4, 10 s) is placed at 10, 3 (w1, 3 s) at
+    20; 1 ends at 5 and 2 starts then."""
+    policy = ConservativePolicy("fcfs-cons", fcfs_key, replan, depth)
+    view = View()
+    jobs = [job(1, 4, 10), job(2, 4, 10), job(3, 1, 3)]
+    for j in jobs:
+        policy.job_submitted(view, j)
+    assert ids(policy.schedule(view)) == [1]
+    assert [j.result.submit_plan for j in jobs] == [0, 10, 20]
+    jobs[0].start, jobs[0].end = 0, 5
+    policy.job_ended(View(now=5), jobs[0])
+    assert ids(policy.schedule(View(now=5))) == [2]
+    return policy, jobs
+
+
+@pytest.mark.parametrize("replan", ["rebuild", "compress", "guarded"])
+def test_a_depth_moves_the_first_jobs_only(replan: Replan) -> None:
+    after = View(now=5, free=0, running=[(15, 4)])
+    policy, jobs = depth_jobs(replan, 0)
+    assert planned(policy, after) == {3: 15}  # every job re-planned
+    policy, jobs = depth_jobs(replan, 1)
+    assert planned(policy, after) == {3: 20}  # 3 was behind the first: held
+    assert policy.wakes and policy.next_wakeup(5) == 20
+    # 2 ends at its estimate; 3 is now the first and moves.
+    jobs[1].start, jobs[1].end = 5, 15
+    policy.job_ended(View(now=15), jobs[1])
+    assert ids(policy.schedule(View(now=15))) == [3]
+
+
+def test_a_depth_wakes_the_policy_where_no_end_falls() -> None:
+    # Held at 20 while nothing runs, 3 starts at the wake-up.
+    policy, jobs = depth_jobs("compress", 1)
+    jobs[1].start, jobs[1].end = 5, 6
+    policy.job_ended(View(now=6), jobs[1])
+    assert ids(policy.schedule(View(now=6))) == [3]  # the re-plan at 6 moves it
+    policy, jobs = depth_jobs("compress", 1)
+    assert policy.next_wakeup(5) == 20  # the engine asks after each pass
+    assert ids(policy.schedule(View(now=19, free=4))) == []
+    assert ids(policy.schedule(View(now=20, free=4))) == [3]  # no event but the wake-up
+    assert policy.next_wakeup(20) is None
+
+
+@pytest.mark.parametrize("value", ["-1", "x"])
+def test_a_bad_depth_is_refused_by_name(value: str) -> None:
+    with pytest.raises(ValueError, match="depth"):
+        make_policy("fcfs-cons", {"depth": value})

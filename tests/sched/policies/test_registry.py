@@ -86,7 +86,7 @@ def test_every_built_in_policy_is_listed_with_its_description() -> None:
 def test_parameter_names_come_from_each_policys_model() -> None:
     assert get_spec("fcfs").param_names() == []
     assert get_spec("fcfs-easy").params_model() is None
-    assert get_spec("sjf-cons").param_names() == ["replan"]
+    assert get_spec("sjf-cons").param_names() == ["replan", "depth"]
     assert get_spec("ljf-cons").params_model() is ConservativeParams
     assert get_spec("moldable-efficiency").param_names() == ["obf", "ef"]
     assert get_spec("dynp-basic").param_names() == ["lower", "upper", "threshold"]
@@ -95,7 +95,7 @@ def test_parameter_names_come_from_each_policys_model() -> None:
 def test_a_params_model_given_as_a_class_is_used_as_it_is() -> None:
     spec = PolicySpec("x", "x", lambda p, c: make_policy("fcfs"), ConservativeParams)
     assert spec.params_model() is ConservativeParams
-    assert spec.param_names() == ["replan"]
+    assert spec.param_names() == ["replan", "depth"]
 
 
 @pytest.mark.parametrize(
@@ -175,7 +175,7 @@ def test_an_unknown_policy_is_refused_with_the_names_to_choose_from() -> None:
     ("name", "params", "message"),
     [
         ("fcfs", {"a": "1", "b": "2"}, "policy fcfs: unknown parameter 'a' (allowed: none)"),
-        ("fcfs-cons", {"x": "1"}, "policy fcfs-cons: unknown parameter 'x' (allowed: replan)"),
+        ("fcfs-cons", {"x": "1"}, "policy fcfs-cons: unknown parameter 'x' (allowed: replan, depth)"),
         ("moldable-efficiency", {"x": "1"},
          "policy moldable-efficiency: unknown parameter 'x' (allowed: obf, ef)"),
         ("fcfs-cons", {"replan": "x"},

@@ -92,6 +92,15 @@ class OrderedQueue:
         kept.live(_STARTS)[:] = starts
         self._starts = None
 
+    def set_front_starts(self, starts: np.ndarray) -> None:
+        """New starts of the first ``len(starts)`` jobs; the others keep theirs."""
+        kept = self._kept()
+        if kept is None:
+            self.starts[: len(starts)] = starts.tolist()
+            return
+        kept.live(_STARTS)[: len(starts)] = starts
+        self._starts = None
+
     def start_at(self, i: int) -> int:
         """The planned start of the job at ``i``."""
         if self._starts is not None:

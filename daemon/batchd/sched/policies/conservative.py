@@ -16,6 +16,14 @@ order, in one of three ways (the ``replan`` parameter):
     start (list-scheduling anomalies make that possible even in FCFS order);
     then a compression instead, so no job starts later than its promise.
 
+With ``depth`` K (0: every job), a re-plan concerns the first K waiting jobs in
+policy order only, in any of the three modes: the jobs behind keep their planned
+starts and are held like advance reservations, and those K are rebuilt, compressed
+or guarded around them. Each re-plan then costs about what K jobs cost, however deep
+the queue (Slurm's ``bf_max_job_test`` bounds its backfill the same way); the plan
+is no longer the exact one of the whole queue, but no job starts later than its
+promise under ``compress`` and ``guarded``.
+
 A re-plan is skipped when its result cannot differ from the plan in hand: the
 plan was rebuilt (or compressed to a fixed point), every job since was placed at
 the end of the order, and the job that ended did so at its estimated end. A
@@ -30,7 +38,7 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from batchd.model.job import Job
 from batchd.model.times import NEVER
@@ -48,6 +56,9 @@ class ConservativeParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     replan: Replan | None = None  # None: the policy's default
+    depth: int = Field(
+        0, ge=0, description="waiting jobs a re-plan moves, first in order (0: every job)"
+    )
 
 
 class ReplanCounts:
@@ -66,12 +77,20 @@ class ConservativePolicy(Policy):
     # one laid out afresh from the base and every job's slot.
     check_compressions: ClassVar[bool] = False
 
-    def __init__(self, name: str, key: OrderKey, replan: Replan = "rebuild") -> None:
+    def __init__(
+        self, name: str, key: OrderKey, replan: Replan = "rebuild", depth: int = 0
+    ) -> None:
         self.name = name
         self.replan_mode: Replan = replan
-        # Compressing, it keeps what the next compression is made from: the base the
-        # plan in force was made on and the slots of the jobs that left it.
-        self.compresses = replan != "rebuild"
+        self.depth = depth
+        # Compressing, or re-planning the first jobs only, it keeps what the plan in force
+        # is made that of now from: the base it was made on and the slots of the jobs
+        # that left it.
+        self.compresses = replan != "rebuild" or depth > 0
+        # The jobs behind the first ``depth`` keep starts that the ends since may no
+        # longer fall at: the engine wakes the policy at the next planned start.
+        self.wakes = depth > 0
+        self._wake_at: int | None = None  # that start, None: to be found
         self.queue = OrderedQueue(key)
         self.kept_compression = KeptCompression()  # what the next compression is made from
         self.profile: Profile | None = None  # running jobs plus every reservation
@@ -107,6 +126,8 @@ class ConservativePolicy(Policy):
             self.settled = False  # a re-plan would put it elsewhere in the order
         if start == view.now:
             self._due.append(job)
+        elif self._wake_at is not None and start < self._wake_at:
+            self._wake_at = start
         promise(job, start)
 
     def shape(self, job: Job, profile: Profile, now: int) -> tuple[int, int]:
@@ -149,7 +170,9 @@ class ConservativePolicy(Policy):
         """The jobs whose planned start is now; they leave the queue."""
         if self.must_replan(view):
             self.replan(view)
-        elif self._due_check:
+        elif self._due_check or (
+            self.wakes and self._wake_at is not None and view.now >= self._wake_at
+        ):
             planned = self.queue.starts_array()
             due_idx = np.flatnonzero(planned == view.now).tolist()
             seen = {id(j) for j in self._due}
@@ -169,18 +192,26 @@ class ConservativePolicy(Policy):
         now = view.now
         queue = self.queue
         mode = self.replan_mode
+        front = self.depth > 0  # only the first jobs are made again
         if view.overrun or self.guessed or self.reshaped or self.profile is None:
             # Promises cannot hold once a job ran past its estimate or the machine
             # itself changed (nodes out of service, a new reservation).
             mode = "rebuild"
+            front = False
         # The starts held are what a compression moves and a guarded rebuild keeps.
-        held = queue.starts_array() if mode != "rebuild" else None
+        held = queue.starts_array() if mode != "rebuild" or front else None
         if held is not None and held.size and int(held.min()) < now:
             # A planned start passed unused (a job ran past its estimate and ended
             # since): held at now, the jobs would overlap; the plan is made afresh.
             mode = "rebuild"
+            front = False
         self.guessed = view.overrun
         self.reshaped = False
+        self._wake_at = None
+        if front:
+            assert held is not None
+            self._replan_front(view, mode, held)
+            return
         starts: np.ndarray | None = None
         out: np.ndarray | None = None  # the queue's own starts, when a plan is written there
         # The base (running jobs, reservations) is made once: a guarded re-plan that
@@ -227,6 +258,57 @@ class ConservativePolicy(Policy):
         self._due = [queue.jobs[i] for i in np.flatnonzero(starts == now).tolist()]
         self.stale = False
 
+    def _replan_front(self, view: MachineView, mode: Replan, held: np.ndarray) -> None:
+        """Re-plan the first ``depth`` jobs in ``mode`` around the slots the others hold,
+        on the plan in force made that of now."""
+        now = view.now
+        queue = self.queue
+        k = min(self.depth, len(queue))
+        base = base_profile(view, k)
+        profile = self.profile
+        assert profile is not None
+        kept = self.kept_compression
+        kept.changed(profile, base, now, 0)  # where room opened: the search looks everywhere
+        widths, durations = queue.views()
+        if self.check_compressions:
+            check_profile(profile, base, (widths, durations), held)
+        widths, durations = widths[:k], durations[:k]
+        starts: np.ndarray | None = None
+        if mode != "compress":
+            # The first k leave their slots; a guarded plan is tried on a copy.
+            trial = profile if mode == "rebuild" else profile.copy(extra=2 * k + 2)
+            slots = (held[:k] != NEVER) & (widths > 0) & (durations > 0)
+            trial.release_all(widths[slots], durations[slots], held[:k][slots])
+            if mode == "rebuild":
+                starts = trial.plan(widths, durations, now)
+            else:
+                starts = trial.plan_within(widths, durations, now, held[:k])
+            if starts is not None:
+                profile = trial
+                kept.made_on(base)
+                self.counts.rebuilds += 1
+        # A rebuild of every job settles the plan as a full one does; with jobs behind,
+        # not looked at, a re-plan may move them once they are among the first.
+        self.settled = starts is not None and k == len(queue)
+        if starts is None:
+            # Every one of the first k takes its earliest start among all the others.
+            everywhere = (_times(k + 1, now), _times(k + 1, NEVER), 1)
+            starts = kept.compress(profile, everywhere, (widths, durations), held[:k], base, now)
+            self.counts.compressions += 1
+        self.profile = profile
+        queue.set_front_starts(starts)
+        behind = np.flatnonzero(held[k:] == now) + k
+        due = np.concatenate((np.flatnonzero(starts == now), behind)).tolist()
+        self._due = [queue.jobs[i] for i in due]
+        self.stale = False
+
+    def next_wakeup(self, now: int) -> int | None:
+        if self._wake_at is None or self._wake_at <= now:
+            starts = self.queue.starts_array()
+            later = starts[(starts > now) & (starts != NEVER)]
+            self._wake_at = int(later.min()) if later.size else None
+        return self._wake_at
+
     def waiting(self) -> list[Job]:
         return list(self.queue.jobs)
 
@@ -268,6 +350,12 @@ def check_profile(
             f"the plan's profile made from what changed, {profile.steps()[:8]}..., is not "
             f"the one laid out afresh, {afresh.steps()[:8]}..."
         )
+
+
+def _times(count: int, first: int) -> np.ndarray:
+    out = np.empty(count, dtype=np.int64)
+    out[0] = first
+    return out
 
 
 def promise(job: Job, start: int) -> None:
