@@ -18,6 +18,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from batchd.model.job import Job
+from batchd.sched.core.columns import IntColumns
 from batchd.sched.core.order import fcfs_key
 from batchd.sched.core.policy import MachineView, Placement, Policy
 from batchd.sched.kernels.fairshare import DECIDED, fairshare_pass
@@ -92,6 +93,7 @@ class MoldableFairshare(Policy):
         self.keys: list[tuple[int, ...]] = []
         self.jobs: list[Job] = []
         self.rows: list[int] = []
+        self.row_array = IntColumns([])  # ``rows`` as the compiled pass takes them
         self.table = MoldRows()
         self.reservation: tuple[Job, int] | None = None  # the last pass's, and its start
         self._planned: dict[Job, int] = {}  # widths of the last plan (qstat)
@@ -112,11 +114,13 @@ class MoldableFairshare(Policy):
             self.keys.append(key)
             self.jobs.append(job)
             self.rows.append(row)
+            self.row_array.insert(len(self.rows) - 1, row)
             return
         i = bisect_left(self.keys, key)
         self.keys.insert(i, key)
         self.jobs.insert(i, job)
         self.rows.insert(i, row)
+        self.row_array.insert(i, row)
 
     def withdraw(self, view: MachineView, job: Job) -> None:
         i = bisect_left(self.keys, fcfs_key(job))
@@ -124,6 +128,7 @@ class MoldableFairshare(Policy):
             raise KeyError(f"job {job.id} is not waiting in this queue")
         self.table.free(self.rows[i])
         del self.keys[i], self.jobs[i], self.rows[i]
+        self.row_array.delete(i)
         self._planned.pop(job, None)
         self._queue_version += 1
 
@@ -157,7 +162,7 @@ class MoldableFairshare(Policy):
             self._t, self._f, view.capacity, view.now,
             np.asarray(ends, dtype=_INT), np.asarray(view.running_widths(), dtype=_INT),
             np.array(pending, dtype=_INT).reshape(len(pending), 3) if pending else _NONE,
-            depth, self.nodes, self.obf, self.ef, np.array(self.rows, dtype=_INT),
+            depth, self.nodes, self.obf, self.ef, self.row_array.live(0),
             self.table.ints, self.table.floats,
             self._limit, known, self._width, self._start, self._started,
         )  # fmt: skip
@@ -185,6 +190,7 @@ class MoldableFairshare(Policy):
         for k in reversed(at):
             self.table.free(self.rows[k])
             del self.keys[k], self.jobs[k], self.rows[k]
+            self.row_array.delete(k)
         self._queue_version += 1
         return out
 
