@@ -403,6 +403,29 @@ def test_release_all_grows_a_full_profile_and_gives_the_slots_back() -> None:
     assert profile.steps() == [*gaps, (100, 4)]  # planned at NEVER: it held nothing
 
 
+@pytest.mark.parametrize("count", [1, 31, 32, 33, 200])
+def test_release_all_gives_back_what_one_release_after_another_does(count: int) -> None:
+    # From RELEASED_TOGETHER_FROM slots on they are summed with the steps in time order;
+    # slots side by side, at NEVER, of no width, and a planned start at the origin.
+    rng = np.random.default_rng(count)
+    profile = Profile.of_running(64, 100, [150, 400, 900], [8, 8, 8], room=8)
+    widths = rng.integers(0, 9, 300).astype(np.int64)
+    durations = rng.integers(1, 500, 300).astype(np.int64)
+    durations[10:20] = 50
+    widths[10:20] = 2
+    starts = profile.plan(widths, durations, 100)
+    pick = np.sort(rng.choice(300, size=count, replace=False))
+    pick[0] = 0  # the first job, planned at the origin
+    starts[pick[-1]] = NEVER  # held nothing
+    together = profile.copy()
+    together.release_all(widths[pick], durations[pick], starts[pick])
+    one_by_one = profile.copy()
+    for k in pick.tolist():
+        if starts[k] != NEVER and widths[k] > 0:
+            one_by_one.release(int(starts[k]), int(starts[k] + durations[k]), int(widths[k]))
+    assert together.steps() == one_by_one.steps()
+
+
 def test_same_steps_compares_count_times_and_free_nodes() -> None:
     profile = Profile(4, 0)
     profile.reserve(10, 20, 2)

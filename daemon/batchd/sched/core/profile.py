@@ -167,7 +167,7 @@ class Profile:
         self._room(4 * len(widths) + 2)  # as compress
         args = (self.t, self.f, self.n, widths, durations, not_before, starts, *gains)
         if self.n >= self.BLOCKED_FROM:
-            self.n, moved = blocked_compression.compress_again(*args, *left)
+            self.n, moved = blocked_compression.compress_again(*args, *left, blocks.BLOCK)
         else:
             self.n, moved = compression_kernels.compress_again(*args, *left)
         return int(moved)
@@ -202,9 +202,17 @@ class Profile:
         self._room(2 * len(widths) + 2)
         self.n = kernels.reserve_all(self.t, self.f, self.n, widths, durations, starts)
 
+    # From this many reservations a release sums them with the profile's steps in time
+    # order (``reserve_all`` with the widths negated) instead of taking them out one by
+    # one, each a pass over the steps.
+    RELEASED_TOGETHER_FROM = 32
+
     def release_all(self, widths: np.ndarray, durations: np.ndarray, starts: np.ndarray) -> None:
         self._room(2 * len(widths) + 2)
-        self.n = kernels.release_all(self.t, self.f, self.n, widths, durations, starts)
+        if len(widths) >= self.RELEASED_TOGETHER_FROM:
+            self.n = kernels.reserve_all(self.t, self.f, self.n, -widths, durations, starts)
+        else:
+            self.n = kernels.release_all(self.t, self.f, self.n, widths, durations, starts)
 
     def same_steps(self, other: Profile) -> bool:
         """The same step function (profiles keep equal neighbours merged)."""
