@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from batchd.model.job import Job
 from batchd.model.times import NEVER
 from batchd.sched.core.compression import KeptCompression
+from batchd.sched.core.front import Looked, compress_front
 from batchd.sched.core.order import OrderedQueue, OrderKey
 from batchd.sched.core.outline import EMPTY, Extent, PlanOutline
 from batchd.sched.core.plans import base_profile
@@ -91,6 +92,8 @@ class ConservativePolicy(Policy):
         # longer fall at: the engine wakes the policy at the next planned start.
         self.wakes = depth > 0
         self._wake_at: int | None = None  # that start, None: to be found
+        self._looked = Looked()  # the jobs a depth-bounded compression need not search anew
+        self._whole = True  # the last re-plan looked at every waiting job
         self.queue = OrderedQueue(key)
         self.kept_compression = KeptCompression()  # what the next compression is made from
         self.profile: Profile | None = None  # running jobs plus every reservation
@@ -124,6 +127,8 @@ class ConservativePolicy(Policy):
         at = self.queue.insert(job, start, None if width == job.width else (width, duration))
         if at != len(self.queue) - 1:
             self.settled = False  # a re-plan would put it elsewhere in the order
+        if self.depth:
+            self._looked.add(job)
         if start == view.now:
             self._due.append(job)
         elif self._wake_at is not None and start < self._wake_at:
@@ -192,7 +197,9 @@ class ConservativePolicy(Policy):
         now = view.now
         queue = self.queue
         mode = self.replan_mode
-        front = self.depth > 0  # only the first jobs are made again
+        # Only the first jobs are made again; a queue no deeper than that, whose jobs the
+        # last re-plan all looked at, is planned whole, as without a depth.
+        front = self.depth > 0 and not (len(queue) <= self.depth and self._whole)
         if view.overrun or self.guessed or self.reshaped or self.profile is None:
             # Promises cannot hold once a job ran past its estimate or the machine
             # itself changed (nodes out of service, a new reservation).
@@ -252,6 +259,8 @@ class ConservativePolicy(Policy):
             self.settled = True
             self.kept_compression.made_on(kept if self.compresses else None)
             self.counts.rebuilds += 1
+        self._looked.all()
+        self._whole = True
         self.profile = profile
         if starts is not out:
             queue.set_starts(starts)
@@ -268,7 +277,7 @@ class ConservativePolicy(Policy):
         profile = self.profile
         assert profile is not None
         kept = self.kept_compression
-        kept.changed(profile, base, now, 0)  # where room opened: the search looks everywhere
+        gains = kept.changed(profile, base, now, 2 * k + 2)
         widths, durations = queue.views()
         if self.check_compressions:
             check_profile(profile, base, (widths, durations), held)
@@ -291,10 +300,15 @@ class ConservativePolicy(Policy):
         # not looked at, a re-plan may move them once they are among the first.
         self.settled = starts is not None and k == len(queue)
         if starts is None:
-            # Every one of the first k takes its earliest start among all the others.
-            everywhere = (_times(k + 1, now), _times(k + 1, NEVER), 1)
-            starts = kept.compress(profile, everywhere, (widths, durations), held[:k], base, now)
+            # Every one of the first k takes its earliest start among all the others; a
+            # job the last re-plan did not look at is searched everywhere.
+            starts = held[:k].copy()
+            entered = self._looked.entered(queue, k)
+            left = compress_front(profile, gains, (widths, durations), starts, entered, now)
+            kept.made_on(base, left)
             self.counts.compressions += 1
+        self._looked.front(queue, k)
+        self._whole = k == len(queue)
         self.profile = profile
         queue.set_front_starts(starts)
         behind = np.flatnonzero(held[k:] == now) + k
@@ -350,12 +364,6 @@ def check_profile(
             f"the plan's profile made from what changed, {profile.steps()[:8]}..., is not "
             f"the one laid out afresh, {afresh.steps()[:8]}..."
         )
-
-
-def _times(count: int, first: int) -> np.ndarray:
-    out = np.empty(count, dtype=np.int64)
-    out[0] = first
-    return out
 
 
 def promise(job: Job, start: int) -> None:
