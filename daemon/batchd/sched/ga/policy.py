@@ -112,8 +112,8 @@ class GeneticPolicy(ReorderedEasy):
     def choose(self, view: MachineView) -> list[Job] | None:
         """The order of a replay's pass: searched now, if it matters."""
         jobs = self.queue.jobs
-        if not worth_searching(view.free, view.capacity, jobs):
-            return None
+        if not self.valued or not worth_searching(view.free, view.capacity, jobs):
+            return None  # with no job of any worth, every order earns 0
         base = sorted(jobs, key=fcfs_key)
         problem = Problem.build(
             view.now,
@@ -140,7 +140,7 @@ class GeneticPolicy(ReorderedEasy):
             if pending.events != self._events:  # the state moved on while it searched
                 self._start_search(view, placements)
             return placements
-        if not worth_searching(view.free, view.capacity, self.queue.jobs):
+        if not self.valued or not worth_searching(view.free, view.capacity, self.queue.jobs):
             return self._pass(view)
         if pending is None:
             self._start_search(view, [])

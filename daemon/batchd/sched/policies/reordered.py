@@ -26,6 +26,7 @@ class ReorderedEasy(EasyPolicy):
     def __init__(self, name: str) -> None:
         self._rank: dict[Job, int] = {}  # position in the order in force
         self._next_rank = 0
+        self.valued = 0  # waiting jobs with a utility function
         super().__init__(name, self._rank_of)
 
     def _rank_of(self, job: Job) -> tuple[int, ...]:
@@ -38,11 +39,13 @@ class ReorderedEasy(EasyPolicy):
     def job_submitted(self, view: MachineView, job: Job) -> None:
         self._rank[job] = self._next_rank
         self._next_rank += 1
+        self.valued += job.utility is not None
         super().job_submitted(view, job)
 
     def withdraw(self, view: MachineView, job: Job) -> None:
         super().withdraw(view, job)
         del self._rank[job]
+        self.valued -= job.utility is not None
 
     def reorder(self, jobs: list[Job]) -> None:
         """Serve the waiting jobs in the order of ``jobs`` (each of them once) from now on."""
@@ -66,4 +69,5 @@ class ReorderedEasy(EasyPolicy):
         started = self._starting(view)
         for job in started:
             del self._rank[job]
+            self.valued -= job.utility is not None
         return self.place_all(started)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from batchd.model.job import Job
-from batchd.sched.core.policy import MachineView, Placement
+from batchd.sched.core.policy import MachineView
 from batchd.sched.policies.current_utility import utility_rate_key
 from batchd.sched.policies.reordered import ReorderedEasy
 
@@ -28,29 +28,13 @@ def worthless_key(job: Job) -> tuple[int, ...]:
 class UtilityEasy(ReorderedEasy):
     def __init__(self) -> None:
         super().__init__("utility-easy")
-        self._valued = 0  # waiting jobs with a utility function
         self._sorted_below = 0  # jobs ranked below this are in the order's sequence
-
-    def job_submitted(self, view: MachineView, job: Job) -> None:
-        if job.utility is not None:
-            self._valued += 1
-        super().job_submitted(view, job)
-
-    def withdraw(self, view: MachineView, job: Job) -> None:
-        super().withdraw(view, job)
-        if job.utility is not None:
-            self._valued -= 1
-
-    def _pass(self, view: MachineView) -> list[Placement]:
-        placements = super()._pass(view)
-        self._valued -= sum(p.job.utility is not None for p in placements)
-        return placements
 
     def choose(self, view: MachineView) -> list[Job] | None:
         jobs = self.queue.jobs
         if len(jobs) < 2:
             return None
-        if self._valued:
+        if self.valued:
             return sorted(jobs, key=utility_rate_key(view.now))
         fresh = bisect_left(self.queue.keys, (self._sorted_below,))
         keys = [worthless_key(job) for job in jobs[max(fresh - 1, 0) :]]
