@@ -98,7 +98,7 @@ def test_fairshare_withdraw_frees_the_share_of_the_job_that_left() -> None:
     view = engine.machines[0]
     assert [s for _, s in policy.planned_starts(view)] == [100, 100, 100]
     assert [policy.planned_width(j) for j in (a, b, c)] == [3, 3, 3]
-    spare, row = len(policy.table.spare), policy.rows[2]
+    spare, row = len(policy.table.spare), policy.rows.at(0, 2)
     engine.withdraw(c)
     assert policy.waiting() == [a, b]
     assert len(policy.table.spare) == spare + 1 and policy.table.spare[-1] == row  # free again

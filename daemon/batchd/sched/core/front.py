@@ -45,6 +45,10 @@ class Looked:
         self.behind = queue.keys[k] if k < len(queue) else None
         self.placed = set()
 
+    def every(self) -> bool:
+        """The last re-plan looked at every job."""
+        return self.behind is None
+
     def entered(self, queue: OrderedQueue, k: int) -> list[int]:
         """Positions among the first ``k`` of the jobs not looked at."""
         if self.behind is None:

@@ -23,10 +23,7 @@ __all__ = ["NEVER", "ListProfile", "Profile"]
 class Profile:
     """Free nodes as a step function of time, from ``origin`` on."""
 
-    # From this many steps plans and compressions are made on blocks of steps
-    # (kernels.blocked_plan, blocked_compression): below it, one step at a time is as
-    # fast or faster.
-    BLOCKED_FROM = 256
+    BLOCKED_FROM = blocks.BLOCKED_FROM  # steps from which plans are made on blocks
 
     __slots__ = ("capacity", "t", "f", "n")
 

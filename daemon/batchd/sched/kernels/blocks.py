@@ -24,6 +24,9 @@ from numba import njit
 from batchd.model.times import NEVER
 
 BLOCK = 64  # steps a block holds at most
+# From this many steps plans and compressions are made on blocks (kernels.blocked_plan,
+# blocked_compression): below it, one step at a time is as fast or faster.
+BLOCKED_FROM = 256
 
 _IN_ORDER = 0  # sizes[_IN_ORDER]: blocks in time order
 _MADE = 1  # sizes[_MADE]: blocks made (a block emptied is dropped from the order only)

@@ -242,7 +242,7 @@ def _plan_rigid(
     f = np.empty(cap, dtype=np.int64)
     t[:n0] = t0[:n0]
     f[:n0] = f0[:n0]
-    if n0 >= 256:  # Profile.BLOCKED_FROM
+    if n0 >= blocks.BLOCKED_FROM:
         blocked_plan.plan_all(t, f, n0, widths, d, now, starts, blocks.BLOCK, None)
     else:
         kernels.plan_all(t, f, n0, widths, d, now, starts, None)

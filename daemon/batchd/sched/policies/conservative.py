@@ -93,7 +93,6 @@ class ConservativePolicy(Policy):
         self.wakes = depth > 0
         self._wake_at: int | None = None  # that start, None: to be found
         self._looked = Looked()  # the jobs a depth-bounded compression need not search anew
-        self._whole = True  # the last re-plan looked at every waiting job
         self.queue = OrderedQueue(key)
         self.kept_compression = KeptCompression()  # what the next compression is made from
         self.profile: Profile | None = None  # running jobs plus every reservation
@@ -199,7 +198,7 @@ class ConservativePolicy(Policy):
         mode = self.replan_mode
         # Only the first jobs are made again; a queue no deeper than that, whose jobs the
         # last re-plan all looked at, is planned whole, as without a depth.
-        front = self.depth > 0 and not (len(queue) <= self.depth and self._whole)
+        front = self.depth > 0 and not (len(queue) <= self.depth and self._looked.every())
         if view.overrun or self.guessed or self.reshaped or self.profile is None:
             # Promises cannot hold once a job ran past its estimate or the machine
             # itself changed (nodes out of service, a new reservation).
@@ -260,7 +259,6 @@ class ConservativePolicy(Policy):
             self.kept_compression.made_on(kept if self.compresses else None)
             self.counts.rebuilds += 1
         self._looked.all()
-        self._whole = True
         self.profile = profile
         if starts is not out:
             queue.set_starts(starts)
@@ -308,19 +306,17 @@ class ConservativePolicy(Policy):
             kept.made_on(base, left)
             self.counts.compressions += 1
         self._looked.front(queue, k)
-        self._whole = k == len(queue)
         self.profile = profile
         queue.set_front_starts(starts)
         behind = np.flatnonzero(held[k:] == now) + k
         due = np.concatenate((np.flatnonzero(starts == now), behind)).tolist()
         self._due = [queue.jobs[i] for i in due]
+        self._wake_at = _next_start((starts, held[k:]), now)
         self.stale = False
 
     def next_wakeup(self, now: int) -> int | None:
         if self._wake_at is None or self._wake_at <= now:
-            starts = self.queue.starts_array()
-            later = starts[(starts > now) & (starts != NEVER)]
-            self._wake_at = int(later.min()) if later.size else None
+            self._wake_at = _next_start((self.queue.starts_array(),), now)
         return self._wake_at
 
     def waiting(self) -> list[Job]:
@@ -364,6 +360,13 @@ def check_profile(
             f"the plan's profile made from what changed, {profile.steps()[:8]}..., is not "
             f"the one laid out afresh, {afresh.steps()[:8]}..."
         )
+
+
+def _next_start(parts: tuple[np.ndarray, ...], now: int) -> int | None:
+    """The earliest planned start after ``now`` in these arrays of starts."""
+    later = [int(a[(a > now) & (a != NEVER)].min(initial=NEVER)) for a in parts]
+    first = min(later)
+    return first if first != NEVER else None
 
 
 def promise(job: Job, start: int) -> None:

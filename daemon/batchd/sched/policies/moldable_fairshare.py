@@ -92,8 +92,7 @@ class MoldableFairshare(Policy):
         self.nodes = nodes  # the system size of sec. 4.1 (None: the capacity first seen)
         self.keys: list[tuple[int, ...]] = []
         self.jobs: list[Job] = []
-        self.rows: list[int] = []
-        self.row_array = IntColumns([])  # ``rows`` as the compiled pass takes them
+        self.rows = IntColumns([])  # each waiting job's row of ``table``, in queue order
         self.table = MoldRows()
         self.reservation: tuple[Job, int] | None = None  # the last pass's, and its start
         self._planned: dict[Job, int] = {}  # widths of the last plan (qstat)
@@ -113,22 +112,20 @@ class MoldableFairshare(Policy):
         if not self.keys or self.keys[-1] < key:
             self.keys.append(key)
             self.jobs.append(job)
-            self.rows.append(row)
-            self.row_array.insert(len(self.rows) - 1, row)
+            self.rows.insert(len(self.jobs) - 1, row)
             return
         i = bisect_left(self.keys, key)
         self.keys.insert(i, key)
         self.jobs.insert(i, job)
         self.rows.insert(i, row)
-        self.row_array.insert(i, row)
 
     def withdraw(self, view: MachineView, job: Job) -> None:
         i = bisect_left(self.keys, fcfs_key(job))
         if i == len(self.jobs) or self.jobs[i] is not job:
             raise KeyError(f"job {job.id} is not waiting in this queue")
-        self.table.free(self.rows[i])
-        del self.keys[i], self.jobs[i], self.rows[i]
-        self.row_array.delete(i)
+        self.table.free(self.rows.at(0, i))
+        del self.keys[i], self.jobs[i]
+        self.rows.delete(i)
         self._planned.pop(job, None)
         self._queue_version += 1
 
@@ -162,7 +159,7 @@ class MoldableFairshare(Policy):
             self._t, self._f, view.capacity, view.now,
             np.asarray(ends, dtype=_INT), np.asarray(view.running_widths(), dtype=_INT),
             np.array(pending, dtype=_INT).reshape(len(pending), 3) if pending else _NONE,
-            depth, self.nodes, self.obf, self.ef, self.row_array.live(0),
+            depth, self.nodes, self.obf, self.ef, self.rows.live(0),
             self.table.ints, self.table.floats,
             self._limit, known, self._width, self._start, self._started,
         )  # fmt: skip
@@ -177,8 +174,9 @@ class MoldableFairshare(Policy):
         started, reserved = self._run(view, 1)
         self.reservation = None
         if reserved >= 0:
-            if not self.table.decided(self.rows[reserved]):
-                self.table.decide(self.rows[reserved], int(self._width[reserved]))
+            row = self.rows.at(0, reserved)
+            if not self.table.decided(row):
+                self.table.decide(row, int(self._width[reserved]))
                 self._queue_version += 1  # a decided job's limit no longer moves
             self.reservation = (self.jobs[reserved], int(self._start[reserved]))
         if not started:
@@ -188,9 +186,9 @@ class MoldableFairshare(Policy):
         at: list[int] = self._started[:started].tolist()
         out = [Placement(jobs[k], machine, int(widths[k])) for k in at]
         for k in reversed(at):
-            self.table.free(self.rows[k])
-            del self.keys[k], self.jobs[k], self.rows[k]
-            self.row_array.delete(k)
+            self.table.free(self.rows.at(0, k))
+            del self.keys[k], self.jobs[k]
+            self.rows.delete(k)
         self._queue_version += 1
         return out
 
@@ -215,5 +213,5 @@ class MoldableFairshare(Policy):
             i = self.jobs.index(job)
         except ValueError:
             return job.width
-        decided = self.table.decided(self.rows[i])
+        decided = self.table.decided(self.rows.at(0, i))
         return decided if decided > 0 else job.width
