@@ -281,12 +281,11 @@ def _best_now(
     never grows with the width), and a narrower one of the same estimate as soon.
     """
     w = cap if cap < least[0] else least[0]
-    j = 0  # the last step that begins before now + d
     d = 0
     while w >= lo:
         d = _duration(w, ints, floats, r)
-        while j + 1 < n and t[j + 1] < now + d:
-            j += 1
+        # The last step that begins before now + d (steps begin at now, t[0]).
+        j = np.searchsorted(t[:n], now + d) - 1
         if least[j] >= w:
             break
         w -= 1
