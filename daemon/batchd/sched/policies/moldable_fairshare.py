@@ -142,7 +142,7 @@ class MoldableFairshare(Policy):
         if self.nodes is None:
             self.nodes = view.capacity
         count = len(self.jobs)
-        ends = view.running_ends()
+        ends, busy = view.running_arrays()
         pending = view.reservations()
         room = len(ends) + 2 * (count + len(pending)) + 8
         if room > len(self._t):
@@ -157,7 +157,7 @@ class MoldableFairshare(Policy):
         known = self._limits_version == self._queue_version
         started, reserved = fairshare_pass(
             self._t, self._f, view.capacity, view.now,
-            np.asarray(ends, dtype=_INT), np.asarray(view.running_widths(), dtype=_INT),
+            ends, busy,
             np.array(pending, dtype=_INT).reshape(len(pending), 3) if pending else _NONE,
             depth, self.nodes, self.obf, self.ef, self.rows.live(0),
             self.table.ints, self.table.floats,
