@@ -63,7 +63,7 @@ def test_a_newcomer_is_planned_behind_the_kept_starts() -> None:
     kept = kept_with(base, {"FCFS": planned(base, queue, 0)})
     assert kept.base_holds(running_base(), 0)
     queue.insert(C)
-    again = kept.plan("FCFS", queue, C, running_base(), 0, holding=True)
+    again = kept.plan("FCFS", queue, (C,), running_base(), 0, holding=True)
     assert again.starts.tolist() == [0, 100, 50]  # A now, B when both are free, C in between
     fresh = planned(running_base(), queue, 0)
     assert again.starts.tolist() == fresh.starts.tolist()
@@ -78,7 +78,7 @@ def test_the_jobs_behind_a_newcomer_are_placed_again() -> None:
     kept = kept_with(base, {"SJF": planned(base, queue, 0)})
     assert kept.plans["SJF"].starts.tolist() == [100, 0]  # B (10 s) first, on both nodes
     queue.insert(C)
-    again = kept.plan("SJF", queue, C, running_base(), 0, holding=True)
+    again = kept.plan("SJF", queue, (C,), running_base(), 0, holding=True)
     fresh = planned(running_base(), queue, 0)
     assert kept.hits == 1
     assert again.starts.tolist() == fresh.starts.tolist() == [100, 0, 30]  # A moved
@@ -91,7 +91,7 @@ def test_a_start_that_passed_unused_makes_the_order_plan_afresh() -> None:
     kept = kept_with(base, {"FCFS": planned(base, queue, 0)})
     queue.insert(C)
     later = running_base(10)
-    again = kept.plan("FCFS", queue, C, later, 10, holding=True)  # A was planned at 0
+    again = kept.plan("FCFS", queue, (C,), later, 10, holding=True)  # A was planned at 0
     assert kept.hits == 0
     assert again.starts.tolist() == planned(later, queue, 10).starts.tolist() == [10, 100, 60]
 
@@ -112,7 +112,7 @@ def test_a_job_started_where_an_order_planned_it_keeps_that_orders_plan() -> Non
     for queue in (fcfs, ljf):
         queue.insert(C)
     for order, queue in (("FCFS", fcfs), ("LJF", ljf)):
-        again = kept.plan(order, queue, C, now_base, 0, holding=True)
+        again = kept.plan(order, queue, (C,), now_base, 0, holding=True)
         assert again.starts.tolist() == planned(now_base, queue, 0).starts.tolist()
     assert kept.hits == 2
 
@@ -133,7 +133,7 @@ def test_a_job_started_that_an_order_planned_elsewhere_drops_that_orders_plan() 
     sjf.remove(A)
     assert kept.plans["SJF"].widths.tolist() == [2]  # its arrays still follow the queue
     now_base = running_base(0, (50, 100))
-    again = kept.plan("SJF", sjf, None, now_base, 0, holding=True)
+    again = kept.plan("SJF", sjf, (), now_base, 0, holding=True)
     assert kept.hits == 0 and again.starts.tolist() == [100]
 
 
@@ -152,7 +152,7 @@ def test_without_a_holding_base_every_order_is_planned_afresh() -> None:
     kept = kept_with(base, {"FCFS": planned(base, queue, 0)})
     queue.insert(C)
     ended = Profile.of_running(CAPACITY, 0, [], [])  # the running job is gone
-    again = kept.plan("FCFS", queue, C, ended, 0, holding=False)
+    again = kept.plan("FCFS", queue, (C,), ended, 0, holding=False)
     assert kept.hits == 0
     assert again.starts.tolist() == planned(ended, queue, 0).starts.tolist() == [0, 50, 0]
 
@@ -228,7 +228,7 @@ def test_a_newcomer_too_wide_for_the_machine_is_planned_at_never() -> None:
     kept = kept_with(base, {"FCFS": planned(base, queue, 0)})
     wide = Job(9, 3, CAPACITY + 1, 10, 10)
     queue.insert(wide)
-    again = kept.plan("FCFS", queue, wide, running_base(), 0, holding=True)
+    again = kept.plan("FCFS", queue, (wide,), running_base(), 0, holding=True)
     assert kept.hits == 1 and again.starts.tolist() == [0, 100, NEVER]
     assert np.array_equal(again.widths, [1, 2, CAPACITY + 1])
     assert again.widths.dtype == again.durations.dtype == again.starts.dtype == np.int64
@@ -270,7 +270,7 @@ def test_a_fresh_keeper_has_nothing_to_plan_from() -> None:
     queue = fcfs_queue(A, B)
     kept.leaving("FCFS", {"FCFS": queue}, [A], 0)  # nothing kept: nothing to follow
     assert kept.plans == {} and kept.started == []
-    plan = kept.plan("FCFS", queue, None, running_base(), 0, holding=True)
+    plan = kept.plan("FCFS", queue, (), running_base(), 0, holding=True)
     assert kept.hits == 0 and plan.starts.tolist() == [0, 100]
     assert plan.widths.dtype == plan.durations.dtype == plan.starts.dtype == np.int64
 
@@ -304,3 +304,31 @@ def test_an_order_whose_count_of_starts_differs_goes_and_the_others_still_follow
     assert set(kept.plans) == {"LJF"}
     assert not kept.plans["LJF"].holds
     assert kept.plans["LJF"].widths.size == 0
+
+
+def test_newcomers_of_one_step_are_placed_where_the_order_puts_them() -> None:
+    # SJF: the kept plan is B (10 s) then A (50 s); two newcomers of 5 s and 30 s come in
+    # first and third. The jobs before the first newcomer keep their starts; the rest
+    # are placed again, as a fresh plan places them.
+    base = running_base()
+    queue = queue_of("sjf", A, B)
+    kept = kept_with(base, {"SJF": planned(base, queue, 0)})
+    short, middle = Job(7, 3, 1, 5, 5), Job(8, 3, 2, 30, 30)
+    queue.insert(short)
+    queue.insert(middle)
+    assert [j.id for j in queue.jobs] == [7, 2, 8, 1]
+    again = kept.plan("SJF", queue, (middle, short), running_base(), 0, holding=True)
+    fresh = planned(running_base(), queue, 0)
+    assert kept.hits == 1
+    assert again.starts.tolist() == fresh.starts.tolist() == [0, 100, 110, 5]
+    assert again.widths.tolist() == [1, 2, 2, 1] and again.durations.tolist() == [5, 10, 30, 50]
+    assert again.profile.same_steps(fresh.profile)
+
+
+def test_newcomers_that_do_not_match_the_queue_plan_it_afresh() -> None:
+    base = running_base()
+    queue = fcfs_queue(A, B)
+    kept = kept_with(base, {"FCFS": planned(base, queue, 0)})
+    queue.insert(C)
+    again = kept.plan("FCFS", queue, (), running_base(), 0, holding=True)  # C not named
+    assert kept.hits == 0 and again.starts.tolist() == [0, 100, 50]

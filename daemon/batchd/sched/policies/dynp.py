@@ -29,15 +29,11 @@ from batchd.sched.core.policy import MachineView, Placement
 from batchd.sched.core.profile import Profile
 from batchd.sched.policies.conservative import ConservativePolicy, promise
 from batchd.sched.policies.decider import CASES, FCFS, LJF, POLICIES, SJF, Decider, decide
-from batchd.sched.policies.kept_orders import KeptOrders, OrderPlan
+from batchd.sched.policies.kept_orders import KEEP_FROM, KeptOrders, OrderPlan
 from batchd.sched.policies.quality import SUMMED, Quality, plan_quality, summed_quality
 from batchd.sched.policies.standing import StandingQueue
 
 ORDER_OF = {FCFS: ORDERS["fcfs"], SJF: ORDERS["sjf"], LJF: ORDERS["ljf"]}
-# Waiting jobs from which a step keeps its plans for the next (KeptOrders): below, what
-# keeping them costs each step (following the starts, checking the base) is more than
-# what planning again from them saves.
-KEEP_FROM = 256
 _HORIZON = re.compile(r"^(\d+)\s*([smhd])$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 FcfsCandidate = Literal["sorted", "as-queued", "as-queued-sjf"]
@@ -347,6 +343,7 @@ class DynP(SwitchingPolicy):
         base = base_profile(view, len(self.queue))  # the three plans start from copies
         kept = self.kept_plans
         holding = not view.overrun and kept.base_holds(base, now)
+        newcomers = () if newcomer is None else (newcomer,)
         for p in POLICIES:
             queue = self.queues[p]
             twin = next((q for q in plans if self.queues[q].jobs == queue.jobs), None)
@@ -355,7 +352,7 @@ class DynP(SwitchingPolicy):
                 plans[p] = replace(plans[twin])
                 quality[p] = quality[twin]
                 continue
-            plans[p] = plan = kept.plan(p, queue, newcomer, base, now, holding=holding)
+            plans[p] = plan = kept.plan(p, queue, newcomers, base, now, holding=holding)
             quality[p] = self.measure(queue, plan.starts, plan.widths, plan.durations, now)
         if self.standing is not None:
             # Measured as the list stands; adopted (below) as plans[FCFS], sorted.

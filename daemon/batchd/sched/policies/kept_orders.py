@@ -6,9 +6,11 @@ A job's old slot still fits (the jobs that started since were planned beside it)
 and no earlier one opened (the profile only gained those reservations), as long as
 no start it held has passed. So a self-tuning step whose base (running jobs and
 advance reservations) is the last step's with only the jobs started since added,
-and whose queue gained at most one job, need not plan an order in full: the jobs
-before the newcomer keep their starts, and only the newcomer and the jobs behind it
-are placed again, after those leave their slots in the kept plan. An order loses
+and whose queue gained only newcomers, need not plan an order in full: the jobs
+before the first newcomer keep their starts, and only the newcomers and the jobs
+behind the first are placed again, after those leave their slots in the kept plan.
+dynP steps at each submission (one newcomer); moldable-iterative at each pass (the
+jobs of a second). An order loses
 its kept plan when a job it planned elsewhere starts now, when a start it held has
 passed, and every kept plan goes with any other change (an early end, a
 withdrawal, a plan made by another path): those steps plan in full.
@@ -16,7 +18,7 @@ withdrawal, a plan made by another path): those steps plan in full.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +27,11 @@ from batchd.model.job import Job
 from batchd.model.times import NEVER
 from batchd.sched.core.order import OrderedQueue
 from batchd.sched.core.profile import Profile
+
+# Waiting jobs from which a step keeps its plans for the next: below, what keeping them
+# costs each step (following the starts, checking the base) is more than what planning
+# again from them saves.
+KEEP_FROM = 256
 
 
 @dataclass(slots=True)
@@ -105,7 +112,7 @@ class KeptOrders:
         self,
         order: str,
         queue: OrderedQueue,
-        newcomer: Job | None,
+        newcomers: Sequence[Job],
         base: Profile,
         now: int,
         *,
@@ -114,7 +121,7 @@ class KeptOrders:
         """The plan of ``queue`` (in ``order``) onto ``base``: from the kept one when
         ``holding`` (the base holds: ``base_holds``) and that plan does, else afresh."""
         kept = self.plans.get(order)
-        shapes = None if kept is None else _with_newcomer(kept, queue, newcomer)
+        shapes = None if kept is None else _with_newcomers(kept, queue, newcomers)
         if shapes is None:
             widths, durations = queue.arrays()
         else:
@@ -128,12 +135,12 @@ class KeptOrders:
         return OrderPlan(profile, widths, durations, profile.plan(widths, durations, now))
 
     def plan_again(self, kept: Profile, shapes: Shapes, now: int) -> OrderPlan | None:
-        """The newcomer (at ``at``) and the jobs behind it placed again on the kept
-        plan's profile; None if a start the plan held has passed."""
+        """The newcomers (the first at ``at``) and the jobs behind the first placed
+        again on the kept plan's profile; None if a start the plan held has passed."""
         widths, durations, starts, at = shapes
-        if int(starts.min()) < now:  # the newcomer's entry is NEVER; a kept queue is never empty
+        if int(starts.min()) < now:  # a newcomer's entry is NEVER; a kept queue is never empty
             return None
-        behind = slice(at + 1, None)
+        behind = slice(at, None)  # newcomers among them are at NEVER: they hold nothing
         profile = kept.copy()
         profile.advance(now)
         profile.release_all(widths[behind], durations[behind], starts[behind])
@@ -144,24 +151,20 @@ class KeptOrders:
 Shapes = tuple[np.ndarray, np.ndarray, np.ndarray, int]  # widths, durations, starts, at
 
 
-def _with_newcomer(plan: OrderPlan, queue: OrderedQueue, newcomer: Job | None) -> Shapes | None:
-    """The kept arrays with the newcomer's entry (start NEVER) where the queue has it,
-    and its place; None if they do not match the queue."""
+def _with_newcomers(
+    plan: OrderPlan, queue: OrderedQueue, newcomers: Sequence[Job]
+) -> Shapes | None:
+    """The kept arrays with the newcomers' entries (start NEVER) where the queue has
+    them, and the place of the first; None if they do not match the queue."""
     widths, durations, starts = plan.widths, plan.durations, plan.starts
-    at = len(starts)
-    if newcomer is not None:
-        at = queue.index(newcomer)
-        widths = _inserted(widths, at, queue.widths[at])
-        durations = _inserted(durations, at, queue.durations[at])
-        starts = _inserted(starts, at, NEVER)
-    if len(starts) != len(queue):
+    if len(starts) + len(newcomers) != len(queue):
         return None
-    return widths, durations, starts, at
-
-
-def _inserted(values: np.ndarray, at: int, value: int) -> np.ndarray:
-    out = np.empty(len(values) + 1, dtype=values.dtype)
-    out[:at] = values[:at]
-    out[at] = value
-    out[at + 1 :] = values[at:]
-    return out
+    if not newcomers:
+        return widths, durations, starts, len(starts)
+    places = sorted(queue.index(job) for job in newcomers)
+    # np.insert takes the places in the kept arrays, before the newcomers go in.
+    before = [p - k for k, p in enumerate(places)]
+    widths = np.insert(widths, before, [queue.widths[p] for p in places])
+    durations = np.insert(durations, before, [queue.durations[p] for p in places])
+    starts = np.insert(starts, before, NEVER)
+    return widths, durations, starts, places[0]
