@@ -4,6 +4,7 @@ pure-Python Fig. 6, and invariants on random moldable traces."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,8 +15,11 @@ from batchd.engine.core import Engine
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
 from batchd.model.moldable import FIXED, Moldable, Speedup
+from batchd.model.states import JobState
 from batchd.model.times import NEVER
 from batchd.sched.core.profile import ListProfile, Profile
+from batchd.sched.policies import moldable_iterative
+from batchd.sched.policies.kept_orders import KeptOrders
 from batchd.sched.policies.moldable_iterative import (
     MoldableIterative,
     StepInput,
@@ -284,3 +288,61 @@ def test_withdrawn_jobs_leave_the_plan_and_the_report_counts_steps() -> None:
     assert (b.start, b.width) == (100, 4) and a.start == -1
     report = policy.report()["moldable_iterative"]
     assert report["steps"] >= 3 and report["trials"] >= report["accepted"] > 0
+
+
+# -- rigid queues planned from the kept plan ---------------------------------------------
+
+
+def _rigid_then_moldable(seed: int) -> list[Job]:
+    """Rigid jobs in bursts and gaps, early ends and kills, with moldable jobs among the
+    middle third only: the queue is rigid, then not, then rigid again."""
+    rng = random.Random(seed)
+    jobs = []
+    now = 0
+    for i in range(1, 151):
+        now += rng.choice([0, 0, 0, 1, 5, 20])
+        estimate = rng.choice([10, 60, 300, 900])
+        runtime = estimate if rng.random() < 0.3 else rng.randint(1, estimate + 20)
+        if 50 <= i < 100 and rng.random() < 0.3:
+            width = rng.randint(1, 4)
+            mold = Moldable(1, 6, LINEAR4, width, estimate, runtime)
+            jobs.append(mold_job(i, now, mold))
+        else:
+            jobs.append(Job(i, now, rng.randint(1, 6), estimate, runtime))
+    return jobs
+
+
+def _iterative_schedule(seed: int, keep_from: int, afresh: bool) -> tuple[list[object], int, int]:
+    jobs = _rigid_then_moldable(seed)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(moldable_iterative, "KEEP_FROM", keep_from)
+        if afresh:
+            patch.setattr(KeptOrders, "plan_again", lambda *args: None)
+        policy = make_policy("moldable-iterative")
+        assert isinstance(policy, MoldableIterative)
+        engine = Engine(Grid([Machine("m", 8)]), [policy])
+        engine.load(jobs)
+        for job in jobs[7::19]:
+            engine.call_at(job.submit + 2, _withdrawal(engine, job))
+        engine.run()
+    steps = policy.report()["moldable_iterative"]["steps"]
+    schedule: list[object] = [(j.id, j.start, j.end, j.width) for j in jobs]
+    return schedule + [steps], policy.kept.hits, policy.molded
+
+
+def _withdrawal(engine: Engine, job: Job) -> Callable[[], None]:
+    def withdraw() -> None:
+        if job.state is JobState.QUEUED:
+            engine.withdraw(job)
+
+    return withdraw
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_rigid_queue_is_planned_from_the_kept_plan_as_fig6_plans_it(seed: int) -> None:
+    kept, hits, molded = _iterative_schedule(seed, keep_from=3, afresh=False)
+    again, no_hits, _ = _iterative_schedule(seed, keep_from=3, afresh=True)
+    searched, _, _ = _iterative_schedule(seed, keep_from=10**6, afresh=False)
+    assert kept == again == searched
+    assert hits > 10 and no_hits == 0
+    assert molded == 0  # every moldable job started or left: the queue is rigid again

@@ -13,6 +13,11 @@ the queue, the machine changed (nodes, reservations), or a job runs past its
 estimate (its end is then a guess, as in conservative backfilling). A pass with
 nothing new starts the jobs the plan in hand starts now. A rigid job keeps its
 width; a job's width is fixed when it starts.
+
+While no waiting job is moldable, Fig. 6 has nothing to try and the plan is the
+conservative FCFS plan: a step whose running jobs are the last step's plus those its
+plan started, and whose queue only gained jobs, places the new jobs and those behind
+the first of them on the plan kept from the last step (``KeptOrders``, as dynP does).
 """
 
 from __future__ import annotations
@@ -30,7 +35,9 @@ from batchd.sched.core.plans import base_profile
 from batchd.sched.core.policy import MachineView, Placement, Policy
 from batchd.sched.core.profile import Profile
 from batchd.sched.kernels.iterative import iterate
+from batchd.sched.policies.kept_orders import KEEP_FROM, KeptOrders
 
+FCFS = "FCFS"  # the one order of the kept plan
 # One row of a waiting job's shape: low, high, requested width, estimate on it, fixed.
 Shape = tuple[int, int, int, int, int]
 Model = tuple[float, float]  # Downey's A and sigma (unused when fixed)
@@ -148,14 +155,19 @@ class MoldableIterative(Policy):
     def __init__(self) -> None:
         self.queue = OrderedQueue(fcfs_key)
         # Each waiting job's Shape and Model, rows parallel to the queue: a step hands
-        # them to the search as they are.
-        self.shapes = np.empty((0, 5), dtype=np.int64)
+        # them to the search as they are. None while no waiting job is moldable and the
+        # queue is deep enough to be planned from the kept plan (the queue's own widths
+        # and estimates say all; made from them when needed).
+        self.shapes: np.ndarray | None = None
         self.models = np.empty((0, 2), dtype=np.float64)
         # The plan in hand, parallel to the queue while it is fresh.
         self.widths = np.empty(0, dtype=np.int64)
         self.starts = np.empty(0, dtype=np.int64)
         self.fresh = False  # the plan in hand is that of the queue and machine as they are
         self.guessed = False  # it was made while a job ran past its estimate
+        self.molded = 0  # waiting jobs with a moldable request
+        self.kept = KeptOrders()  # the last step's plan while no waiting job is moldable
+        self.arrived: list[Job] = []  # jobs queued since the last step
         self.stats = StepStats()
         # Called with each step's input before it is searched (bench/moldable_step.py).
         self.on_step: Callable[[StepInput], None] | None = None
@@ -163,22 +175,31 @@ class MoldableIterative(Policy):
     # -- events -----------------------------------------------------------------
     def job_submitted(self, view: MachineView, job: Job) -> None:
         i = self.queue.insert(job)
-        shape, model = job_shape(job)
-        self.shapes = np.insert(self.shapes, i, shape, axis=0)
-        self.models = np.insert(self.models, i, model, axis=0)
+        self.molded += job.mold is not None
+        if self.shapes is not None or self.molded:
+            shapes = self._rows(skip=job)
+            shape, model = job_shape(job)
+            self.shapes = np.insert(shapes, i, shape, axis=0)
+            self.models = np.insert(self.models, i, model, axis=0)
+        self.arrived.append(job)
         self.fresh = False
 
     def withdraw(self, view: MachineView, job: Job) -> None:
         i = self.queue.index(job)
         self.queue.remove(job)
-        self.shapes = np.delete(self.shapes, i, axis=0)
-        self.models = np.delete(self.models, i, axis=0)
+        self.molded -= job.mold is not None
+        if self.shapes is not None:
+            self.shapes = np.delete(self.shapes, i, axis=0)
+            self.models = np.delete(self.models, i, axis=0)
+        self._forget_rows()
+        self.kept.drop()
         self.fresh = False
 
     def job_ended(self, view: MachineView, job: Job) -> None:
         self.fresh = False
 
     def invalidate(self) -> None:
+        self.kept.drop()
         self.fresh = False
 
     # -- the step ---------------------------------------------------------------
@@ -188,17 +209,50 @@ class MoldableIterative(Policy):
         holds = self.fresh and not (self.guessed or view.overrun)
         if holds and (len(self.starts) == 0 or int(self.starts.min()) >= now):
             return
-        queue = self.queue
-        step = StepInput.of(base_profile(view, 0), now, self.shapes, self.models)
-        if self.on_step is not None:
-            self.on_step(step)
-        began = time.perf_counter()
-        result = iterative_step(step)
-        self.stats.add(len(queue), result, time.perf_counter() - began)
-        self.widths = result.widths
-        self.starts = result.starts
+        arrived, self.arrived = self.arrived, []
+        if self.molded == 0 and len(self.queue) >= KEEP_FROM:
+            self._plan_rigid(view, arrived)
+        else:
+            self.kept.drop()
+            step = StepInput.of(base_profile(view, 0), now, self._rows(), self.models)
+            self._forget_rows()
+            if self.on_step is not None:
+                self.on_step(step)
+            began = time.perf_counter()
+            result = iterative_step(step)
+            self.stats.add(len(self.queue), result, time.perf_counter() - began)
+            self.widths = result.widths
+            self.starts = result.starts
         self.fresh = True
         self.guessed = view.overrun
+
+    def _plan_rigid(self, view: MachineView, arrived: list[Job]) -> None:
+        """The conservative FCFS plan of a queue of rigid jobs: Fig. 6's first plan,
+        which it keeps (no job can take a node more), made from the kept one if it holds."""
+        began = time.perf_counter()
+        now = view.now
+        base = base_profile(view, len(self.queue))
+        holding = not view.overrun and self.kept.base_holds(base, now)
+        plan = self.kept.plan(FCFS, self.queue, arrived, base, now, holding=holding)
+        self.kept.keep(base, {FCFS: plan})
+        self.widths = plan.widths.copy()
+        self.starts = plan.starts.copy()
+        result = StepResult(self.widths, self.starts, 0, 0)
+        self.stats.add(len(self.queue), result, time.perf_counter() - began)
+
+    def _rows(self, skip: Job | None = None) -> np.ndarray:
+        """The queue's shapes (``models`` beside them), made from its jobs if not kept;
+        ``skip``: a job queued but not yet given its row."""
+        if self.shapes is None:
+            rows = [job_shape(job) for job in self.queue.jobs if job is not skip]
+            self.shapes = np.array([r[0] for r in rows], dtype=np.int64).reshape(len(rows), 5)
+            self.models = np.array([r[1] for r in rows], dtype=np.float64).reshape(len(rows), 2)
+        return self.shapes
+
+    def _forget_rows(self) -> None:
+        """Stop keeping the shapes where the kept plan serves the steps."""
+        if not self.molded and len(self.queue) >= KEEP_FROM:
+            self.shapes = None
 
     def schedule(self, view: MachineView) -> list[Placement]:
         if not self.queue.jobs:
@@ -209,11 +263,16 @@ class MoldableIterative(Policy):
             return []
         jobs, widths, machine = self.queue.jobs, self.widths.tolist(), self.machine
         placements = [Placement(jobs[i], machine, widths[i]) for i in due.tolist()]
-        self.queue.remove_many([p.job for p in placements])
+        started = [p.job for p in placements]
+        self.queue.remove_many(started)
+        self.molded -= sum(job.mold is not None for job in started)
+        self.kept.leaving(FCFS, {FCFS: self.queue}, started, view.now)
         keep = np.ones(len(self.starts), dtype=bool)
         keep[due] = False
-        self.shapes = self.shapes[keep]
-        self.models = self.models[keep]
+        if self.shapes is not None:
+            self.shapes = self.shapes[keep]
+            self.models = self.models[keep]
+        self._forget_rows()
         self.widths = self.widths[keep]
         self.starts = self.starts[keep]
         return placements
