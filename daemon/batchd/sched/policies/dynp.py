@@ -292,7 +292,7 @@ class DynP(SwitchingPolicy):
         """The quality of a plan of ``queue``."""
         metric = self.params.quality
         whole = self.first_k is None and self.horizon is None
-        if whole and metric in SUMMED and not bool((starts == NEVER).any()):
+        if whole and metric in SUMMED and (len(starts) == 0 or int(starts.max()) < NEVER):
             # Every job scored: sums over the queue do, and they are the same in every order.
             return summed_quality(metric, starts, widths, durations, *self.submit_sums)
         return self.measure_arrays(starts, widths, durations, _submits(queue), now)

@@ -57,13 +57,14 @@ def summed_quality(
     """
     if len(starts) == 0:
         return 0
-    ends = starts + durations
     if metric == "ms":
-        return int(ends.max())
+        return int((starts + durations).max())
     if metric == "art":
-        return Fraction(int(ends.sum()) - submits, len(starts))
+        return Fraction(int(starts.sum()) + int(durations.sum()) - submits, len(starts))
     if metric == "artww":
-        return Fraction(int((widths * ends).sum()) - weighted_submits, int(widths.sum()))
+        # Sums of products, each in one pass (no array of ends or of products).
+        weighted_ends = int(np.dot(widths, starts)) + int(np.dot(widths, durations))
+        return Fraction(weighted_ends - weighted_submits, int(widths.sum()))
     if metric == "awt":
         return Fraction(int(starts.sum()) - submits, len(starts))
     raise ValueError(f"{metric!r} needs each job's submit; these need sums only: {SUMMED}")
