@@ -265,8 +265,10 @@ class MoldableIterative(Policy):
         placements = [Placement(jobs[i], machine, widths[i]) for i in due.tolist()]
         started = [p.job for p in placements]
         self.queue.remove_many(started)
-        self.molded -= sum(job.mold is not None for job in started)
-        self.kept.leaving(FCFS, {FCFS: self.queue}, started, view.now)
+        if self.molded:
+            self.molded -= sum(job.mold is not None for job in started)
+        if self.kept.base is not None:
+            self.kept.leaving(FCFS, {FCFS: self.queue}, started, view.now)
         keep = np.ones(len(self.starts), dtype=bool)
         keep[due] = False
         if self.shapes is not None:
