@@ -19,7 +19,6 @@ from batchd.model.states import JobState
 from batchd.model.times import NEVER
 from batchd.sched.core.profile import ListProfile, Profile
 from batchd.sched.policies import moldable_iterative
-from batchd.sched.policies.kept_orders import KeptOrders
 from batchd.sched.policies.moldable_iterative import (
     MoldableIterative,
     StepInput,
@@ -317,7 +316,7 @@ def _iterative_schedule(seed: int, keep_from: int, afresh: bool) -> tuple[list[o
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(moldable_iterative, "KEEP_FROM", keep_from)
         if afresh:
-            patch.setattr(KeptOrders, "plan_again", lambda *args: None)
+            patch.setattr(moldable_iterative, "placed_again", lambda *args, **kw: None)
         policy = make_policy("moldable-iterative")
         assert isinstance(policy, MoldableIterative)
         engine = Engine(Grid([Machine("m", 8)]), [policy])
@@ -327,7 +326,7 @@ def _iterative_schedule(seed: int, keep_from: int, afresh: bool) -> tuple[list[o
         engine.run()
     steps = policy.report()["moldable_iterative"]["steps"]
     schedule: list[object] = [(j.id, j.start, j.end, j.width) for j in jobs]
-    return schedule + [steps], policy.kept.hits, policy.molded
+    return schedule + [steps], policy.kept_hits, policy.molded
 
 
 def _withdrawal(engine: Engine, job: Job) -> Callable[[], None]:
@@ -346,3 +345,22 @@ def test_a_rigid_queue_is_planned_from_the_kept_plan_as_fig6_plans_it(seed: int)
     assert kept == again == searched
     assert hits > 10 and no_hits == 0
     assert molded == 0  # every moldable job started or left: the queue is rigid again
+
+
+@pytest.mark.parametrize(("runtime", "hits"), [(10, 3), (5, 2)])
+def test_an_end_at_the_estimate_keeps_the_plan_an_early_one_does_not(
+    runtime: int, hits: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # R holds both nodes until its estimate, 10; A and B queue behind it at 1 and 2,
+    # each step placing the newcomer on the kept plan. R ending at 10 leaves that plan
+    # in force (a third step from it); ending at 5 opens room it did not have.
+    monkeypatch.setattr(moldable_iterative, "KEEP_FROM", 1)
+    policy = make_policy("moldable-iterative")
+    assert isinstance(policy, MoldableIterative)
+    engine = Engine(Grid([Machine("m", 2)]), [policy])
+    r = Job(1, 0, 2, 10, runtime)
+    a, b = Job(2, 1, 1, 100, 100), Job(3, 2, 1, 100, 100)
+    engine.load([r, a, b])
+    engine.run()
+    assert (a.start, b.start) == (runtime, runtime)
+    assert policy.kept_hits == hits

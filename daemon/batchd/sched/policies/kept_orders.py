@@ -121,7 +121,7 @@ class KeptOrders:
         """The plan of ``queue`` (in ``order``) onto ``base``: from the kept one when
         ``holding`` (the base holds: ``base_holds``) and that plan does, else afresh."""
         kept = self.plans.get(order)
-        shapes = None if kept is None else _with_newcomers(kept, queue, newcomers)
+        shapes = None if kept is None else with_newcomers(kept, queue, newcomers)
         if shapes is None:
             widths, durations = queue.arrays()
         else:
@@ -135,25 +135,30 @@ class KeptOrders:
         return OrderPlan(profile, widths, durations, profile.plan(widths, durations, now))
 
     def plan_again(self, kept: Profile, shapes: Shapes, now: int) -> OrderPlan | None:
-        """The newcomers (the first at ``at``) and the jobs behind the first placed
-        again on the kept plan's profile; None if a start the plan held has passed."""
-        widths, durations, starts, at = shapes
-        if int(starts.min()) < now:  # a newcomer's entry is NEVER; a kept queue is never empty
-            return None
-        behind = slice(at, None)  # newcomers among them are at NEVER: they hold nothing
-        profile = kept.copy()
-        profile.advance(now)
-        profile.release_all(widths[behind], durations[behind], starts[behind])
-        starts[at:] = profile.plan(widths[at:], durations[at:], now)
-        return OrderPlan(profile, widths, durations, starts)
+        return placed_again(kept, shapes, now)
 
 
 Shapes = tuple[np.ndarray, np.ndarray, np.ndarray, int]  # widths, durations, starts, at
 
 
-def _with_newcomers(
-    plan: OrderPlan, queue: OrderedQueue, newcomers: Sequence[Job]
-) -> Shapes | None:
+def placed_again(
+    kept: Profile, shapes: Shapes, now: int, *, in_place: bool = False
+) -> OrderPlan | None:
+    """The newcomers (the first at ``at``) and the jobs behind the first placed again
+    on the kept plan's profile (a copy, unless ``in_place``); None, the profile
+    untouched, if a start the plan held has passed."""
+    widths, durations, starts, at = shapes
+    if int(starts.min()) < now:  # a newcomer's entry is NEVER; a kept queue is never empty
+        return None
+    behind = slice(at, None)  # newcomers among them are at NEVER: they hold nothing
+    profile = kept if in_place else kept.copy()
+    profile.advance(now)
+    profile.release_all(widths[behind], durations[behind], starts[behind])
+    starts[at:] = profile.plan(widths[at:], durations[at:], now)
+    return OrderPlan(profile, widths, durations, starts)
+
+
+def with_newcomers(plan: OrderPlan, queue: OrderedQueue, newcomers: Sequence[Job]) -> Shapes | None:
     """The kept arrays with the newcomers' entries (start NEVER) where the queue has
     them, and the place of the first; None if they do not match the queue."""
     widths, durations, starts = plan.widths, plan.durations, plan.starts

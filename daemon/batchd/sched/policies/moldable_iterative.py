@@ -16,8 +16,9 @@ width; a job's width is fixed when it starts.
 
 While no waiting job is moldable, Fig. 6 has nothing to try and the plan is the
 conservative FCFS plan: a step whose running jobs are the last step's plus those its
-plan started, and whose queue only gained jobs, places the new jobs and those behind
-the first of them on the plan kept from the last step (``KeptOrders``, as dynP does).
+plan started (no job ended before its estimate, nothing else changed), and whose queue
+only gained jobs, places the new jobs and those behind the first of them on the plan
+kept from the last step (``kept_orders.placed_again``, as dynP does).
 """
 
 from __future__ import annotations
@@ -35,9 +36,8 @@ from batchd.sched.core.plans import base_profile
 from batchd.sched.core.policy import MachineView, Placement, Policy
 from batchd.sched.core.profile import Profile
 from batchd.sched.kernels.iterative import iterate
-from batchd.sched.policies.kept_orders import KEEP_FROM, KeptOrders
+from batchd.sched.policies.kept_orders import KEEP_FROM, OrderPlan, placed_again, with_newcomers
 
-FCFS = "FCFS"  # the one order of the kept plan
 # One row of a waiting job's shape: low, high, requested width, estimate on it, fixed.
 Shape = tuple[int, int, int, int, int]
 Model = tuple[float, float]  # Downey's A and sigma (unused when fixed)
@@ -166,7 +166,11 @@ class MoldableIterative(Policy):
         self.fresh = False  # the plan in hand is that of the queue and machine as they are
         self.guessed = False  # it was made while a job ran past its estimate
         self.molded = 0  # waiting jobs with a moldable request
-        self.kept = KeptOrders()  # the last step's plan while no waiting job is moldable
+        # The last step's plan while the queue is rigid and deep, its arrays the plan in
+        # hand's; and whether a job ended before its estimate since (the base moved).
+        self.kept: OrderPlan | None = None
+        self.base_moved = False
+        self.kept_hits = 0  # steps planned from the kept plan
         self.arrived: list[Job] = []  # jobs queued since the last step
         self.stats = StepStats()
         # Called with each step's input before it is searched (bench/moldable_step.py).
@@ -192,14 +196,16 @@ class MoldableIterative(Policy):
             self.shapes = np.delete(self.shapes, i, axis=0)
             self.models = np.delete(self.models, i, axis=0)
         self._forget_rows()
-        self.kept.drop()
+        self.kept = None
         self.fresh = False
 
     def job_ended(self, view: MachineView, job: Job) -> None:
+        if job.end != job.start + job.duration:
+            self.base_moved = True  # its slot ends early: the room opened moves the plan
         self.fresh = False
 
     def invalidate(self) -> None:
-        self.kept.drop()
+        self.kept = None
         self.fresh = False
 
     # -- the step ---------------------------------------------------------------
@@ -213,7 +219,7 @@ class MoldableIterative(Policy):
         if self.molded == 0 and len(self.queue) >= KEEP_FROM:
             self._plan_rigid(view, arrived)
         else:
-            self.kept.drop()
+            self.kept = None
             step = StepInput.of(base_profile(view, 0), now, self._rows(), self.models)
             self._forget_rows()
             if self.on_step is not None:
@@ -228,15 +234,28 @@ class MoldableIterative(Policy):
 
     def _plan_rigid(self, view: MachineView, arrived: list[Job]) -> None:
         """The conservative FCFS plan of a queue of rigid jobs: Fig. 6's first plan,
-        which it keeps (no job can take a node more), made from the kept one if it holds."""
+        which it keeps (no job can take a node more), made from the kept one if it holds.
+
+        The kept plan holds while the running jobs are those it had plus those it
+        started: the engine says when that changes (a job ending before its estimate,
+        a withdrawal, ``invalidate``), as conservative backfilling trusts it to."""
         began = time.perf_counter()
         now = view.now
-        base = base_profile(view, len(self.queue))
-        holding = not view.overrun and self.kept.base_holds(base, now)
-        plan = self.kept.plan(FCFS, self.queue, arrived, base, now, holding=holding)
-        self.kept.keep(base, {FCFS: plan})
-        self.widths = plan.widths.copy()
-        self.starts = plan.starts.copy()
+        plan = None
+        kept = self.kept
+        if kept is not None and not (self.base_moved or self.guessed or view.overrun):
+            shapes = with_newcomers(kept, self.queue, arrived)
+            if shapes is not None:
+                plan = placed_again(kept.profile, shapes, now, in_place=True)
+                self.kept_hits += plan is not None
+        if plan is None:
+            base = base_profile(view, len(self.queue))
+            widths, durations = self.queue.arrays()
+            plan = OrderPlan(base, widths, durations, base.plan(widths, durations, now))
+        self.kept = plan
+        self.base_moved = False
+        self.widths = plan.widths
+        self.starts = plan.starts
         result = StepResult(self.widths, self.starts, 0, 0)
         self.stats.add(len(self.queue), result, time.perf_counter() - began)
 
@@ -267,8 +286,6 @@ class MoldableIterative(Policy):
         self.queue.remove_many(started)
         if self.molded:
             self.molded -= sum(job.mold is not None for job in started)
-        if self.kept.base is not None:
-            self.kept.leaving(FCFS, {FCFS: self.queue}, started, view.now)
         keep = np.ones(len(self.starts), dtype=bool)
         keep[due] = False
         if self.shapes is not None:
@@ -277,6 +294,10 @@ class MoldableIterative(Policy):
         self._forget_rows()
         self.widths = self.widths[keep]
         self.starts = self.starts[keep]
+        kept = self.kept
+        if kept is not None:  # its arrays are the plan in hand's; its profile has the starts
+            kept.widths, kept.starts = self.widths, self.starts
+            kept.durations = kept.durations[keep]
         return placements
 
     def waiting(self) -> list[Job]:
