@@ -39,6 +39,25 @@ def test_remove_many_leaves_the_others_in_order(count: int) -> None:
     assert queue.starts == [j.id for j in kept]
 
 
+@pytest.mark.parametrize("count", [0, 1, 3, 16, 17, 40, 60])
+def test_remove_at_leaves_the_others_in_order(count: int) -> None:
+    rng = random.Random(count)
+    queue = OrderedQueue(fcfs_key)
+    jobs = [job(i, rng) for i in range(60)]
+    for j in jobs:
+        queue.insert(j, start=j.id)
+    at = sorted(rng.sample(range(60), count))
+    gone = {id(queue.jobs[i]) for i in at}
+    kept = [j for j in queue.jobs if id(j) not in gone]
+    changes = queue.changes
+    queue.remove_at(at)
+    assert queue.jobs == kept and queue.changes == changes + 1
+    assert queue.keys == [fcfs_key(j) for j in kept]
+    assert queue.widths == [j.width for j in kept]
+    assert queue.durations == [j.duration for j in kept]
+    assert queue.starts == [j.id for j in kept]
+
+
 @pytest.mark.parametrize("count", [1, 3, 16, 17, 40])
 def test_every_change_but_an_append_is_counted(count: int) -> None:
     """A forecast kept while ``changes`` stands assumes the first jobs are the same."""
@@ -90,9 +109,12 @@ def test_arrays_kept_once_asked_follow_every_change(
             queue.remove(rng.choice(queue.jobs))
         elif op < 0.8:
             queue.pop_front(rng.randint(1, min(3, len(queue.jobs))))
-        elif op < 0.84:  # one by one up to 16, else the lists rebuilt
+        elif op < 0.82:  # one by one up to 16, else the lists rebuilt
             many = rng.choice([1, 2, 17])
             queue.remove_many(rng.sample(queue.jobs, min(many, len(queue.jobs))))
+        elif op < 0.84:  # by position: one by one up to 16, else the runs between joined
+            many = min(rng.choice([1, 2, 17]), len(queue.jobs))
+            queue.remove_at(sorted(rng.sample(range(len(queue.jobs)), many)))
         elif op < 0.92:  # a plan's starts
             plan = given([rng.randrange(100) for _ in queue.jobs])
             queue.set_starts(np.array(plan, dtype=np.int64))

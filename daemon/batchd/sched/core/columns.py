@@ -81,6 +81,14 @@ class IntColumns:
         self.head += k
         self.n -= k
 
+    def remove(self, at: list[int]) -> None:
+        """Drop the entries at these ascending indices."""
+        head, n = self.head, self.n
+        m = n - len(at)
+        self.rows[:, :m] = np.delete(self.rows[:, head : head + n], at, axis=1)
+        self.head = 0
+        self.n = m
+
     def keep(self, kept: list[int]) -> None:
         """Keep only the entries at these ascending indices."""
         m = len(kept)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from batchd.model.job import Job
 from batchd.model.times import NEVER
@@ -206,6 +206,30 @@ class OrderedQueue:
             self._starts = [self._starts[i] for i in keep]
         if self.arrays_kept is not None:
             self.arrays_kept.keep(keep)
+            self._keep_arrays_while_deep()
+
+    def remove_at(self, at: list[int]) -> None:
+        """Remove the jobs at these ascending positions (a plan's, that knows them):
+        few one by one, more by joining the runs between them."""
+        self.changes += 1
+        if len(at) <= _FEW:
+            for i in reversed(at):
+                self._delete(i)
+            return
+        runs = list(zip([-1, *at], [*at, len(self.jobs)], strict=True))
+
+        def cut(values: list[Any]) -> list[Any]:
+            out: list[Any] = []
+            for after, before in runs:
+                out += values[after + 1 : before]
+            return out
+
+        self.keys, self.jobs = cut(self.keys), cut(self.jobs)
+        self.widths, self.durations = cut(self.widths), cut(self.durations)
+        if self._starts is not None:
+            self._starts = cut(self._starts)
+        if self.arrays_kept is not None:
+            self.arrays_kept.remove(at)
             self._keep_arrays_while_deep()
 
     # numpy loads with the planners that need arrays, not with the counting passes.

@@ -280,10 +280,14 @@ class MoldableIterative(Policy):
         due = np.flatnonzero(self.starts == view.now)
         if not len(due):
             return []
-        jobs, widths, machine = self.queue.jobs, self.widths.tolist(), self.machine
-        placements = [Placement(jobs[i], machine, widths[i]) for i in due.tolist()]
+        jobs, machine = self.queue.jobs, self.machine
+        at = due.tolist()
+        placements = [
+            Placement(jobs[i], machine, w)
+            for i, w in zip(at, self.widths[due].tolist(), strict=True)
+        ]
         started = [p.job for p in placements]
-        self.queue.remove_many(started)
+        self.queue.remove_at(at)
         if self.molded:
             self.molded -= sum(job.mold is not None for job in started)
         keep = np.ones(len(self.starts), dtype=bool)
