@@ -155,9 +155,9 @@ class MoldableIterative(Policy):
     def __init__(self) -> None:
         self.queue = OrderedQueue(fcfs_key)
         # Each waiting job's Shape and Model, rows parallel to the queue: a step hands
-        # them to the search as they are. None while no waiting job is moldable and the
-        # queue is deep enough to be planned from the kept plan (the queue's own widths
-        # and estimates say all; made from them when needed).
+        # them to the search as they are. None once no waiting job is moldable and the
+        # queue is twice as deep as the kept plan needs (the queue's own widths and
+        # estimates say all; made from them when needed).
         self.shapes: np.ndarray | None = None
         self.models = np.empty((0, 2), dtype=np.float64)
         # The plan in hand, parallel to the queue while it is fresh.
@@ -180,8 +180,10 @@ class MoldableIterative(Policy):
     def job_submitted(self, view: MachineView, job: Job) -> None:
         i = self.queue.insert(job)
         self.molded += job.mold is not None
-        if self.shapes is not None or self.molded:
-            shapes = self._rows(skip=job)
+        shapes = self.shapes
+        if shapes is not None or self.molded:
+            if shapes is None:
+                shapes = self._rows(skip=job)
             shape, model = job_shape(job)
             self.shapes = np.insert(shapes, i, shape, axis=0)
             self.models = np.insert(self.models, i, model, axis=0)
@@ -195,7 +197,6 @@ class MoldableIterative(Policy):
         if self.shapes is not None:
             self.shapes = np.delete(self.shapes, i, axis=0)
             self.models = np.delete(self.models, i, axis=0)
-        self._forget_rows()
         self.kept = None
         self.fresh = False
 
@@ -221,7 +222,6 @@ class MoldableIterative(Policy):
         else:
             self.kept = None
             step = StepInput.of(base_profile(view, 0), now, self._rows(), self.models)
-            self._forget_rows()
             if self.on_step is not None:
                 self.on_step(step)
             began = time.perf_counter()
@@ -241,6 +241,10 @@ class MoldableIterative(Policy):
         a withdrawal, ``invalidate``), as conservative backfilling trusts it to."""
         began = time.perf_counter()
         now = view.now
+        if len(self.queue) >= 2 * KEEP_FROM:
+            # Not needed while the queue stays rigid and deep; kept a while longer, so
+            # that a queue going back and forth around KEEP_FROM does not make them anew.
+            self.shapes = None
         plan = None
         kept = self.kept
         if kept is not None and not (self.base_moved or self.guessed or view.overrun):
@@ -268,11 +272,6 @@ class MoldableIterative(Policy):
             self.models = np.array([r[1] for r in rows], dtype=np.float64).reshape(len(rows), 2)
         return self.shapes
 
-    def _forget_rows(self) -> None:
-        """Stop keeping the shapes where the kept plan serves the steps."""
-        if not self.molded and len(self.queue) >= KEEP_FROM:
-            self.shapes = None
-
     def schedule(self, view: MachineView) -> list[Placement]:
         if not self.queue.jobs:
             return []
@@ -295,7 +294,6 @@ class MoldableIterative(Policy):
         if self.shapes is not None:
             self.shapes = self.shapes[keep]
             self.models = self.models[keep]
-        self._forget_rows()
         self.widths = self.widths[keep]
         self.starts = self.starts[keep]
         kept = self.kept
