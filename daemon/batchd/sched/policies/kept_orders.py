@@ -9,8 +9,9 @@ advance reservations) is the last step's with only the jobs started since added,
 and whose queue gained only newcomers, need not plan an order in full: the jobs
 before the first newcomer keep their starts, and only the newcomers and the jobs
 behind the first are placed again, after those leave their slots in the kept plan.
-dynP steps at each submission (one newcomer); moldable-iterative at each pass (the
-jobs of a second). An order loses
+dynP steps at each submission (one newcomer). moldable-iterative, stepping at each
+pass, places the jobs of a second with the same two functions (``with_newcomers``,
+``placed_again``) and trusts the engine's events for its base. An order loses
 its kept plan when a job it planned elsewhere starts now, when a start it held has
 passed, and every kept plan goes with any other change (an early end, a
 withdrawal, a plan made by another path): those steps plan in full.
