@@ -21,17 +21,17 @@ def job(i: int, rng: random.Random) -> Job:
     )
 
 
-@pytest.mark.parametrize("count", [0, 1, 3, 16, 17, 40])
-def test_remove_many_leaves_the_others_in_order(count: int) -> None:
-    rng = random.Random(count)
+def sixty_queued(rng: random.Random) -> tuple[OrderedQueue, list[Job]]:
+    """Sixty jobs queued, each planned to start at its id."""
     queue = OrderedQueue(fcfs_key)
     jobs = [job(i, rng) for i in range(60)]
     for j in jobs:
         queue.insert(j, start=j.id)
-    gone = rng.sample(jobs, count)
-    outsider = job(99, rng)  # never queued: ignored, as a job removed twice is
-    queue.remove_many([*gone, outsider, *gone[:1]])
-    kept = sorted((j for j in jobs if j not in gone), key=fcfs_key)
+    return queue, jobs
+
+
+def assert_holds_only(queue: OrderedQueue, kept: list[Job]) -> None:
+    """The queue holds ``kept``, in order, its lists aligned with them."""
     assert queue.jobs == kept
     assert queue.keys == [fcfs_key(j) for j in kept]
     assert queue.widths == [j.width for j in kept]
@@ -39,23 +39,27 @@ def test_remove_many_leaves_the_others_in_order(count: int) -> None:
     assert queue.starts == [j.id for j in kept]
 
 
+@pytest.mark.parametrize("count", [0, 1, 3, 16, 17, 40])
+def test_remove_many_leaves_the_others_in_order(count: int) -> None:
+    rng = random.Random(count)
+    queue, jobs = sixty_queued(rng)
+    gone = rng.sample(jobs, count)
+    outsider = job(99, rng)  # never queued: ignored, as a job removed twice is
+    queue.remove_many([*gone, outsider, *gone[:1]])
+    assert_holds_only(queue, sorted((j for j in jobs if j not in gone), key=fcfs_key))
+
+
 @pytest.mark.parametrize("count", [0, 1, 3, 16, 17, 40, 60])
 def test_remove_at_leaves_the_others_in_order(count: int) -> None:
     rng = random.Random(count)
-    queue = OrderedQueue(fcfs_key)
-    jobs = [job(i, rng) for i in range(60)]
-    for j in jobs:
-        queue.insert(j, start=j.id)
+    queue, _ = sixty_queued(rng)
     at = sorted(rng.sample(range(60), count))
     gone = {id(queue.jobs[i]) for i in at}
     kept = [j for j in queue.jobs if id(j) not in gone]
     changes = queue.changes
     queue.remove_at(at)
-    assert queue.jobs == kept and queue.changes == changes + 1
-    assert queue.keys == [fcfs_key(j) for j in kept]
-    assert queue.widths == [j.width for j in kept]
-    assert queue.durations == [j.duration for j in kept]
-    assert queue.starts == [j.id for j in kept]
+    assert queue.changes == changes + 1
+    assert_holds_only(queue, kept)
 
 
 @pytest.mark.parametrize("count", [1, 3, 16, 17, 40])
