@@ -113,7 +113,7 @@ def test_arrays_kept_once_asked_follow_every_change(
             queue.remove(rng.choice(queue.jobs))
         elif op < 0.8:
             queue.pop_front(rng.randint(1, min(3, len(queue.jobs))))
-        elif op < 0.82:  # one by one up to 16, else the lists rebuilt
+        elif op < 0.82:  # one by one up to 16, else the runs between them joined
             many = rng.choice([1, 2, 17])
             queue.remove_many(rng.sample(queue.jobs, min(many, len(queue.jobs))))
         elif op < 0.84:  # by position: one by one up to 16, else the runs between joined
@@ -160,7 +160,7 @@ def test_a_queue_that_kept_arrays_empties(how: str, monkeypatch: pytest.MonkeyPa
         queue.insert(j)
     queue.arrays()
     assert queue.arrays_kept is not None
-    if how == "remove_many":  # more than 16: the lists rebuilt with none kept
+    if how == "remove_many":  # more than 16: the runs between joined, none kept
         queue.remove_many(list(jobs))
     elif how == "pop_front":
         queue.pop_front(20)

@@ -10,9 +10,9 @@ import pytest
 from batchd.engine.core import Engine
 from batchd.model.job import Job
 from batchd.model.machine import Grid, Machine
+from batchd.sched.policies import kept_orders
 from batchd.sched.policies.decider import CASES, FCFS, LJF, SJF, classify, decide, simple_decider
 from batchd.sched.policies.dynp import DynP, DynPBasic
-from batchd.sched.policies.kept_orders import KeptOrders
 from batchd.sched.registry import PolicyError, make_policy
 
 # Table 1: (FCFS, SJF, LJF) qualities, current policy, case, simple decider, advanced decider.
@@ -208,7 +208,7 @@ def test_a_step_plans_once_for_orders_that_list_the_jobs_alike(
 
     monkeypatch.setattr(Profile, "plan", counted)
     # Every step plans afresh here (none from the last step's plans: test_kept_orders.py).
-    monkeypatch.setattr(KeptOrders, "plan_again", lambda *args: None)
+    monkeypatch.setattr(kept_orders, "placed_again", lambda *args, **kw: None)
     jobs = [Job(1, 0, 1, 1000, 1000), Job(2, 10, 1, 100, 100), Job(3, 20, 1, 5000, 5000)]
     policy = make_policy("dynp")
     assert isinstance(policy, DynP)

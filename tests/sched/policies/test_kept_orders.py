@@ -16,7 +16,7 @@ from batchd.model.states import JobState
 from batchd.model.times import NEVER
 from batchd.sched.core.order import ORDERS, OrderedQueue
 from batchd.sched.core.profile import Profile
-from batchd.sched.policies import dynp
+from batchd.sched.policies import dynp, kept_orders
 from batchd.sched.policies.dynp import DynP
 from batchd.sched.policies.kept_orders import KeptOrders, OrderPlan
 from batchd.sched.registry import make_policy
@@ -176,7 +176,7 @@ def _schedule(seed: int, params: dict[str, str], afresh: bool) -> Outcome:
     jobs = _workload(seed)
     monkeypatch = pytest.MonkeyPatch()
     if afresh:
-        monkeypatch.setattr(KeptOrders, "plan_again", lambda *args: None)
+        monkeypatch.setattr(kept_orders, "placed_again", lambda *args, **kw: None)
     policy = make_policy("dynp", params)
     assert isinstance(policy, DynP)
     engine = Engine(Grid([Machine("m", 8)]), [policy])

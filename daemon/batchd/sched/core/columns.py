@@ -88,10 +88,3 @@ class IntColumns:
         self.rows[:, :m] = np.delete(self.rows[:, head : head + n], at, axis=1)
         self.head = 0
         self.n = m
-
-    def keep(self, kept: list[int]) -> None:
-        """Keep only the entries at these ascending indices."""
-        m = len(kept)
-        self.rows[:, :m] = self.rows[:, self.head + np.array(kept, dtype=np.intp)]
-        self.head = 0
-        self.n = m

@@ -188,29 +188,18 @@ class OrderedQueue:
         return out
 
     def remove_many(self, jobs: list[Job]) -> None:
-        self.changes += 1
-        if len(jobs) <= _FEW:  # each found by bisection and cut out: no list is rebuilt
-            keys, key, queued = self.keys, self.key, self.jobs
-            for job in jobs:
-                i = bisect_left(keys, key(job))
-                if i < len(queued) and queued[i] is job:  # one not waiting: as below
-                    self._delete(i)
-            return
-        gone = {id(j) for j in jobs}
-        keep = [i for i, j in enumerate(self.jobs) if id(j) not in gone]
-        self.keys = [self.keys[i] for i in keep]
-        self.jobs = [self.jobs[i] for i in keep]
-        self.widths = [self.widths[i] for i in keep]
-        self.durations = [self.durations[i] for i in keep]
-        if self._starts is not None:
-            self._starts = [self._starts[i] for i in keep]
-        if self.arrays_kept is not None:
-            self.arrays_kept.keep(keep)
-            self._keep_arrays_while_deep()
+        """Remove these jobs, each found by bisection (one not waiting is ignored)."""
+        keys, key, queued = self.keys, self.key, self.jobs
+        at = set()
+        for job in jobs:
+            i = bisect_left(keys, key(job))
+            if i < len(queued) and queued[i] is job:
+                at.add(i)
+        self.remove_at(sorted(at))
 
     def remove_at(self, at: list[int]) -> None:
-        """Remove the jobs at these ascending positions (a plan's, that knows them):
-        few one by one, more by joining the runs between them."""
+        """Remove the jobs at these ascending positions: few one by one, more by
+        joining the runs between them (no walk over the whole queue)."""
         self.changes += 1
         if len(at) <= _FEW:
             for i in reversed(at):

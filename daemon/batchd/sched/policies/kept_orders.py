@@ -128,15 +128,12 @@ class KeptOrders:
         else:
             widths, durations, starts, at = shapes
             if holding and kept is not None and kept.holds:
-                again = self.plan_again(kept.profile, shapes, now)
+                again = placed_again(kept.profile, shapes, now)
                 if again is not None:
                     self.hits += 1
                     return again
         profile = base.copy()
         return OrderPlan(profile, widths, durations, profile.plan(widths, durations, now))
-
-    def plan_again(self, kept: Profile, shapes: Shapes, now: int) -> OrderPlan | None:
-        return placed_again(kept, shapes, now)
 
 
 Shapes = tuple[np.ndarray, np.ndarray, np.ndarray, int]  # widths, durations, starts, at

@@ -41,6 +41,7 @@ from batchd.sched.policies.kept_orders import KEEP_FROM, OrderPlan, placed_again
 # One row of a waiting job's shape: low, high, requested width, estimate on it, fixed.
 Shape = tuple[int, int, int, int, int]
 Model = tuple[float, float]  # Downey's A and sigma (unused when fixed)
+_NO_MODELS = np.empty((0, 2), dtype=np.float64)
 
 
 def job_shape(job: Job) -> tuple[Shape, Model]:
@@ -159,7 +160,7 @@ class MoldableIterative(Policy):
         # queue is twice as deep as the kept plan needs (the queue's own widths and
         # estimates say all; made from them when needed).
         self.shapes: np.ndarray | None = None
-        self.models = np.empty((0, 2), dtype=np.float64)
+        self.models = _NO_MODELS
         # The plan in hand, parallel to the queue while it is fresh.
         self.widths = np.empty(0, dtype=np.int64)
         self.starts = np.empty(0, dtype=np.int64)
@@ -245,6 +246,7 @@ class MoldableIterative(Policy):
             # Not needed while the queue stays rigid and deep; kept a while longer, so
             # that a queue going back and forth around KEEP_FROM does not make them anew.
             self.shapes = None
+            self.models = _NO_MODELS
         plan = None
         kept = self.kept
         if kept is not None and not (self.base_moved or self.guessed or view.overrun):
@@ -285,10 +287,9 @@ class MoldableIterative(Policy):
             Placement(jobs[i], machine, w)
             for i, w in zip(at, self.widths[due].tolist(), strict=True)
         ]
-        started = [p.job for p in placements]
         self.queue.remove_at(at)
         if self.molded:
-            self.molded -= sum(job.mold is not None for job in started)
+            self.molded -= sum(p.job.mold is not None for p in placements)
         keep = np.ones(len(self.starts), dtype=bool)
         keep[due] = False
         if self.shapes is not None:
