@@ -17,7 +17,13 @@ from batchd.sched.kernels import blocked_compression, blocked_plan, blocks, plan
 from batchd.sched.kernels import compression as compression_kernels
 from batchd.sched.kernels import profile as kernels
 
-__all__ = ["NEVER", "ListProfile", "Profile"]
+__all__ = ["NEVER", "ListProfile", "Profile", "room_for"]
+
+
+def room_for(jobs: int) -> int:
+    """The steps that placing, reserving or releasing ``jobs`` jobs may add: a copy
+    made with this room (``Profile.copy``) is not enlarged by that."""
+    return 2 * jobs + 2
 
 
 class Profile:
@@ -133,7 +139,7 @@ class Profile:
         held: np.ndarray | None,
         out: np.ndarray | None = None,
     ) -> np.ndarray | None:
-        self._room(2 * len(widths) + 2)
+        self._room(room_for(len(widths)))
         starts = np.empty(len(widths), dtype=np.int64) if out is None else out
         t, f, n = self.t, self.f, self.n
         if n >= self.BLOCKED_FROM:
@@ -196,7 +202,7 @@ class Profile:
         return ga, gb, int(ng)
 
     def reserve_all(self, widths: np.ndarray, durations: np.ndarray, starts: np.ndarray) -> None:
-        self._room(2 * len(widths) + 2)
+        self._room(room_for(len(widths)))
         self.n = kernels.reserve_all(self.t, self.f, self.n, widths, durations, starts)
 
     # From this many reservations a release sums them with the profile's steps in time
@@ -205,7 +211,7 @@ class Profile:
     RELEASED_TOGETHER_FROM = 32
 
     def release_all(self, widths: np.ndarray, durations: np.ndarray, starts: np.ndarray) -> None:
-        self._room(2 * len(widths) + 2)
+        self._room(room_for(len(widths)))
         if len(widths) >= self.RELEASED_TOGETHER_FROM:
             self.n = kernels.reserve_all(self.t, self.f, self.n, -widths, durations, starts)
         else:

@@ -27,7 +27,7 @@ import numpy as np
 from batchd.model.job import Job
 from batchd.model.times import NEVER
 from batchd.sched.core.order import OrderedQueue
-from batchd.sched.core.profile import Profile
+from batchd.sched.core.profile import Profile, room_for
 
 # Waiting jobs from which a step keeps its plans for the next: below, what keeping them
 # costs each step (following the starts, checking the base) is more than what planning
@@ -103,7 +103,7 @@ class KeptOrders:
         """``base`` is the kept one with only the jobs started since added."""
         if self.base is None:
             return False
-        expected = self.base.copy()
+        expected = self.base.copy(room_for(len(self.started)))
         expected.advance(now)
         for start, end, width in self.started:
             expected.reserve(start, end, width)
@@ -132,7 +132,7 @@ class KeptOrders:
                 if again is not None:
                     self.hits += 1
                     return again
-        profile = base.copy()
+        profile = base.copy(room_for(len(widths)))
         return OrderPlan(profile, widths, durations, profile.plan(widths, durations, now))
 
 
@@ -149,7 +149,8 @@ def placed_again(
     if int(starts.min()) < now:  # a newcomer's entry is NEVER; a kept queue is never empty
         return None
     behind = slice(at, None)  # newcomers among them are at NEVER: they hold nothing
-    profile = kept if in_place else kept.copy()
+    # Copied with the room the release and the plan take, not with the kept one's own.
+    profile = kept if in_place else kept.copy(2 * room_for(len(widths) - at))
     profile.advance(now)
     profile.release_all(widths[behind], durations[behind], starts[behind])
     starts[at:] = profile.plan(widths[at:], durations[at:], now)
