@@ -7,7 +7,13 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from batchd.sched.policies.quality import QUALITIES, SUMMED, plan_quality, summed_quality
+from batchd.sched.policies.quality import (
+    QUALITIES,
+    SUMMED,
+    plan_quality,
+    queue_terms,
+    summed_quality,
+)
 
 
 @pytest.mark.parametrize("metric", SUMMED)
@@ -22,19 +28,25 @@ def test_summed_quality_is_plan_quality_in_every_order(metric: str, seed: int) -
     sums = int(submits.sum()), int((widths * submits).sum())
     expected = plan_quality(metric, starts, widths, durations, submits)
     order = rng.permutation(count)  # another policy's order of the same jobs
-    assert summed_quality(metric, starts, widths, durations, *sums) == expected
-    assert summed_quality(metric, starts[order], widths[order], durations[order], *sums) == expected
+    terms = queue_terms(metric, widths, durations, *sums)
+    assert queue_terms(metric, widths[order], durations[order], *sums) == terms
+    assert summed_quality(metric, starts, widths, durations, terms) == expected
+    assert summed_quality(metric, starts[order], widths[order], durations[order], terms) == expected
 
 
 def test_summed_quality_of_no_jobs_is_zero() -> None:
     empty = np.zeros(0, dtype=np.int64)
-    assert summed_quality("artww", empty, empty, empty, 0, 0) == 0
+    assert (
+        summed_quality("artww", empty, empty, empty, queue_terms("artww", empty, empty, 0, 0)) == 0
+    )
 
 
 def test_summed_quality_refuses_a_metric_that_needs_each_submit() -> None:
     one = np.ones(1, dtype=np.int64)
     with pytest.raises(ValueError, match="'sldww' needs each job's submit"):
-        summed_quality("sldww", one, one, one, 1, 1)
+        summed_quality("sldww", one, one, one, (1, 1))
+    with pytest.raises(ValueError, match="'sldww' needs each job's submit"):
+        queue_terms("sldww", one, one, 1, 1)
 
 
 # Three jobs (start, width, duration, submit): (100, 1, 50, 0), (200, 3, 100, 20),

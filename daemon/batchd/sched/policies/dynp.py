@@ -30,7 +30,13 @@ from batchd.sched.core.profile import Profile
 from batchd.sched.policies.conservative import ConservativePolicy, promise
 from batchd.sched.policies.decider import CASES, FCFS, LJF, POLICIES, SJF, Decider, decide
 from batchd.sched.policies.kept_orders import KEEP_FROM, KeptOrders, OrderPlan
-from batchd.sched.policies.quality import SUMMED, Quality, plan_quality, summed_quality
+from batchd.sched.policies.quality import (
+    SUMMED,
+    Quality,
+    plan_quality,
+    queue_terms,
+    summed_quality,
+)
 from batchd.sched.policies.standing import StandingQueue
 
 ORDER_OF = {FCFS: ORDERS["fcfs"], SJF: ORDERS["sjf"], LJF: ORDERS["ljf"]}
@@ -205,6 +211,10 @@ class DynP(SwitchingPolicy):
         super().__init__("dynp")
         self.params = params
         self.first_k, self.horizon = params.future()
+        # Every job of a plan is measured, by sums: the parts no order changes are
+        # summed once a step (``quality.queue_terms``).
+        whole = self.first_k is None and self.horizon is None
+        self.summed = whole and params.quality in SUMMED
         self.cases = dict.fromkeys(CASES, 0)
         self.kept = 0
         self.backlog_total = 0
@@ -288,13 +298,15 @@ class DynP(SwitchingPolicy):
         widths: np.ndarray,
         durations: np.ndarray,
         now: int,
+        terms: tuple[int, int] | None = None,
     ) -> Any:
-        """The quality of a plan of ``queue``."""
+        """The quality of a plan of ``queue``; ``terms``: its ``queue_terms``, if known."""
         metric = self.params.quality
-        whole = self.first_k is None and self.horizon is None
-        if whole and metric in SUMMED and (len(starts) == 0 or int(starts.max()) < NEVER):
+        if self.summed and (len(starts) == 0 or int(starts.max()) < NEVER):
             # Every job scored: sums over the queue do, and they are the same in every order.
-            return summed_quality(metric, starts, widths, durations, *self.submit_sums)
+            if terms is None:
+                terms = queue_terms(metric, widths, durations, *self.submit_sums)
+            return summed_quality(metric, starts, widths, durations, terms)
         return self.measure_arrays(starts, widths, durations, _submits(queue), now)
 
     def measure_standing(self, view: MachineView, quality: dict[str, Any]) -> Any:
@@ -344,6 +356,7 @@ class DynP(SwitchingPolicy):
         kept = self.kept_plans
         holding = not view.overrun and kept.base_holds(base, now)
         newcomers = () if newcomer is None else (newcomer,)
+        terms: tuple[int, int] | None = None  # the same for every order's plan
         for p in POLICIES:
             queue = self.queues[p]
             twin = next((q for q in plans if self.queues[q].jobs == queue.jobs), None)
@@ -353,7 +366,11 @@ class DynP(SwitchingPolicy):
                 quality[p] = quality[twin]
                 continue
             plans[p] = plan = kept.plan(p, queue, newcomers, base, now, holding=holding)
-            quality[p] = self.measure(queue, plan.starts, plan.widths, plan.durations, now)
+            if terms is None and self.summed:
+                terms = queue_terms(
+                    self.params.quality, plan.widths, plan.durations, *self.submit_sums
+                )
+            quality[p] = self.measure(queue, plan.starts, plan.widths, plan.durations, now, terms)
         if self.standing is not None:
             # Measured as the list stands; adopted (below) as plans[FCFS], sorted.
             quality[FCFS] = self.measure_standing(view, quality)

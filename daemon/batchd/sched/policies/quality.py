@@ -44,27 +44,39 @@ def plan_quality(
     raise ValueError(f"unknown quality metric {metric!r}; choose one of {', '.join(QUALITIES)}")
 
 
+def queue_terms(
+    metric: str, widths: np.ndarray, durations: np.ndarray, submits: int, weighted_submits: int
+) -> tuple[int, int]:
+    """The parts of ``summed_quality`` that no order of the jobs changes, from the sum
+    of their submits and of width x submit: (what is added to the order's own sum, the
+    divisor). A self-tuning step measures several orders of one queue with them."""
+    if metric == "ms":
+        return 0, 1  # a maximum: nothing shared
+    if metric == "art":
+        return int(durations.sum()) - submits, len(widths)
+    if metric == "artww":
+        return int(np.dot(widths, durations)) - weighted_submits, int(widths.sum())
+    if metric == "awt":
+        return -submits, len(widths)
+    raise ValueError(f"{metric!r} needs each job's submit; these need sums only: {SUMMED}")
+
+
 def summed_quality(
     metric: str,
     starts: np.ndarray,
     widths: np.ndarray,
     durations: np.ndarray,
-    submits: int,
-    weighted_submits: int,
+    terms: tuple[int, int],
 ) -> Fraction | int:
-    """``plan_quality`` of a metric in SUMMED, from the sum of the jobs' submits and
-    of width x submit: sums that are the same whatever order the plan has the jobs in.
-    """
+    """``plan_quality`` of a metric in SUMMED, with the ``queue_terms`` of the jobs:
+    the order's own part is one sum (of the starts, or of width x start)."""
     if len(starts) == 0:
         return 0
     if metric == "ms":
         return int((starts + durations).max())
-    if metric == "art":
-        return Fraction(int(starts.sum()) + int(durations.sum()) - submits, len(starts))
+    added, divisor = terms
     if metric == "artww":
-        # Sums of products, each in one pass (no array of ends or of products).
-        weighted_ends = int(np.dot(widths, starts)) + int(np.dot(widths, durations))
-        return Fraction(weighted_ends - weighted_submits, int(widths.sum()))
-    if metric == "awt":
-        return Fraction(int(starts.sum()) - submits, len(starts))
+        return Fraction(int(np.dot(widths, starts)) + added, divisor)
+    if metric in ("art", "awt"):
+        return Fraction(int(starts.sum()) + added, divisor)
     raise ValueError(f"{metric!r} needs each job's submit; these need sums only: {SUMMED}")
