@@ -7,6 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from batchd.model.times import NEVER
 from batchd.sched.policies.quality import (
     QUALITIES,
     SUMMED,
@@ -69,6 +70,18 @@ _DURATIONS, _SUBMITS = np.array([50, 100, 10]), np.array([0, 20, 0])
 )
 def test_plan_quality_by_hand(metric: str, value: object) -> None:
     assert plan_quality(metric, _STARTS, _WIDTHS, _DURATIONS, _SUBMITS) == value
+
+
+@pytest.mark.parametrize("metric", SUMMED)
+def test_summed_quality_by_hand_and_none_for_a_job_without_a_start(metric: str) -> None:
+    sums = int(_SUBMITS.sum()), int((_WIDTHS * _SUBMITS).sum())  # 20, 60
+    terms = queue_terms(metric, _WIDTHS, _DURATIONS, *sums)
+    expected = {"ms": 300, "art": Fraction(445, 3), "artww": 170, "awt": 95}[metric]
+    assert summed_quality(metric, _STARTS, _WIDTHS, _DURATIONS, terms) == expected
+    for job in range(3):  # sums cannot leave a job out: plan_quality's to do
+        unplaced = _STARTS.copy()
+        unplaced[job] = NEVER
+        assert summed_quality(metric, unplaced, _WIDTHS, _DURATIONS, terms) is None
 
 
 def test_plan_quality_of_no_jobs_is_zero_and_unknown_metrics_are_refused() -> None:

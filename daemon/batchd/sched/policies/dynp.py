@@ -302,11 +302,13 @@ class DynP(SwitchingPolicy):
     ) -> Any:
         """The quality of a plan of ``queue``; ``terms``: its ``queue_terms``, if known."""
         metric = self.params.quality
-        if self.summed and (len(starts) == 0 or int(starts.max()) < NEVER):
+        if self.summed:
             # Every job scored: sums over the queue do, and they are the same in every order.
             if terms is None:
                 terms = queue_terms(metric, widths, durations, *self.submit_sums)
-            return summed_quality(metric, starts, widths, durations, terms)
+            quality = summed_quality(metric, starts, widths, durations, terms)
+            if quality is not None:
+                return quality
         return self.measure_arrays(starts, widths, durations, _submits(queue), now)
 
     def measure_standing(self, view: MachineView, quality: dict[str, Any]) -> Any:

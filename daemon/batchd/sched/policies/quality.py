@@ -13,6 +13,9 @@ from typing import Literal
 
 import numpy as np
 
+from batchd.model.times import NEVER
+from batchd.sched.kernels import sums
+
 Quality = Literal["ms", "art", "artww", "sldww", "awt"]
 QUALITIES: tuple[str, ...] = ("ms", "art", "artww", "sldww", "awt")
 SUMMED: tuple[str, ...] = ("ms", "art", "artww", "awt")  # need only sums of the submits
@@ -50,12 +53,13 @@ def queue_terms(
     """The parts of ``summed_quality`` that no order of the jobs changes, from the sum
     of their submits and of width x submit: (what is added to the order's own sum, the
     divisor). A self-tuning step measures several orders of one queue with them."""
-    if metric == "ms":
-        return 0, 1  # a maximum: nothing shared
+    if metric == "ms" or len(widths) == 0:
+        return 0, 1  # a maximum, or no job: nothing shared
     if metric == "art":
         return int(durations.sum()) - submits, len(widths)
     if metric == "artww":
-        return int(np.dot(widths, durations)) - weighted_submits, int(widths.sum())
+        weighted_durations, _ = sums.weighted_sum_and_max(widths, durations)
+        return int(weighted_durations) - weighted_submits, int(widths.sum())
     if metric == "awt":
         return -submits, len(widths)
     raise ValueError(f"{metric!r} needs each job's submit; these need sums only: {SUMMED}")
@@ -67,16 +71,21 @@ def summed_quality(
     widths: np.ndarray,
     durations: np.ndarray,
     terms: tuple[int, int],
-) -> Fraction | int:
+) -> Fraction | int | None:
     """``plan_quality`` of a metric in SUMMED, with the ``queue_terms`` of the jobs:
-    the order's own part is one sum (of the starts, or of width x start)."""
+    the order's own part is one sum (of the starts, or of width x start). None if a
+    job has no start (NEVER): ``plan_quality`` then leaves it out, which sums cannot."""
     if len(starts) == 0:
         return 0
+    if metric == "artww":
+        own, latest = sums.weighted_sum_and_max(widths, starts)
+    else:
+        own, latest = sums.sum_and_max(starts)
+    if latest >= NEVER:
+        return None
     if metric == "ms":
         return int((starts + durations).max())
     added, divisor = terms
-    if metric == "artww":
-        return Fraction(int(np.dot(widths, starts)) + added, divisor)
-    if metric in ("art", "awt"):
-        return Fraction(int(starts.sum()) + added, divisor)
+    if metric in ("art", "artww", "awt"):
+        return Fraction(int(own) + added, divisor)
     raise ValueError(f"{metric!r} needs each job's submit; these need sums only: {SUMMED}")
