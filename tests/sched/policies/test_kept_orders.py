@@ -332,3 +332,16 @@ def test_newcomers_that_do_not_match_the_queue_plan_it_afresh() -> None:
     queue.insert(C)
     again = kept.plan("FCFS", queue, (), running_base(), 0, holding=True)  # C not named
     assert kept.hits == 0 and again.starts.tolist() == [0, 100, 50]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_removed_entries_are_those_np_delete_drops_and_the_array_is_new(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 1_000, int(rng.integers(1, 80)))
+    for gone in (0, 1, 2, 15, 16, 40, len(values)):  # by slices below 16, by a mask from it
+        if gone > len(values):
+            continue
+        places = sorted(rng.choice(len(values), gone, replace=False).tolist())
+        left = kept_orders._removed(values, places)
+        assert left.tolist() == np.delete(values, places).tolist()
+        assert not np.shares_memory(left, values)

@@ -82,21 +82,19 @@ class KeptOrders:
             return  # nothing kept
         for order, plan in list(self.plans.items()):
             if order == current:
-                gone = plan.starts == now  # every job the plan in force starts now
-                if int(gone.sum()) != len(due):
+                # Every job the plan in force starts now.
+                places = np.flatnonzero(plan.starts == now).tolist()
+                if len(places) != len(due):
                     del self.plans[order]
                     continue
             else:
                 queue = queues[order]
-                at = [queue.index(job) for job in due]
-                if bool((plan.starts[at] != now).any()):
+                places = sorted(queue.index(job) for job in due)
+                if bool((plan.starts[places] != now).any()):
                     plan.holds = False  # it planned one of them elsewhere
-                gone = np.zeros(len(plan.starts), dtype=bool)
-                gone[at] = True
-            keep = ~gone
-            plan.widths = plan.widths[keep]
-            plan.durations = plan.durations[keep]
-            plan.starts = plan.starts[keep]
+            plan.widths = _removed(plan.widths, places)
+            plan.durations = _removed(plan.durations, places)
+            plan.starts = _removed(plan.starts, places)
         self.started += [(now, now + job.duration, job.width) for job in due]
 
     def base_holds(self, base: Profile, now: int) -> bool:
@@ -182,4 +180,26 @@ def _inserted(values: np.ndarray, places: list[int], new: list[int]) -> np.ndarr
         out[at] = new[k]
         taken = at - k
     out[taken + len(places) :] = values[taken:]
+    return out
+
+
+# From this many places a removal keeps the rest by a mask: below, slices cost less.
+_REMOVED_BY_MASK_FROM = 16
+
+
+def _removed(values: np.ndarray, places: list[int]) -> np.ndarray:
+    """``values`` without the entries at ``places`` (ascending, distinct): a new array
+    (the kept arrays may be shared by orders that agree), made in slices when few go."""
+    if len(places) >= _REMOVED_BY_MASK_FROM:
+        keep = np.ones(len(values), dtype=bool)
+        keep[places] = False
+        return values[keep]
+    out = np.empty(len(values) - len(places), dtype=values.dtype)
+    written = 0
+    copied = 0  # values[:copied] are done with
+    for at in places:
+        out[written : written + at - copied] = values[copied:at]
+        written += at - copied
+        copied = at + 1
+    out[written:] = values[copied:]
     return out
