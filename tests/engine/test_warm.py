@@ -64,12 +64,12 @@ def test_after_the_warm_up_no_policy_compiles_a_kernel() -> None:
     for unit in warm.UNITS:
         warm.warm(unit)
     before = signatures()
-    small = {"generations": "3", "population": "6"}
-    for name in policy_names():
+    runs: list[tuple[str, dict[str, str]]] = [(name, {}) for name in policy_names()]
+    runs[runs.index(("ga", {}))] = ("ga", {"generations": "3", "population": "6"})
+    runs += [("dynp", {"quality": quality}) for quality in ("art", "awt", "ms")]
+    for name, params in runs:
         for seed, nodes in ((1, 5), (2, 16), (3, 64)):
-            engine = Engine(
-                Grid([Machine("m", nodes)]), [make_policy(name, small if name == "ga" else {})]
-            )
+            engine = Engine(Grid([Machine("m", nodes)]), [make_policy(name, params)])
             jobs = random_trace(random.Random(seed), nodes, 40)
             engine.load(jobs)
             for t in (jobs[5].submit, jobs[20].submit, jobs[-1].submit):

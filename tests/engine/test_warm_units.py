@@ -22,7 +22,7 @@ from batchd.sched.core.policy import Policy
 from batchd.sched.registry import make_policy, policy_names
 
 OWN_UNITS = {"moldable-greedy", "moldable-fairshare", "moldable-efficiency"}
-OWN_UNITS |= {"moldable-iterative", "ga", "fcfs-cons"}
+OWN_UNITS |= {"moldable-iterative", "ga", "fcfs-cons", "dynp"}
 
 
 def test_a_machine_needs_the_profile_unit_and_its_policies_own() -> None:
@@ -38,12 +38,14 @@ def test_a_machine_needs_the_profile_unit_and_its_policies_own() -> None:
 
 def test_the_profile_unit_runs_every_policy_no_other_unit_names() -> None:
     runs = warm._policies("profile")
-    assert runs[:3] == [
+    assert runs[:5] == [
         ("fcfs-cons", {"replan": "rebuild"}),
         ("fcfs-cons", {"replan": "compress"}),
         ("fcfs-cons", {"replan": "guarded"}),
+        ("dynp", {}),
+        ("dynp", {"quality": "art"}),
     ]
-    assert runs[3:] == [(name, {}) for name in policy_names() if name not in OWN_UNITS]
+    assert runs[5:] == [(name, {}) for name in policy_names() if name not in OWN_UNITS]
     assert ("fcfs-easy", {}) in runs and ("dynp", {}) in runs
 
 

@@ -36,11 +36,14 @@ from batchd.sched.registry import make_policy, policy_names
 # ``profile`` also runs every policy no other unit names: all of them plan with it.
 UNITS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, dict[str, str]], ...]]] = {
     "profile": (
-        ("batchd.sched.kernels.profile",),
+        ("batchd.sched.kernels.profile", "batchd.sched.kernels.sums"),
         (
             ("fcfs-cons", {"replan": "rebuild"}),
             ("fcfs-cons", {"replan": "compress"}),
             ("fcfs-cons", {"replan": "guarded"}),
+            # dynP's qualities weighted by width (the default) and not (its other sums).
+            ("dynp", {}),
+            ("dynp", {"quality": "art"}),
         ),
     ),
     "moldable": (("batchd.sched.kernels.moldable",), (("moldable-greedy", {}),)),
