@@ -52,15 +52,20 @@ def kept_with(base: Profile, plans: dict[str, OrderPlan]) -> KeptOrders:
     return kept
 
 
+def kept_plan_of(order: str, *jobs: Job) -> tuple[OrderedQueue, KeptOrders]:
+    """``jobs`` queued in ``order`` (FCFS, SJF, LJF), its plan on ``running_base()`` kept."""
+    base = running_base()
+    queue = queue_of(order.lower(), *jobs)
+    return queue, kept_with(base, {order: planned(base, queue, 0)})
+
+
 A = Job(1, 0, 1, 50, 50)  # one node for 50 s
 B = Job(2, 1, 2, 10, 10)  # both nodes for 10 s
 C = Job(3, 2, 1, 30, 30)
 
 
 def test_a_newcomer_is_planned_behind_the_kept_starts() -> None:
-    base = running_base()
-    queue = fcfs_queue(A, B)
-    kept = kept_with(base, {"FCFS": planned(base, queue, 0)})
+    queue, kept = kept_plan_of("FCFS", A, B)
     assert kept.base_holds(running_base(), 0)
     queue.insert(C)
     again = kept.plan("FCFS", queue, (C,), running_base(), 0, holding=True)
@@ -73,9 +78,7 @@ def test_a_newcomer_is_planned_behind_the_kept_starts() -> None:
 
 def test_the_jobs_behind_a_newcomer_are_placed_again() -> None:
     # In SJF order C (30 s) goes before A (50 s): A must move, as a fresh plan moves it.
-    base = running_base()
-    queue = queue_of("sjf", A, B)
-    kept = kept_with(base, {"SJF": planned(base, queue, 0)})
+    queue, kept = kept_plan_of("SJF", A, B)
     assert kept.plans["SJF"].starts.tolist() == [100, 0]  # B (10 s) first, on both nodes
     queue.insert(C)
     again = kept.plan("SJF", queue, (C,), running_base(), 0, holding=True)
@@ -86,9 +89,7 @@ def test_the_jobs_behind_a_newcomer_are_placed_again() -> None:
 
 
 def test_a_start_that_passed_unused_makes_the_order_plan_afresh() -> None:
-    base = running_base()
-    queue = fcfs_queue(A, B)
-    kept = kept_with(base, {"FCFS": planned(base, queue, 0)})
+    queue, kept = kept_plan_of("FCFS", A, B)
     queue.insert(C)
     later = running_base(10)
     again = kept.plan("FCFS", queue, (C,), later, 10, holding=True)  # A was planned at 0
@@ -147,9 +148,7 @@ def test_an_early_end_changes_the_base() -> None:
 
 
 def test_without_a_holding_base_every_order_is_planned_afresh() -> None:
-    base = running_base()
-    queue = fcfs_queue(A, B)
-    kept = kept_with(base, {"FCFS": planned(base, queue, 0)})
+    queue, kept = kept_plan_of("FCFS", A, B)
     queue.insert(C)
     ended = Profile.of_running(CAPACITY, 0, [], [])  # the running job is gone
     again = kept.plan("FCFS", queue, (C,), ended, 0, holding=False)
@@ -223,9 +222,7 @@ def test_plans_are_kept_only_from_a_deep_enough_queue(monkeypatch: pytest.Monkey
 
 
 def test_a_newcomer_too_wide_for_the_machine_is_planned_at_never() -> None:
-    base = running_base()
-    queue = fcfs_queue(A, B)
-    kept = kept_with(base, {"FCFS": planned(base, queue, 0)})
+    queue, kept = kept_plan_of("FCFS", A, B)
     wide = Job(9, 3, CAPACITY + 1, 10, 10)
     queue.insert(wide)
     again = kept.plan("FCFS", queue, (wide,), running_base(), 0, holding=True)
@@ -310,9 +307,7 @@ def test_newcomers_of_one_step_are_placed_where_the_order_puts_them() -> None:
     # SJF: the kept plan is B (10 s) then A (50 s); two newcomers of 5 s and 30 s come in
     # first and third. The jobs before the first newcomer keep their starts; the rest
     # are placed again, as a fresh plan places them.
-    base = running_base()
-    queue = queue_of("sjf", A, B)
-    kept = kept_with(base, {"SJF": planned(base, queue, 0)})
+    queue, kept = kept_plan_of("SJF", A, B)
     short, middle = Job(7, 3, 1, 5, 5), Job(8, 3, 2, 30, 30)
     queue.insert(short)
     queue.insert(middle)
@@ -326,9 +321,7 @@ def test_newcomers_of_one_step_are_placed_where_the_order_puts_them() -> None:
 
 
 def test_newcomers_that_do_not_match_the_queue_plan_it_afresh() -> None:
-    base = running_base()
-    queue = fcfs_queue(A, B)
-    kept = kept_with(base, {"FCFS": planned(base, queue, 0)})
+    queue, kept = kept_plan_of("FCFS", A, B)
     queue.insert(C)
     again = kept.plan("FCFS", queue, (), running_base(), 0, holding=True)  # C not named
     assert kept.hits == 0 and again.starts.tolist() == [0, 100, 50]

@@ -130,8 +130,12 @@ class KeptOrders:
                 if again is not None:
                     self.hits += 1
                     return again
-        profile = base.copy(room_for(len(widths)))
-        return OrderPlan(profile, widths, durations, profile.plan(widths, durations, now))
+        return planned_on(base.copy(room_for(len(widths))), widths, durations, now)
+
+
+def planned_on(profile: Profile, widths: np.ndarray, durations: np.ndarray, now: int) -> OrderPlan:
+    """The plan of these jobs, in this order, made on ``profile`` itself."""
+    return OrderPlan(profile, widths, durations, profile.plan(widths, durations, now))
 
 
 Shapes = tuple[np.ndarray, np.ndarray, np.ndarray, int]  # widths, durations, starts, at

@@ -36,7 +36,13 @@ from batchd.sched.core.plans import base_profile
 from batchd.sched.core.policy import MachineView, Placement, Policy
 from batchd.sched.core.profile import Profile
 from batchd.sched.kernels.iterative import iterate
-from batchd.sched.policies.kept_orders import KEEP_FROM, OrderPlan, placed_again, with_newcomers
+from batchd.sched.policies.kept_orders import (
+    KEEP_FROM,
+    OrderPlan,
+    placed_again,
+    planned_on,
+    with_newcomers,
+)
 
 # One row of a waiting job's shape: low, high, requested width, estimate on it, fixed.
 Shape = tuple[int, int, int, int, int]
@@ -255,9 +261,7 @@ class MoldableIterative(Policy):
                 plan = placed_again(kept.profile, shapes, now, in_place=True)
                 self.kept_hits += plan is not None
         if plan is None:
-            base = base_profile(view, len(self.queue))
-            widths, durations = self.queue.arrays()
-            plan = OrderPlan(base, widths, durations, base.plan(widths, durations, now))
+            plan = planned_on(base_profile(view, len(self.queue)), *self.queue.arrays(), now)
         self.kept = plan
         self.base_moved = False
         self.widths = plan.widths
