@@ -9,9 +9,8 @@ from batchd.workload.swf import (
     iter_swf_tokens,
     open_text,
     read_header,
-    write_jobs_csv,
-    write_swf,
 )
+from batchd.workload.swf_write import write_jobs_csv, write_swf
 from batchd.workload.synthetic import synthetic_header, synthetic_jobs
 
 __all__ = [
