@@ -92,6 +92,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         grid_params=grid_params,
         records=bool(args.out_swf),  # only an SWF written back reads them
         hosts=bool(args.out_jobs_csv or args.gantt),  # only these read finished jobs' nodes
+        fold_hosts=True,  # they read them as runs
     )
     update, bar = progress_bar(0, f"replay {args.policy or args.machine}")
     try:

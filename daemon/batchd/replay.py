@@ -64,6 +64,8 @@ class ReplayOptions:
     # Jobs get node ids and keep them (jobs.csv and the Gantt chart read them); without,
     # they hold nodes by count and no id is made, so memory does not grow with the widths.
     hosts: bool = True
+    # With hosts: a finished job's ids are kept as runs (``Job.unit_runs``), not one by one.
+    fold_hosts: bool = False
 
 
 @dataclass
@@ -232,7 +234,9 @@ def run_replay(
     began = time.perf_counter()
     origin, zone = trace_clock(workload)
     policies = build_policies(setup, replay_calendar(setup.site, zone), origin, opts.seed)
-    engine = Engine(setup.grid, policies, kill=opts.kill, keep_units=opts.hosts)
+    engine = Engine(
+        setup.grid, policies, kill=opts.kill, keep_units=opts.hosts, fold_units=opts.fold_hosts
+    )
     engine.load(workload.jobs)
     total = len(workload.jobs)
     engine.run(progress=(lambda done: progress(done, total)) if progress else None)
@@ -357,7 +361,7 @@ def run_grid_replay(
     if never:  # under multisite: wider than every machine, and no split fits min_part
         workload.jobs = [j for j in workload.jobs if layer.width_refusal(j.width) is None]
         workload.skipped["wider_than_machine"] += len(never)
-    engine = Engine(setup.grid, layer.ports, kill=opts.kill)
+    engine = Engine(setup.grid, layer.ports, kill=opts.kill, fold_units=opts.fold_hosts)
     layer.attach(engine.machines)
     engine.load(workload.jobs)
     count = len(workload.jobs)

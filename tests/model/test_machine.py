@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 from batchd.model.job import Job
-from batchd.model.machine import CorePool, Grid, Machine, NodePool, _runs, node_intervals
+from batchd.model.machine import (
+    CorePool,
+    Grid,
+    Machine,
+    NodePool,
+    _runs,
+    node_intervals,
+    node_runs,
+    runs_intervals,
+)
 from batchd.model.states import JobState, StateError, change_state
 
 
@@ -23,6 +32,26 @@ from batchd.model.states import JobState, StateError, change_state
 )
 def test_node_intervals(nodes: list[int], text: str) -> None:
     assert node_intervals(nodes) == text
+    assert runs_intervals(node_runs(nodes)) == text
+
+
+@pytest.mark.parametrize(
+    ("nodes", "runs"),
+    [
+        ([], ()),
+        ([5], (5, 1)),
+        ([3, 0, 1, 2, 8], (0, 4, 8, 1)),
+        ([1, 3, 5], (1, 1, 3, 1, 5, 1)),
+        ([9, 4, 5, 6], (4, 3, 9, 1)),
+        (list(range(70_000, 70_256)), (70_000, 256)),
+    ],
+)
+def test_node_runs(nodes: list[int], runs: tuple[int, ...]) -> None:
+    assert node_runs(nodes) == runs
+    assert runs_intervals(runs) == node_intervals(nodes)
+    assert sorted(nodes) == [
+        n for a, c in zip(runs[::2], runs[1::2], strict=True) for n in range(a, a + c)
+    ]
 
 
 def test_a_pool_takes_the_very_nodes_it_is_given_once() -> None:

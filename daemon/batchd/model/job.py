@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from batchd.model.machine import node_runs
 from batchd.model.moldable import Moldable
 from batchd.model.states import JobState
 from batchd.model.utility import Utility
@@ -32,6 +33,9 @@ class JobResult:
     # While a job that really runs is being stopped (state EXITING): what follows its
     # end, "end" (it finishes with ``outcome``) or "requeue".
     stopping: str = ""
+    # The units it held, as runs (first, count, ...), once it ended under an engine that
+    # folds a finished job's ids (``Engine(fold_units=True)``); () otherwise.
+    ran_on: tuple[int, ...] = ()
 
 
 @dataclass(slots=True, eq=False)
@@ -106,3 +110,8 @@ class Job:
     @property
     def run(self) -> int:
         return self.end - self.start
+
+    def unit_runs(self) -> tuple[int, ...]:
+        """The units it holds or held, as runs (first, count, ...): its ids, or, once
+        they were folded at its end, what became of them (``result.ran_on``)."""
+        return self.result.ran_on or node_runs(self.units)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from batchd.model.cores import best_fit
@@ -346,17 +347,19 @@ class Grid:
         raise KeyError(name)
 
 
-def node_intervals(nodes: list[int]) -> str:
+def node_runs(nodes: Sequence[int]) -> tuple[int, ...]:
+    """Distinct node ids as runs: first, count, first, count, ... (sorted)."""
+    return tuple(x for a, b in _runs(sorted(nodes)) for x in (a, b - a))
+
+
+def runs_intervals(runs: Sequence[int]) -> str:
+    """Runs (``node_runs``) as Batsim/evalys intervals: (0, 4, 8, 1) -> "0-3 8"."""
+    return " ".join(
+        f"{first}-{first + count - 1}" if count > 1 else str(first)
+        for first, count in zip(runs[::2], runs[1::2], strict=True)
+    )
+
+
+def node_intervals(nodes: Sequence[int]) -> str:
     """Node ids as Batsim/evalys intervals: [0, 1, 2, 3, 8] -> "0-3 8"."""
-    if not nodes:
-        return ""
-    ids = sorted(nodes)
-    parts: list[str] = []
-    lo = prev = ids[0]
-    for n in ids[1:]:
-        if n != prev + 1:
-            parts.append(f"{lo}-{prev}" if prev > lo else str(lo))
-            lo = n
-        prev = n
-    parts.append(f"{lo}-{prev}" if prev > lo else str(lo))
-    return " ".join(parts)
+    return runs_intervals(node_runs(nodes))

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from batchd.model.job import Job
+from batchd.model.machine import node_runs
 from batchd.model.reservation import Reservation, ResvState
 from batchd.model.states import JobState
 from batchd.model.times import NEVER
 from batchd.server.records import JobRecord
 from batchd.server.service import BatchService
 from batchd.server.views import comment_of, waiting_comment
-from batchd.ui.data import node_runs
 
 DAY = 86_400
 DAY_STEP = 900  # the last day's utilization in steps of 15 emulated minutes

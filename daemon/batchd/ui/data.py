@@ -1,5 +1,5 @@
 """What the page reads: a job's facts as one array (``GET /plan`` and a replay's chart
-send the same), nodes as runs, and the time zone by name."""
+send the same; nodes as runs, ``model.machine.node_runs``), and the time zone by name."""
 
 from __future__ import annotations
 
@@ -14,17 +14,6 @@ import os
 JOB_FIELDS = ("seq", "state", "machine", "nodes", "walltime", "start", "end", "alloc", "reason")
 # Beside it, what users wrote: the job's name, its owner, its queue.
 INFO_FIELDS = ("seq", "name", "owner", "queue")
-
-
-def node_runs(nodes: list[int]) -> tuple[int, ...]:
-    """Node indices as runs: first, count, first, count, ... (sorted)."""
-    out: list[int] = []
-    for n in sorted(nodes):
-        if out and out[-2] + out[-1] == n:
-            out[-1] += 1
-        else:
-            out += [n, 1]
-    return tuple(out)
 
 
 def zone_name(tz: dt.tzinfo | None) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from batchd.model.job import Job
-from batchd.ui.data import INFO_FIELDS, JOB_FIELDS, node_runs
+from batchd.ui.data import INFO_FIELDS, JOB_FIELDS
 from batchd.ui.page import standalone_page
 
 # Figures of the replay summary shown in the page's header.
@@ -46,7 +46,7 @@ def replay_chart(
         start = min(p.start for p in pieces) + origin
         end = max(p.end for p in pieces) + origin
         last = max(last, end)
-        alloc = [[p.machine, *node_runs(p.units)] for p in pieces if p.units]
+        alloc = [[p.machine, *held] for p in pieces if (held := p.unit_runs())]
         width = sum(p.width for p in pieces)
         rows.append([seq, "F", first.machine, width, first.estimate, start, end, alloc, None])
         info.append([seq, first.name, _owner(first), first.queue])

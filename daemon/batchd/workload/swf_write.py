@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from operator import attrgetter
 
 from batchd.model.job import UNSET, Job
-from batchd.model.machine import node_intervals
+from batchd.model.machine import runs_intervals
 from batchd.model.utility import Utility, UtilityError
 from batchd.workload.swf import (
     CSV_COLUMNS,
@@ -178,7 +178,7 @@ def write_jobs_csv(
                     job.start - job.submit,
                     turnaround,
                     f"{stretch:.6g}",
-                    node_intervals(job.units),
+                    runs_intervals(job.unit_runs()),
                     *(() if machines is None else (machines[job.machine],)),
                 )
             )
