@@ -11,7 +11,7 @@ import pytest
 from batchd.engine.clock import RealClock, ScaledClock, VirtualClock
 from batchd.engine.core import Engine, PlacementError, StuckJobsError
 from batchd.model.job import Job
-from batchd.model.machine import Grid, Machine, NodePool, node_runs
+from batchd.model.machine import FOLD_FROM, Grid, Machine, NodePool, node_runs
 from batchd.model.states import JobState, StateError, change_state
 from batchd.sched.core.policy import BuildContext, MachineView, Placement, Policy
 from batchd.sched.registry import make_policy, policy_names
@@ -207,25 +207,31 @@ def test_an_engine_that_keeps_no_finished_jobs() -> None:
 
 
 def test_folded_units_are_the_runs_of_the_ids_each_job_held() -> None:
-    """With ``fold_units`` a finished job keeps its nodes as runs and lets its ids go: the
-    same runs the ids of the same schedule make, fragmented ones among them."""
+    """With ``fold_units`` a finished job of FOLD_FROM units or more keeps them as runs
+    and lets its ids go: the runs the ids of the same schedule make, fragmented ones
+    among them; a narrower job keeps its ids."""
 
     def jobs() -> list[Job]:
-        return [job(i, 3 * i, 1 + (7 * i) % 5, 40, 5 + (11 * i) % 37) for i in range(1, 120)]
+        return [job(i, 3 * i, 1 + (53 * i) % 160, 40, 5 + (11 * i) % 37) for i in range(1, 160)]
 
-    ids, folded = one_machine(8, "fcfs-easy"), one_machine(8, "fcfs-easy", fold_units=True)
+    ids, folded = one_machine(256, "fcfs-easy"), one_machine(256, "fcfs-easy", fold_units=True)
     for engine in (ids, folded):
         engine.load(jobs())
         engine.run()
     by_id = {j.id: j for j in ids.finished}
-    assert len(folded.finished) == len(by_id) == 119
+    assert len(folded.finished) == len(by_id) == 159
     for j in folded.finished:
         held = by_id[j.id]
-        assert (j.start, j.end) == (held.start, held.end)
-        assert j.units == [] and held.result.ran_on == ()
-        assert j.result.ran_on == node_runs(held.units) == j.unit_runs() == held.unit_runs()
-        assert sum(j.result.ran_on[1::2]) == j.width
-    assert any(len(j.result.ran_on) > 2 for j in folded.finished)  # some in two runs or more
+        assert (j.start, j.end) == (held.start, held.end) and held.result.ran_on == ()
+        assert j.unit_runs() == held.unit_runs() == node_runs(held.units)
+        if j.width >= FOLD_FROM:
+            assert j.units == [] and j.result.ran_on == node_runs(held.units)
+            assert sum(j.result.ran_on[1::2]) == j.width
+        else:
+            assert j.units == held.units and j.result.ran_on == ()
+    wide = [j for j in folded.finished if j.width >= FOLD_FROM]
+    assert any(len(j.result.ran_on) > 2 for j in wide)  # some in two runs or more
+    assert len(wide) < len(folded.finished)
 
 
 def test_submit_before_now_is_refused() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from batchd.model.job import Job
@@ -43,6 +45,7 @@ def test_node_intervals(nodes: list[int], text: str) -> None:
         ([3, 0, 1, 2, 8], (0, 4, 8, 1)),
         ([1, 3, 5], (1, 1, 3, 1, 5, 1)),
         ([9, 4, 5, 6], (4, 3, 9, 1)),
+        ([6, 4, 5], (4, 3)),  # one run, not in order
         (list(range(70_000, 70_256)), (70_000, 256)),
     ],
 )
@@ -182,3 +185,16 @@ def test_a_job_changes_state_only_as_a_job_can() -> None:
         change_state(job, JobState.HELD)
     assert str(refused.value) == "job 7: cannot go from RUNNING to HELD"
     assert job.state is JobState.RUNNING
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_node_runs_of_random_sets_both_sides_of_the_halving(seed: int) -> None:
+    rng = random.Random(seed)
+    for size in (2, 17, 255, 256, 257, 900):
+        ids = rng.sample(range(3 * size), size)
+        runs = node_runs(ids)
+        starts, counts = runs[::2], runs[1::2]
+        assert [n for a, c in zip(starts, counts, strict=True) for n in range(a, a + c)] == sorted(
+            ids
+        )
+        assert all(a + c < b for a, c, b in zip(starts, counts, starts[1:], strict=False))

@@ -570,19 +570,21 @@ def test_a_shared_machine_replays_the_widths_as_cores(tmp_path: Path) -> None:
 def test_folded_hosts_give_the_same_jobs_csv_and_chart(tmp_path: Path) -> None:
     """``batchd replay --out-jobs-csv`` and ``--gantt`` keep a finished job's nodes as
     runs (``fold_hosts``): the file and the chart's data are those the ids give."""
+    from batchd.model.machine import FOLD_FROM
     from batchd.ui.replay_chart import replay_chart
     from batchd.workload import write_jobs_csv
 
     kth = ROOT.parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
     texts, charts = [], []
     for fold in (False, True):
-        opts = ReplayOptions(str(kth), policy="fcfs-easy", nodes=40, first=1500, fold_hosts=fold)
+        opts = ReplayOptions(str(kth), policy="fcfs-easy", first=3000, fold_hosts=fold)
         result = run_replay(opts)
-        assert all((j.units == []) == fold for j in result.jobs)
+        assert all((j.units == []) == (fold and j.width >= FOLD_FROM) for j in result.jobs)
+        assert any(len(j.result.ran_on) > 2 for j in result.jobs) == fold  # runs apart
         out = tmp_path / f"jobs-{fold}.csv"
         write_jobs_csv(out, result.jobs)
         texts.append(out.read_text())
-        charts.append(replay_chart(result.jobs, [("m", 40)], {}, title="t"))
+        charts.append(replay_chart(result.jobs, [("m", 100)], {}, title="t"))
     assert texts[0] == texts[1]
     assert charts[0] == charts[1]
     split = [r for r in csv.DictReader(texts[0].splitlines()) if " " in r["allocated_resources"]]

@@ -28,7 +28,7 @@ from batchd.engine.reservations import ReservationRunner, ResvRun
 from batchd.engine.shared import start_shared
 from batchd.engine.transitions import JobTransitions
 from batchd.model.job import UNSET, Job
-from batchd.model.machine import Grid, node_runs
+from batchd.model.machine import FOLD_FROM, Grid, node_runs
 from batchd.model.states import JobState, change_state
 from batchd.sched.core.policy import Placement, Policy
 
@@ -72,9 +72,9 @@ class Engine(MachineControl, JobTransitions):
         shared, by ids dropped once each end is handled), which is what the policies
         see either way, and no id is ever made. Nodes cannot leave service then.
         ``fold_units`` (with ``keep_units``): a finished job's ids are folded into runs
-        (``result.ran_on``) and let go, so that a replay that writes every job's nodes
-        holds a few numbers per job where it held an id per node (a machine of 93,312
-        cores: 218 million ids)."""
+        (``result.ran_on``) and let go, from ``FOLD_FROM`` ids, so that a replay that
+        writes every job's nodes holds a few numbers per job where it held an id per
+        node (a machine of 93,312 cores: 218 million ids)."""
         if len(policies) != len(grid.machines):
             raise ValueError(
                 f"{len(grid.machines)} machines need as many policies, got {len(policies)}"
@@ -402,7 +402,7 @@ class Engine(MachineControl, JobTransitions):
             hook(job)
         if job.units and not self.keep_units:
             job.units = []
-        elif job.units and self.fold_units:
+        elif self.fold_units and len(job.units) >= FOLD_FROM:
             job.result.ran_on = node_runs(job.units)
             job.units = []
 

@@ -34,7 +34,8 @@ class JobResult:
     # end, "end" (it finishes with ``outcome``) or "requeue".
     stopping: str = ""
     # The units it held, as runs (first, count, ...), once it ended under an engine that
-    # folds a finished job's ids (``Engine(fold_units=True)``); () otherwise.
+    # folds a finished job's ids (``Engine(fold_units=True)``, a job of ``FOLD_FROM``
+    # units or more); () otherwise.
     ran_on: tuple[int, ...] = ()
 
 

@@ -347,13 +347,36 @@ class Grid:
         raise KeyError(name)
 
 
+# Ids from which a finished job's are kept as runs (``Engine(fold_units=True)``): a
+# shorter list costs a few hundred bytes, which folding every one of a small machine's
+# jobs would trade for time.
+FOLD_FROM = 64
+
+
 def node_runs(nodes: Sequence[int]) -> tuple[int, ...]:
     """Distinct node ids as runs: first, count, first, count, ... (sorted)."""
-    return tuple(x for a, b in _runs(sorted(nodes)) for x in (a, b - a))
+    if not nodes:
+        return ()
+    ids = sorted(nodes)  # in order already, as a pool hands them out: one pass
+    first = ids[0]
+    if ids[-1] - first == len(ids) - 1:  # distinct: one run, as most jobs hold
+        return (first, len(ids))
+    if len(ids) > 256:  # long runs: found by halving
+        return tuple(x for a, b in _runs(ids) for x in (a, b - a))
+    out = [first, 1]
+    for n in ids[1:]:
+        if out[-2] + out[-1] == n:
+            out[-1] += 1
+        else:
+            out += (n, 1)
+    return tuple(out)
 
 
 def runs_intervals(runs: Sequence[int]) -> str:
     """Runs (``node_runs``) as Batsim/evalys intervals: (0, 4, 8, 1) -> "0-3 8"."""
+    if len(runs) == 2:
+        first, count = runs
+        return f"{first}-{first + count - 1}" if count > 1 else str(first)
     return " ".join(
         f"{first}-{first + count - 1}" if count > 1 else str(first)
         for first, count in zip(runs[::2], runs[1::2], strict=True)
@@ -362,4 +385,15 @@ def runs_intervals(runs: Sequence[int]) -> str:
 
 def node_intervals(nodes: Sequence[int]) -> str:
     """Node ids as Batsim/evalys intervals: [0, 1, 2, 3, 8] -> "0-3 8"."""
-    return runs_intervals(node_runs(nodes))
+    if not nodes:
+        return ""
+    ids = sorted(nodes)
+    parts: list[str] = []
+    lo = prev = ids[0]
+    for n in ids[1:]:
+        if n != prev + 1:
+            parts.append(f"{lo}-{prev}" if prev > lo else str(lo))
+            lo = n
+        prev = n
+    parts.append(f"{lo}-{prev}" if prev > lo else str(lo))
+    return " ".join(parts)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from operator import attrgetter
 
 from batchd.model.job import UNSET, Job
-from batchd.model.machine import runs_intervals
+from batchd.model.machine import node_intervals, runs_intervals
 from batchd.model.utility import Utility, UtilityError
 from batchd.workload.swf import (
     CSV_COLUMNS,
@@ -178,7 +178,12 @@ def write_jobs_csv(
                     job.start - job.submit,
                     turnaround,
                     f"{stretch:.6g}",
-                    runs_intervals(job.unit_runs()),
+                    _intervals(job),
                     *(() if machines is None else (machines[job.machine],)),
                 )
             )
+
+
+def _intervals(job: Job) -> str:
+    """The nodes a job ran on as intervals, from its ids or its folded runs."""
+    return runs_intervals(job.result.ran_on) if job.result.ran_on else node_intervals(job.units)
