@@ -198,3 +198,18 @@ def test_node_runs_of_random_sets_both_sides_of_the_halving(seed: int) -> None:
             ids
         )
         assert all(a + c < b for a, c, b in zip(starts, counts, starts[1:], strict=False))
+
+
+def test_release_answers_the_runs_it_took_back_when_all_came_back() -> None:
+    pool = NodePool(16)
+    one = pool.allocate(4)
+    assert pool.release(one) == [(0, 4)]
+    pool.take([0, 1, 2, 5, 6, 9])
+    assert pool.release([9, 5, 0, 6, 2, 1]) == [(0, 3), (5, 7), (9, 10)]
+    assert pool.free == 16 and pool.release([]) == []
+    held = pool.allocate(3)
+    pool.take_out(1)  # busy: it does not come back
+    assert pool.release(held) is None
+    assert pool.free == 15
+    cores = CorePool(8, 4)
+    assert cores.release(cores.allocate(6)) == [(0, 6)]

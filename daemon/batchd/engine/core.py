@@ -383,6 +383,7 @@ class Engine(MachineControl, JobTransitions):
         job.state = _FINISHED
         if run is None and self.reserved.runs:
             run = self.reserved.run_of(job)
+        freed = None  # the runs of the nodes the pool took back, as it found them
         if run is not None:  # a job of a reservation: its nodes go back to the reservation
             run.give_back(job)
         elif self._counting:
@@ -390,7 +391,7 @@ class Engine(MachineControl, JobTransitions):
             estimate = job.estimate
             m.remove_running(job.start + (estimate if estimate > 0 else 1), job)  # duration
         else:
-            m.pool.release(job.units)
+            freed = m.pool.release(job.units)
             estimate = job.estimate
             m.remove_running(job.start + (estimate if estimate > 0 else 1), job)  # duration
         self.ended += 1  # _ended, inline: once per job
@@ -403,7 +404,10 @@ class Engine(MachineControl, JobTransitions):
         if job.units and not self.keep_units:
             job.units = []
         elif self.fold_units and len(job.units) >= FOLD_FROM:
-            job.result.ran_on = node_runs(job.units)
+            if freed is None:
+                job.result.ran_on = node_runs(job.units)
+            else:
+                job.result.ran_on = tuple(x for a, b in freed for x in (a, b - a))
             job.units = []
 
     # -- live control ---------------------------------------------------------------

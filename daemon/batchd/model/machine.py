@@ -135,22 +135,28 @@ class NodePool:
         for a, b in _runs(sorted(nodes)):
             self._take_from(a, b - a)
 
-    def release(self, nodes: list[int]) -> None:
+    def release(self, nodes: list[int]) -> list[tuple[int, int]] | None:
+        """``nodes`` are free again (but those out of service). Returns their runs
+        (first, end), as ``_runs`` finds them, when every one came back; else None."""
         if self._unnamed:
             self._named()
+        whole = True
         if self._out:
             out_busy = self._out_busy
             back = [n for n in nodes if n not in out_busy]
             out_busy.difference_update(nodes)
+            whole = len(back) == len(nodes)
             nodes = back
         if not nodes:
-            return
+            return [] if whole else None
         first, count = nodes[0], len(nodes)
         if nodes[-1] - first == count - 1 and nodes == self._ids[first : first + count]:
             self._add(first, first + count)  # one run, as allocate hands most out
-            return
-        for a, b in _runs(sorted(nodes)):
+            return [(first, first + count)] if whole else None
+        runs = _runs(sorted(nodes))
+        for a, b in runs:
             self._add(a, b)
+        return runs if whole else None
 
     def _add(self, a: int, b: int) -> None:
         """Nodes ``a`` up to ``b`` (exclusive) are free again."""
@@ -290,10 +296,11 @@ class CorePool(NodePool):
         super().take(nodes)
         self._count(nodes, -1)
 
-    def release(self, nodes: list[int]) -> None:
+    def release(self, nodes: list[int]) -> list[tuple[int, int]] | None:
         back = [n for n in nodes if n not in self._out_busy] if self._out else nodes
-        super().release(nodes)
+        runs = super().release(nodes)
         self._count(back, 1)
+        return runs
 
     def take_out(self, node: int) -> None:
         free = self._is_free(node)
