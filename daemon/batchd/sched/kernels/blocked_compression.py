@@ -86,7 +86,9 @@ def compress_again(
         if low[q] < limit:
             s, _ = window(bt, bf, count, lag, least, most, order, sizes, w, d, low[q], limit)
             low[q] = s if s != NEVER else old
-        if old - 1 >= now:  # the run of room that ends at its start
+        # The run of room that ends at its start (compression.compress_again: only a
+        # gain that reaches old - 1 can have opened one).
+        if limit == old and old - 1 >= now:
             bk, bi = locate(bt, count, order, sizes[_IN_ORDER], old - 1)
             if value(bf, lag, order, bk, bi) >= w:
                 while (bk > 0 or bi > 0) and bt[order[bk], bi] > now:

@@ -248,8 +248,10 @@ def compress_again(
             low[q] = s if s != NEVER else old
         # Or it starts in the run of steps with room for it that ends at its start,
         # and goes on into its own slot. (A run that began d seconds or more before
-        # old holds a window before old: the search found one no later.)
-        if old - 1 >= now:
+        # old holds a window before old: the search found one no later.) There was
+        # no room for it in the second before old when it was placed (it would have
+        # started then): only a gain that reaches that second (limit == old) made some.
+        if limit == old and old - 1 >= now:
             i = locate(t, n, old - 1)
             if f[i] >= w:
                 while i > 0 and t[i] > now and f[i - 1] >= w:
