@@ -28,7 +28,7 @@ from batchd.engine.reservations import ReservationRunner, ResvRun
 from batchd.engine.shared import start_shared
 from batchd.engine.transitions import JobTransitions
 from batchd.model.job import UNSET, Job
-from batchd.model.machine import FOLD_FROM, Grid, node_runs
+from batchd.model.machine import FOLD_FROM, Grid, node_runs, spans_as_runs
 from batchd.model.states import JobState, change_state
 from batchd.sched.core.policy import Placement, Policy
 
@@ -404,10 +404,7 @@ class Engine(MachineControl, JobTransitions):
         if job.units and not self.keep_units:
             job.units = []
         elif self.fold_units and len(job.units) >= FOLD_FROM:
-            if freed is None:
-                job.result.ran_on = node_runs(job.units)
-            else:
-                job.result.ran_on = tuple(x for a, b in freed for x in (a, b - a))
+            job.result.ran_on = node_runs(job.units) if freed is None else spans_as_runs(freed)
             job.units = []
 
     # -- live control ---------------------------------------------------------------

@@ -369,7 +369,7 @@ def node_runs(nodes: Sequence[int]) -> tuple[int, ...]:
     if ids[-1] - first == len(ids) - 1:  # distinct: one run, as most jobs hold
         return (first, len(ids))
     if len(ids) > 256:  # long runs: found by halving
-        return tuple(x for a, b in _runs(ids) for x in (a, b - a))
+        return spans_as_runs(_runs(ids))
     out = [first, 1]
     for n in ids[1:]:
         if out[-2] + out[-1] == n:
@@ -379,11 +379,13 @@ def node_runs(nodes: Sequence[int]) -> tuple[int, ...]:
     return tuple(out)
 
 
+def spans_as_runs(spans: Sequence[tuple[int, int]]) -> tuple[int, ...]:
+    """Spans (first, end), as ``_runs`` and ``NodePool.release`` give them, as runs."""
+    return tuple(x for a, b in spans for x in (a, b - a))
+
+
 def runs_intervals(runs: Sequence[int]) -> str:
     """Runs (``node_runs``) as Batsim/evalys intervals: (0, 4, 8, 1) -> "0-3 8"."""
-    if len(runs) == 2:
-        first, count = runs
-        return f"{first}-{first + count - 1}" if count > 1 else str(first)
     return " ".join(
         f"{first}-{first + count - 1}" if count > 1 else str(first)
         for first, count in zip(runs[::2], runs[1::2], strict=True)
