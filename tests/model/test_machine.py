@@ -213,3 +213,26 @@ def test_release_answers_the_runs_it_took_back_when_all_came_back() -> None:
     assert pool.free == 15
     cores = CorePool(8, 4)
     assert cores.release(cores.allocate(6)) == [(0, 6)]
+
+
+def test_release_answers_none_whenever_a_node_stays_out_and_runs_otherwise() -> None:
+    pool = NodePool(8)
+    held = pool.allocate(4)  # 0-3
+    other = pool.allocate(2)  # 4-5
+    pool.take_out(3)  # busy: 3 stays out when held comes back
+    assert pool.release(held) is None  # 0-2 came back, one run, but not all of them
+    pool.take_out(7)  # out of service elsewhere: all of other's nodes come back
+    assert pool.release(other) == [(4, 6)]
+    alone = pool.allocate(1)
+    pool.take_out(alone[0])
+    assert pool.release(alone) is None  # nothing came back
+    assert pool.free == 5  # 1, 2, 4, 5, 6: 0, 3 and 7 are out of service
+
+
+def test_a_job_tells_its_units_as_runs_from_its_ids_or_from_what_was_folded() -> None:
+    job = Job(id=1, submit=0, width=5, estimate=10, runtime=10)
+    job.units = [9, 2, 3, 4, 7]
+    assert job.unit_runs() == (2, 3, 7, 1, 9, 1)
+    job.units, job.result.ran_on = [], (2, 3, 7, 1, 9, 1)
+    assert job.unit_runs() == (2, 3, 7, 1, 9, 1)
+    assert Job(id=2, submit=0, width=1, estimate=1, runtime=1).unit_runs() == ()
