@@ -394,6 +394,8 @@ def runs_intervals(runs: Sequence[int]) -> str:
 
 def node_intervals(nodes: Sequence[int]) -> str:
     """Node ids as Batsim/evalys intervals: [0, 1, 2, 3, 8] -> "0-3 8"."""
+    # One walk of the ids, not runs_intervals(node_runs(...)): jobs.csv writes a row
+    # per job, mostly a few ids each, where that costs twice as much (0.6 -> 1.3 us).
     if not nodes:
         return ""
     ids = sorted(nodes)

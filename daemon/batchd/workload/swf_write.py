@@ -161,7 +161,7 @@ def write_jobs_csv(
     with open(path, "w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(CSV_COLUMNS if machines is None else (*CSV_COLUMNS, "machine"))
-        for job in sorted(jobs, key=lambda j: j.id):
+        for job in sorted(jobs, key=_BY_ID):
             execution = job.end - job.start
             turnaround = job.end - job.submit
             stretch = turnaround / max(execution, 1)
