@@ -10,7 +10,8 @@ depth D, in ascending order on the same daemon:
 2. Measured: ``--measured`` more submissions (``POST /jobs``) from ``--clients``
    clients, each timed: jobs per second, p50 and p99 latency. Every answer must be a
    201 whose ``estimated_start`` is set (the job's planned start).
-3. ``GET /jobs`` (the whole list), ``GET /plan`` (the whole plan) and ``GET /plan``
+3. ``GET /jobs`` (the whole list), ``GET /jobs?brief=true`` (the whole list as ``qstat``
+   asks for it), ``GET /plan`` (the whole plan) and ``GET /plan``
    with ``If-None-Match`` of the version just answered (a 304 poll), each timed
    ``--reads`` / ``--polls`` times on one connection: p50 and p99.
 4. RSS from ``/proc/PID/status``; per queued job: (RSS - RSS before the first job)
@@ -70,6 +71,8 @@ class DepthResult:
     jobs_p50_ms: float = 0.0
     jobs_p99_ms: float = 0.0
     jobs_mb: float = 0.0
+    brief_p50_ms: float = 0.0  # GET /jobs?brief=true: what qstat asks for
+    brief_p99_ms: float = 0.0
     plan_p50_ms: float = 0.0
     plan_p99_ms: float = 0.0
     poll304_p50_ms: float = 0.0
@@ -188,6 +191,8 @@ def run_policy(args: argparse.Namespace, policy: str, workdir: Path) -> list[Dep
             runs, size = timed_gets(daemon.sock, "/jobs", args.reads)
             res.jobs_p50_ms, res.jobs_p99_ms = quantiles(runs)
             res.jobs_mb = size / 1e6
+            runs, _ = timed_gets(daemon.sock, "/jobs?brief=true", args.reads)
+            res.brief_p50_ms, res.brief_p99_ms = quantiles(runs)
             runs, _ = timed_gets(daemon.sock, "/plan", args.reads)
             res.plan_p50_ms, res.plan_p99_ms = quantiles(runs)
             runs, _ = timed_gets(daemon.sock, "/plan", args.polls, plan_etag(daemon.sock))
@@ -197,7 +202,8 @@ def run_policy(args: argparse.Namespace, policy: str, workdir: Path) -> list[Dep
             res.reached = True
             log(
                 f"{tag} at {depth}: {res.subs_per_s:.0f} subs/s, POST p50 {res.post_p50_ms:.1f}"
-                f" p99 {res.post_p99_ms:.1f} ms; GET /jobs p50 {res.jobs_p50_ms:.0f} ms; "
+                f" p99 {res.post_p99_ms:.1f} ms; GET /jobs p50 {res.jobs_p50_ms:.0f} ms, "
+                f"brief {res.brief_p50_ms:.0f} ms; "
                 f"GET /plan p50 {res.plan_p50_ms:.0f} ms, 304 p50 {res.poll304_p50_ms:.2f} ms; "
                 f"RSS {res.rss_mb:.0f} MB"
             )
@@ -216,7 +222,7 @@ def report(results: dict[str, list[DepthResult]], args: argparse.Namespace) -> s
         for r in depths:
             if not r.reached:
                 rows.append([policy, f"{r.depth}", "not reached: " + "; ".join(r.problems)])
-                rows[-1] += [""] * 11
+                rows[-1] += [""] * 12
                 continue
             rows.append(
                 [
@@ -228,6 +234,7 @@ def report(results: dict[str, list[DepthResult]], args: argparse.Namespace) -> s
                     f"{r.daemon_cpu_ms:.2f}",
                     f"{r.jobs_p50_ms:.0f} / {r.jobs_p99_ms:.0f}",
                     f"{r.jobs_mb:.1f}",
+                    f"{r.brief_p50_ms:.0f} / {r.brief_p99_ms:.0f}",
                     f"{r.plan_p50_ms:.0f} / {r.plan_p99_ms:.0f}",
                     f"{r.poll304_p50_ms:.2f} / {r.poll304_p99_ms:.2f}",
                     f"{r.rss_mb:.0f}",
@@ -236,7 +243,8 @@ def report(results: dict[str, list[DepthResult]], args: argparse.Namespace) -> s
                 ]
             )
     head = ["policy", "queued", "subs/s", "fill/s", "POST /jobs p50/p99 ms"]
-    head += ["daemon CPU ms/sub", "GET /jobs p50/p99 ms", "MB", "GET /plan p50/p99 ms"]
+    head += ["daemon CPU ms/sub", "GET /jobs p50/p99 ms", "MB", "brief p50/p99 ms"]
+    head += ["GET /plan p50/p99 ms"]
     head += ["304 p50/p99 ms", "RSS MB", "KB/job", "problems"]
     return "\n".join(
         [

@@ -11,6 +11,9 @@ from batchd.model.chunks import Chunk, Place, Value, show_value
 from batchd.model.job import Job
 from batchd.model.sizes import format_size
 
+# qstat -a's NDS, TSK and Req'd Memory: what the job tables show of the resource list.
+TABLE_RESOURCES = frozenset(("mem", "ncpus", "nodect"))
+
 
 @dataclass(frozen=True, slots=True)
 class JobResources:
@@ -46,13 +49,13 @@ class JobResources:
         """``Resource_List.*`` but walltime: select, place, nodect and the sums of ncpus,
         mem and mpiprocs over the chunks (as PBS sets them), per-job resources, nodes."""
         out = {
-            "ncpus": str(sum(c.count * c.ncpus for c in self.chunks)),
+            "ncpus": self._ncpus(),
             "nodect": str(self.nodect),
             "place": self.place.text(self.arrangement),
             "select": self.select_text(),
         }
-        if any(c.mem is not None for c in self.chunks):
-            out["mem"] = format_size(sum(c.count * (c.mem or 0) for c in self.chunks))
+        if (mem := self._mem()) is not None:
+            out["mem"] = mem
         if any(c.mpiprocs is not None for c in self.chunks):
             out["mpiprocs"] = str(sum(c.count * (c.mpiprocs or 0) for c in self.chunks))
         for name, value in self.job:
@@ -60,6 +63,23 @@ class JobResources:
         if self.nodes_spec is not None:
             out["nodes"] = self.nodes_spec
         return out
+
+    def table_resources(self) -> dict[str, str]:
+        """Of ``resource_list``, what the job tables show (``TABLE_RESOURCES``), in its
+        order, without making the rest (no per-job resource has those names: PBS keeps
+        them, and the site may define none of them)."""
+        out = {"ncpus": self._ncpus(), "nodect": str(self.nodect)}
+        if (mem := self._mem()) is not None:
+            out["mem"] = mem
+        return out
+
+    def _ncpus(self) -> str:
+        return str(sum(c.count * c.ncpus for c in self.chunks))
+
+    def _mem(self) -> str | None:
+        if all(c.mem is None for c in self.chunks):
+            return None
+        return format_size(sum(c.count * (c.mem or 0) for c in self.chunks))
 
     def on_node(self, position: int) -> dict[str, int]:
         """The consumable amounts the job's chunks take on its ``position``-th node."""

@@ -13,20 +13,16 @@ from typing import Any
 from batchd.model.cores import piece_starts
 from batchd.model.states import JobState
 from batchd.server.arrays import label
-from batchd.server.jobresources import JobResources, whole_nodes
+from batchd.server.jobresources import TABLE_RESOURCES, JobResources, whole_nodes
 from batchd.server.records import JobRecord
 
 # The fields of JobBrief: what qstat's tables show (the array flag qstat -t follows), without
-# hosts, comments or variables; of the resource list what qstat -a shows (BRIEF_RESOURCES).
+# hosts, comments or variables; of the resource list what qstat -a shows (TABLE_RESOURCES).
 BRIEF = (
     "id", "seq", "name", "owner", "queue", "state", "nodes", "walltime",
     "stime", "est_start", "elapsed", "front_end", "workdir", "account", "slurm",
     "pending_reason", "term_signal", "resource_list", "array",
 )  # fmt: skip
-
-
-# qstat -a's NDS, TSK and Req'd Memory.
-BRIEF_RESOURCES = ("mem", "ncpus", "nodect")
 
 
 def shown_state(rec: JobRecord, now: int) -> str:
@@ -66,27 +62,11 @@ def job_view(
     ``exec_host`` given: the hosts as they are (a multi-site job's, every part's);
     ``planned`` the width a waiting moldable job is planned with."""
     job = rec.job
-    started = job.start >= 0
-    if job.state is JobState.RUNNING:
-        elapsed: int | None = now - job.start
-        end = None
-    elif job.state is JobState.FINISHED:
-        elapsed = job.end - job.start if started else None
-        end = job.end
-    else:
-        elapsed = end = None
     res = rec.resources or whole_nodes(job.width)
     if exec_host is None:
         exec_host = exec_hosts(rec, hosts, prefix)
     return {
-        "id": f"{rec.label()}.{server}",
-        "seq": rec.pbs_seq,
-        "name": job.name,
-        "owner": rec.owner,
-        "queue": job.queue,
-        "state": shown_state(rec, now),
-        "nodes": _node_count(job.width, res, exec_host),
-        "walltime": job.estimate,
+        **_table_fields(rec, server, now, est, res, exec_host),
         "runtime": rec.runtime_given,
         "priority": job.priority,
         "hold_types": rec.hold_types,
@@ -95,10 +75,7 @@ def job_view(
         "qtime": rec.qtime,
         "etime": rec.etime,
         "exec_time": rec.exec_time,
-        "stime": job.start if started else None,
-        "end_time": end,
-        "est_start": est,
-        "elapsed": elapsed,
+        "end_time": job.end if job.state is JobState.FINISHED else None,
         "machine": machine,
         "exec_host": exec_host,
         "exec_vnode": res.exec_vnode(exec_host) if exec_host else None,
@@ -112,14 +89,66 @@ def job_view(
         **_mold_view(rec, planned),
         **_array_view(rec, server),
         **_run_view(rec),
+        "mail_points": rec.mail_points,
+        "mail_users": rec.mail_users,
+    }
+
+
+def brief_view(
+    rec: JobRecord,
+    server: str,
+    hosts: list[str],
+    *,
+    now: int,
+    est: int | None,
+    prefix: str = "",
+    exec_host: list[str] | None = None,
+) -> dict[str, Any]:
+    """``JobBrief``, made without the rest of ``job_view`` (``brief_of`` it)."""
+    res = rec.resources or whole_nodes(rec.job.width)
+    if exec_host is None and res.cores:  # the node count of a job on shared nodes
+        exec_host = exec_hosts(rec, hosts, prefix)
+    view = _table_fields(rec, server, now, est, res, exec_host or [])
+    view["resource_list"] = res.table_resources()
+    return view
+
+
+def _table_fields(
+    rec: JobRecord,
+    server: str,
+    now: int,
+    est: int | None,
+    res: JobResources,
+    exec_host: list[str],
+) -> dict[str, Any]:
+    """The fields of ``JobBrief`` but the resource list: what the job tables show."""
+    job = rec.job
+    started = job.start >= 0
+    if job.state is JobState.RUNNING:
+        elapsed: int | None = now - job.start
+    elif job.state is JobState.FINISHED:
+        elapsed = job.end - job.start if started else None
+    else:
+        elapsed = None
+    return {
+        "id": f"{rec.label()}.{server}",
+        "seq": rec.pbs_seq,
+        "name": job.name,
+        "owner": rec.owner,
+        "queue": job.queue,
+        "state": shown_state(rec, now),
+        "nodes": _node_count(job.width, res, exec_host),
+        "walltime": job.estimate,
+        "stime": job.start if started else None,
+        "est_start": est,
+        "elapsed": elapsed,
         "front_end": rec.front_end,
         "workdir": rec.workdir,
         "account": rec.account,
-        "mail_points": rec.mail_points,
-        "mail_users": rec.mail_users,
         "slurm": rec.slurm,
         "pending_reason": None,  # the service's to say (views.pending_reason)
         "term_signal": rec.term_signal,
+        "array": rec.array is not None,
     }
 
 
@@ -158,11 +187,11 @@ def _node_count(width: int, res: JobResources, exec_host: list[str]) -> int:
 
 
 def _array_view(rec: JobRecord, server: str) -> dict[str, Any]:
-    """An array's range and its subjobs' states; a subjob's array and index."""
+    """An array's range and its subjobs' states; a subjob's array and index (whether it
+    is an array: ``_table_fields``)."""
     spec = rec.array
     index = rec.subjob_index
     return {
-        "array": spec is not None,
         "array_indices_submitted": spec.submitted() if spec is not None else None,
         "array_indices_remaining": spec.remaining() if spec is not None else None,
         "array_state_count": spec.state_count() if spec is not None else None,
@@ -201,7 +230,7 @@ def _utility_view(rec: JobRecord, now: int) -> dict[str, Any]:
 def brief_of(view: dict[str, Any]) -> dict[str, Any]:
     """``JobBrief``: the fields of a view that the job tables show."""
     out = {k: view[k] for k in BRIEF}
-    out["resource_list"] = {k: v for k, v in view["resource_list"].items() if k in BRIEF_RESOURCES}
+    out["resource_list"] = {k: v for k, v in view["resource_list"].items() if k in TABLE_RESOURCES}
     return out
 
 

@@ -15,8 +15,12 @@ from __future__ import annotations
 import heapq
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from bisect import bisect_right
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from itertools import islice
+from operator import attrgetter
+from typing import Any
 
 from batchd.model.states import JobState
 from batchd.server.arrays import subjob_key
@@ -26,12 +30,14 @@ from batchd.server.records import JobRecord
 from batchd.server.service import BatchService, Caller
 from batchd.server.subjobs import shown_subjob
 from batchd.server.views import job_out
-from batchd.server.visibility import shown_text
+from batchd.server.visibility import shown, shown_text
 
 MAX_LIMIT = 10_000
 CHUNK = 1_000  # jobs per chunk of a listing sent whole
 PARAMS = ("user", "state", "queue", "history", "brief", "limit", "after", "subjobs")
 STATES = "QHWREFBX"
+
+_seq = attrgetter("seq")
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +146,8 @@ class Pages:
         self.query = query
         self.caller = caller
         self._plan: dict[int, int] | None = None
+        self._kept: list[JobRecord] = []  # the jobs in memory looked up for the pages
+        self._seqs: list[int] = []  # their seqs
 
     def page(self, after: int, limit: int) -> tuple[list[str], int | None]:
         """The views (JSON) of up to ``limit`` jobs with seq > ``after``, and the cursor of
@@ -163,28 +171,53 @@ class Pages:
         texts: list[str] = []
         for _, item in items:
             if isinstance(item, str):
-                texts.append(item)
+                texts.append(self._shown_text(item))
             elif query.matches(item, now):
                 texts.append(self._render(item))
             if query.subjobs:
                 texts += self._subjobs(item)
-        if not query.brief:  # the brief view has no variables
-            texts = [shown_text(self.caller, text) for text in texts]
         return texts, items[-1][0] if more else None
 
-    def _in_memory(self, after: int) -> Iterable[JobRecord]:
+    def _in_memory(self, after: int) -> Iterator[JobRecord]:
         """Unfinished jobs and arrays with seq > ``after``, in seq order (each dict holds them
-        by increasing seq; subjobs are listed with their arrays)."""
+        by increasing seq; subjobs are listed with their arrays), as they are now.
+
+        The jobs in memory are looked up once and kept for the pages after (a listing of
+        the whole queue took a walk of it for every page); a job that left memory since
+        is passed over, and jobs that came since are looked up when the kept ones run out.
+        """
+        i = bisect_right(self._seqs, after)
+        while True:
+            kept = self._kept
+            for rec in islice(kept, i, None):
+                current = (self.svc.records if rec.array is None else self.svc.arrays).get(rec.seq)
+                if current is not None:
+                    yield current
+            newer = self._look_up(max(after, self._seqs[-1] if self._seqs else 0))
+            if not newer:
+                return
+            self._kept, self._seqs, i = newer, [rec.seq for rec in newer], 0
+
+    def _look_up(self, after: int) -> list[JobRecord]:
+        """The jobs and arrays in memory with seq > ``after``, in seq order."""
         svc = self.svc
         jobs = (r for r in svc.records.values() if r.subjob_index is None and r.seq > after)
         arrays = (r for r in svc.arrays.values() if r.seq > after)
-        return heapq.merge(jobs, arrays, key=lambda r: r.seq)
+        return list(heapq.merge(jobs, arrays, key=_seq))
 
     def _render(self, rec: JobRecord) -> str:
         plan = self._plan
         if plan is None and rec.state is JobState.QUEUED:
             plan = self._plan = self.svc.planned_starts()
-        return dumps(job_out(self.svc, rec, plan or {}, brief=self.query.brief))
+        return dumps(self._shown(job_out(self.svc, rec, plan or {}, brief=self.query.brief)))
+
+    def _shown(self, view: dict[str, Any]) -> dict[str, Any]:
+        """A view as the caller may see it (the brief view has no variables)."""
+        return view if self.query.brief else shown(self.caller, view)
+
+    def _shown_text(self, text: str) -> str:
+        """A saved view as the caller may see it."""
+        return text if self.query.brief else shown_text(self.caller, text)
 
     def _subjobs(self, item: JobRecord | str) -> list[str]:
         """The subjobs of an array (nothing for another job), in index order: those in
@@ -219,7 +252,7 @@ class Pages:
             if finished and view["state"] == "X":
                 view["state"] = "F"
             if self.query.shows_subjob(view["state"]):
-                out.append(dumps(view))
+                out.append(dumps(self._shown(view)))
         return out
 
     def chunks(self, after: int) -> Iterator[list[str]]:

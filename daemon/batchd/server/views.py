@@ -16,7 +16,7 @@ from batchd.model.reservation import Reservation
 from batchd.model.sizes import format_size
 from batchd.model.states import JobState
 from batchd.server.errors import ApiError
-from batchd.server.jobview import brief_of, job_view
+from batchd.server.jobview import brief_view, job_view
 from batchd.server.pending import pending_reason
 from batchd.server.records import JobRecord
 from batchd.server.service import BatchService
@@ -36,29 +36,34 @@ def job_out(
         est = job.start
     else:
         est = None
-    comment = None if brief else comment_of(svc, rec, est)
-    planned = None
-    if job.mold is not None and job.state is JobState.QUEUED and not brief and rec.array is None:
-        planned = svc.engine.machines[job.machine].policy.planned_width(job)
     hosts = svc.nodes.unit_names[job.machine]
     machine, prefix = svc.job_machine(rec)
-    view = job_view(
-        rec,
-        svc.server,
-        hosts,
-        now=svc.now,
-        est=est,
-        comment=comment,
-        machine=machine,
-        prefix=prefix,
-        exec_host=svc.part_hosts(rec),
-        planned=planned,
-    )
+    if brief:
+        view = brief_view(
+            rec, svc.server, hosts, now=svc.now, est=est, prefix=prefix,
+            exec_host=svc.part_hosts(rec),
+        )  # fmt: skip
+    else:
+        planned = None
+        if job.mold is not None and job.state is JobState.QUEUED and rec.array is None:
+            planned = svc.engine.machines[job.machine].policy.planned_width(job)
+        view = job_view(
+            rec,
+            svc.server,
+            hosts,
+            now=svc.now,
+            est=est,
+            comment=comment_of(svc, rec, est),
+            machine=machine,
+            prefix=prefix,
+            exec_host=svc.part_hosts(rec),
+            planned=planned,
+        )
     parent = svc.arrays.get(rec.pbs_seq) if view["state"] == "X" else None
     if view["state"] == "X" and (parent is None or parent.state is JobState.FINISHED):
         view["state"] = "F"  # its array has finished: so have its subjobs, as PBS shows them
     view["pending_reason"] = pending_reason(svc, rec, view["state"], est)
-    return brief_of(view) if brief else view
+    return view
 
 
 def comment_of(svc: BatchService, rec: JobRecord, est: int | None) -> str | None:

@@ -1,0 +1,122 @@
+"""``GET /jobs`` as the job tables read it (``brief``) and as a listing sent in pages.
+
+The brief view is made without the full one: every field it has must be the full
+view's, for every kind of job a table shows. A listing of the whole queue looks the
+jobs in memory up once, not once per page, and still lists each job once, as it is
+when its page is made.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from api_helpers import T0, jid, serve, site_config
+from batchd.server import listing
+from batchd.server.jobresources import TABLE_RESOURCES
+from batchd.server.jobview import BRIEF
+from batchd.server.schemas import JobBriefList
+from batchd.server.service.access import Caller
+from batchd.site.config import SiteConfig
+
+
+def resources_site(shared: bool) -> SiteConfig:
+    return SiteConfig.model_validate(
+        {
+            "machine": [
+                {
+                    "name": "mini",
+                    "nodes": 8,
+                    "cores_per_node": 4,
+                    "mem_per_node": "8gb",
+                    "shared": shared,
+                    "resources": {"ngpus": 2},
+                }
+            ],
+            "server": {"policy": "fcfs-easy", "query_other_jobs": True},
+            "queue": [{"name": "workq", "default_walltime": 3600}],
+            "resource": [
+                {"name": "ngpus", "type": "long", "consumable": True},
+                {"name": "scratch", "type": "size", "per": "job"},
+            ],
+        }
+    )
+
+
+# Jobs of every shape a table shows: chunks with memory, the old syntax, a job-wide
+# ncpus and mem, per-job resources, a plain width, chunks packed on a node (on shared
+# nodes its node count is not its chunks'); they run, wait, are held or wait for their
+# execution time, and an array has subjobs.
+SHAPES: list[dict[str, Any]] = [
+    {"select": [{"count": 2, "ncpus": 2, "mem": "1gb"}], "place": "free"},
+    {"nodes_spec": "2:ppn=2", "resources": {"mem": "4gb"}},
+    {"resources": {"ncpus": "3", "mem": "2gb"}},
+    {"select": [{"count": 1, "ncpus": 1, "custom": {"ngpus": 1}}], "resources": {"scratch": "1tb"}},
+    {"nodes": 3},
+    {"select": [{"count": 2, "ncpus": 1}], "place": "pack"},  # two chunks, one node
+]
+
+
+def cut(view: dict[str, Any]) -> dict[str, Any]:
+    """A full view cut to the brief one's fields."""
+    out = {k: view[k] for k in BRIEF}
+    out["resource_list"] = {k: v for k, v in view["resource_list"].items() if k in TABLE_RESOURCES}
+    return out
+
+
+@pytest.mark.parametrize("shared", [False, True])
+async def test_the_brief_view_is_the_full_one_cut_to_the_tables(
+    tmp_path: Path, shared: bool
+) -> None:
+    async with serve(tmp_path, resources_site(shared)) as api:
+        await api.submit(nodes=1, walltime=600, runtime=500, array_indices="1-3")
+        for fields in SHAPES * 6:  # the machine fills: the later ones wait
+            await api.submit(walltime=600, runtime=300, **fields)
+        await api.submit(walltime=600, hold=True, **SHAPES[0])
+        await api.submit(walltime=600, exec_time=T0 + 5000, **SHAPES[2])
+        api.at(300)  # the first ones end, the array runs on
+        full = await api.jobs("history=true&subjobs=true")
+        body = await api.call("alice", "GET", "/jobs?history=true&subjobs=true&brief=true")
+        JobBriefList.model_validate(body)
+        brief = body["jobs"]
+        assert [j["id"] for j in brief] == [j["id"] for j in full]
+        assert brief == [cut(j) for j in full]
+        shown = {j["state"] for j in full}
+        assert {"R", "Q", "H", "W", "B", "F"} <= shown, shown
+        assert any("mem" in j["resource_list"] for j in brief)
+
+
+async def test_a_listing_in_pages_looks_the_jobs_up_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with serve(tmp_path, site_config()) as api:
+        for _ in range(9):
+            await api.submit(nodes=2, walltime=600)
+        svc = api.svc
+        looks = 0
+        look_up = listing.Pages._look_up
+
+        def counted(pages: listing.Pages, after: int) -> list[Any]:
+            nonlocal looks
+            looks += 1
+            return look_up(pages, after)
+
+        monkeypatch.setattr(listing.Pages, "_look_up", counted)
+        alice = Caller("alice", "user", True)
+        query, after, _ = listing.parse(svc, {}, alice)
+        pages = listing.Pages(svc, query, alice)
+        texts, cursor = pages.page(after, 2)
+        assert len(texts) == 2 and cursor == 2
+        # Between two pages a job further on leaves the queue and a new one comes.
+        await api.call("alice", "DELETE", f"/jobs/{jid(7)}")
+        await api.submit(nodes=1, walltime=60)
+        seqs: list[int] = []
+        while cursor is not None:
+            texts, cursor = pages.page(cursor, 2)
+            seqs += [json.loads(text)["seq"] for text in texts]
+        assert seqs == [3, 4, 5, 6, 8, 9, 10]
+        # Once for the jobs there, once more for the one that came; not once a page.
+        assert looks == 3
