@@ -234,8 +234,13 @@ def brief_of(view: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# json.dumps with separators makes an encoder at every call: a microsecond of each
+# job's view in a listing.
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
 def dumps(data: Any) -> str:
-    return json.dumps(data, separators=(",", ":"))
+    return _ENCODER.encode(data)
 
 
 def finished_views(
