@@ -9,6 +9,7 @@ when its page is made.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from api_helpers import T0, jid, serve, site_config
 from batchd.server import listing
 from batchd.server.jobresources import TABLE_RESOURCES
 from batchd.server.jobview import BRIEF
+from batchd.server.records import JobRecord
 from batchd.server.schemas import JobBriefList
 from batchd.server.service.access import Caller
 from batchd.site.config import SiteConfig
@@ -89,34 +91,33 @@ async def test_the_brief_view_is_the_full_one_cut_to_the_tables(
         assert any("mem" in j["resource_list"] for j in brief)
 
 
-async def test_a_listing_in_pages_looks_the_jobs_up_once(
+async def test_a_listing_sent_whole_looks_the_jobs_up_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with serve(tmp_path, site_config()) as api:
         for _ in range(9):
             await api.submit(nodes=2, walltime=600)
         svc = api.svc
-        looks = 0
-        look_up = listing.Pages._look_up
+        walks = 0
+        walk = listing.Pages._walk
 
-        def counted(pages: listing.Pages, after: int) -> list[Any]:
-            nonlocal looks
-            looks += 1
-            return look_up(pages, after)
+        def counted(pages: listing.Pages, after: int) -> Iterator[JobRecord]:
+            nonlocal walks
+            walks += 1
+            return walk(pages, after)
 
-        monkeypatch.setattr(listing.Pages, "_look_up", counted)
+        monkeypatch.setattr(listing.Pages, "_walk", counted)
+        monkeypatch.setattr(listing, "CHUNK", 2)
         alice = Caller("alice", "user", True)
         query, after, _ = listing.parse(svc, {}, alice)
-        pages = listing.Pages(svc, query, alice)
-        texts, cursor = pages.page(after, 2)
-        assert len(texts) == 2 and cursor == 2
+        chunks = listing.Pages(svc, query, alice).chunks(after)
+        seqs = [json.loads(text)["seq"] for text in next(chunks)]
         # Between two pages a job further on leaves the queue and a new one comes.
         await api.call("alice", "DELETE", f"/jobs/{jid(7)}")
         await api.submit(nodes=1, walltime=60)
-        seqs: list[int] = []
-        while cursor is not None:
-            texts, cursor = pages.page(cursor, 2)
+        for texts in chunks:
             seqs += [json.loads(text)["seq"] for text in texts]
-        assert seqs == [3, 4, 5, 6, 8, 9, 10]
-        # Once for the jobs there, once more for the one that came; not once a page.
-        assert looks == 3
+        assert seqs == [1, 2, 3, 4, 5, 6, 8, 9, 10]
+        # Once for the jobs there, once for the one that came, once to find none more;
+        # not once a page.
+        assert walks == 3

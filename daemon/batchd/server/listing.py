@@ -146,8 +146,9 @@ class Pages:
         self.query = query
         self.caller = caller
         self._plan: dict[int, int] | None = None
-        self._kept: list[JobRecord] = []  # the jobs in memory looked up for the pages
-        self._seqs: list[int] = []  # their seqs
+        # A listing sent whole: the jobs in memory looked up for its pages, and their seqs.
+        self._kept: list[JobRecord] | None = None
+        self._seqs: list[int] = []
 
     def page(self, after: int, limit: int) -> tuple[list[str], int | None]:
         """The views (JSON) of up to ``limit`` jobs with seq > ``after``, and the cursor of
@@ -179,31 +180,37 @@ class Pages:
         return texts, items[-1][0] if more else None
 
     def _in_memory(self, after: int) -> Iterator[JobRecord]:
-        """Unfinished jobs and arrays with seq > ``after``, in seq order (each dict holds them
-        by increasing seq; subjobs are listed with their arrays), as they are now.
+        """Unfinished jobs and arrays with seq > ``after``, in seq order, as they are now:
+        walked as far as the page goes, or, in a listing sent whole, from the ones kept."""
+        if self._kept is None:
+            return self._walk(after)
+        return self._from_kept(after)
 
-        The jobs in memory are looked up once and kept for the pages after (a listing of
-        the whole queue took a walk of it for every page); a job that left memory since
-        is passed over, and jobs that came since are looked up when the kept ones run out.
-        """
+    def _walk(self, after: int) -> Iterator[JobRecord]:
+        """The jobs and arrays in memory with seq > ``after``, in seq order (each dict
+        holds them by increasing seq; subjobs are listed with their arrays)."""
+        svc = self.svc
+        jobs = (r for r in svc.records.values() if r.subjob_index is None and r.seq > after)
+        arrays = (r for r in svc.arrays.values() if r.seq > after)
+        return heapq.merge(jobs, arrays, key=_seq)
+
+    def _from_kept(self, after: int) -> Iterator[JobRecord]:
+        """``_walk`` from the jobs looked up for an earlier page of the listing: one that
+        left memory since is passed over, and the jobs that came since are looked up
+        when the kept ones run out (a walk for every page was a walk of the whole queue
+        every 1,000 jobs)."""
+        kept = self._kept
+        assert kept is not None
         i = bisect_right(self._seqs, after)
         while True:
-            kept = self._kept
             for rec in islice(kept, i, None):
                 current = (self.svc.records if rec.array is None else self.svc.arrays).get(rec.seq)
                 if current is not None:
                     yield current
-            newer = self._look_up(max(after, self._seqs[-1] if self._seqs else 0))
-            if not newer:
+            kept = list(self._walk(max(after, self._seqs[-1] if self._seqs else 0)))
+            if not kept:
                 return
-            self._kept, self._seqs, i = newer, [rec.seq for rec in newer], 0
-
-    def _look_up(self, after: int) -> list[JobRecord]:
-        """The jobs and arrays in memory with seq > ``after``, in seq order."""
-        svc = self.svc
-        jobs = (r for r in svc.records.values() if r.subjob_index is None and r.seq > after)
-        arrays = (r for r in svc.arrays.values() if r.seq > after)
-        return list(heapq.merge(jobs, arrays, key=_seq))
+            self._kept, self._seqs, i = kept, [rec.seq for rec in kept], 0
 
     def _render(self, rec: JobRecord) -> str:
         plan = self._plan
@@ -257,6 +264,7 @@ class Pages:
 
     def chunks(self, after: int) -> Iterator[list[str]]:
         """Every job after ``after``, ``CHUNK`` at a time."""
+        self._kept, self._seqs = [], []
         cursor: int | None = after
         while cursor is not None:
             texts, cursor = self.page(cursor, CHUNK)
