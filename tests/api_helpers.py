@@ -50,6 +50,35 @@ def site_config(**server: Any) -> SiteConfig:
     )
 
 
+def resources_site(shared: bool = False) -> SiteConfig:
+    """An 8-node site of 4 cores and 8 GB per node, whole or ``shared``, with resources of
+    the site's own: per node (ngpus, cpu_type) and per job (licenses, scratch)."""
+    return SiteConfig.model_validate(
+        {
+            "machine": [
+                {
+                    "name": "mini",
+                    "nodes": 8,
+                    "cores_per_node": 4,
+                    "mem_per_node": "8gb",
+                    "shared": shared,
+                    "resources": {"ngpus": 2, "cpu_type": "x86"},
+                }
+            ],
+            "server": {"policy": "fcfs-easy"},
+            "auth": {"managers": ["boss"]},
+            "queue": [{"name": "workq", "default_walltime": 3600}],
+            "resource": [
+                {"name": "ngpus", "type": "long", "consumable": True},
+                {"name": "cpu_type", "type": "string"},
+                {"name": "licenses", "type": "long", "consumable": True, "per": "job",
+                 "available": 10},
+                {"name": "scratch", "type": "size", "per": "job"},
+            ],
+        }
+    )  # fmt: skip
+
+
 def new_service(path: Path, site: SiteConfig | None = None, start: int = T0) -> BatchService:
     """A first start on an empty store, as ``batchd serve`` does it."""
     clock = VirtualClock(start)

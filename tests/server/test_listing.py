@@ -15,38 +15,13 @@ from typing import Any
 
 import pytest
 
-from api_helpers import T0, jid, serve, site_config
+from api_helpers import T0, jid, resources_site, serve, site_config
 from batchd.server import listing
 from batchd.server.jobresources import TABLE_RESOURCES
 from batchd.server.jobview import BRIEF
 from batchd.server.records import JobRecord
 from batchd.server.schemas import JobBriefList
 from batchd.server.service.access import Caller
-from batchd.site.config import SiteConfig
-
-
-def resources_site(shared: bool) -> SiteConfig:
-    return SiteConfig.model_validate(
-        {
-            "machine": [
-                {
-                    "name": "mini",
-                    "nodes": 8,
-                    "cores_per_node": 4,
-                    "mem_per_node": "8gb",
-                    "shared": shared,
-                    "resources": {"ngpus": 2},
-                }
-            ],
-            "server": {"policy": "fcfs-easy", "query_other_jobs": True},
-            "queue": [{"name": "workq", "default_walltime": 3600}],
-            "resource": [
-                {"name": "ngpus", "type": "long", "consumable": True},
-                {"name": "scratch", "type": "size", "per": "job"},
-            ],
-        }
-    )
-
 
 # Jobs of every shape a table shows: chunks with memory, the old syntax, a job-wide
 # ncpus and mem, per-job resources, a plain width, chunks packed on a node (on shared

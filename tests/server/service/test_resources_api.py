@@ -8,51 +8,23 @@ from typing import Any
 
 import pytest
 
-from api_helpers import T0, Api, new_service, serve, start_api
+from api_helpers import T0, Api, new_service, resources_site, serve, start_api
 from batchd.engine.clock import VirtualClock
 from batchd.server.service import BatchService
 from batchd.server.store import Store
-from batchd.site.config import SiteConfig
 
 GB = 1 << 30
 
 
-def site(shared: bool = False) -> SiteConfig:
-    return SiteConfig.model_validate(
-        {
-            "machine": [
-                {
-                    "name": "mini",
-                    "nodes": 8,
-                    "cores_per_node": 4,
-                    "mem_per_node": "8gb",
-                    "shared": shared,
-                    "resources": {"ngpus": 2, "cpu_type": "x86"},
-                }
-            ],
-            "server": {"policy": "fcfs-easy"},
-            "auth": {"managers": ["boss"]},
-            "queue": [{"name": "workq", "default_walltime": 3600}],
-            "resource": [
-                {"name": "ngpus", "type": "long", "consumable": True},
-                {"name": "cpu_type", "type": "string"},
-                {"name": "licenses", "type": "long", "consumable": True, "per": "job",
-                 "available": 10},
-                {"name": "scratch", "type": "size", "per": "job"},
-            ],
-        }
-    )  # fmt: skip
-
-
 @pytest.fixture
 async def excl(tmp_path: Path):  # type: ignore[no-untyped-def]
-    async with serve(tmp_path, site()) as api:
+    async with serve(tmp_path, resources_site()) as api:
         yield api
 
 
 @pytest.fixture
 async def shared(tmp_path: Path):  # type: ignore[no-untyped-def]
-    async with serve(tmp_path, site(shared=True)) as api:
+    async with serve(tmp_path, resources_site(shared=True)) as api:
         yield api
 
 
@@ -203,13 +175,13 @@ async def test_moldable_ranges_and_plain_widths_keep_working(excl: Api) -> None:
 async def test_a_restart_keeps_the_chunks_on_their_nodes(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     fields = {"select": [chunk(3, ncpus=2, mem="1gb")], "place": "free", "walltime": 900}
-    async with start_api(new_service(path, site())) as api:
+    async with start_api(new_service(path, resources_site())) as api:
         running = await api.submit(**fields)
         waiting = await api.submit(select=[chunk(8, ncpus=3)], walltime=900)
         before = {j["seq"]: j for j in await api.jobs()}
         nodes_before = await api.call("alice", "GET", "/nodes")
     assert running["state"] == "R" and waiting["state"] == "Q"
-    svc = BatchService(site(), VirtualClock(T0), Store(path), daemon_user="batchd")
+    svc = BatchService(resources_site(), VirtualClock(T0), Store(path), daemon_user="batchd")
     svc.restore(Store(path).load())
     async with start_api(svc) as api:
         assert {j["seq"]: j for j in await api.jobs()} == before
