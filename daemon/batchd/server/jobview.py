@@ -104,7 +104,7 @@ def brief_view(
     prefix: str = "",
     exec_host: list[str] | None = None,
 ) -> dict[str, Any]:
-    """``JobBrief``, made without the rest of ``job_view`` (``brief_of`` it)."""
+    """``JobBrief``: what ``brief_of`` cuts from ``job_view``, made without the rest."""
     res = rec.resources or whole_nodes(rec.job.width)
     if exec_host is None and res.cores:  # the node count of a job on shared nodes
         exec_host = exec_hosts(rec, hosts, prefix)
