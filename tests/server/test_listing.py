@@ -63,6 +63,15 @@ async def test_the_brief_view_is_the_full_one_cut_to_the_tables(
         assert brief == [cut(j) for j in full]
         shown = {j["state"] for j in full}
         assert {"R", "Q", "H", "W", "B", "F"} <= shown, shown
+        # The fields both views take from one place, as the tables read them.
+        now = body["now"]
+        for job in brief:
+            if job["state"] == "R":
+                assert job["stime"] <= now and job["elapsed"] == now - job["stime"]
+            elif job["state"] == "Q":  # planned: after the running ones
+                assert job["stime"] is None and job["est_start"] > now
+            elif job["state"] == "F":
+                assert job["elapsed"] == 300 and job["stime"] == T0
         assert any("mem" in j["resource_list"] for j in brief)
 
 
