@@ -146,9 +146,8 @@ class Pages:
         self.query = query
         self.caller = caller
         self._plan: dict[int, int] | None = None
-        # A listing sent whole: the jobs in memory looked up for its pages, and their seqs.
+        # A listing sent whole: the jobs in memory looked up for its pages (by seq).
         self._kept: list[JobRecord] | None = None
-        self._seqs: list[int] = []
 
     def page(self, after: int, limit: int) -> tuple[list[str], int | None]:
         """The views (JSON) of up to ``limit`` jobs with seq > ``after``, and the cursor of
@@ -201,16 +200,16 @@ class Pages:
         every 1,000 jobs)."""
         kept = self._kept
         assert kept is not None
-        i = bisect_right(self._seqs, after)
+        i = bisect_right(kept, after, key=_seq)
         while True:
             for rec in islice(kept, i, None):
                 current = (self.svc.records if rec.array is None else self.svc.arrays).get(rec.seq)
                 if current is not None:
                     yield current
-            kept = list(self._walk(max(after, self._seqs[-1] if self._seqs else 0)))
+            kept = list(self._walk(max(after, kept[-1].seq if kept else 0)))
             if not kept:
                 return
-            self._kept, self._seqs, i = kept, [rec.seq for rec in kept], 0
+            self._kept, i = kept, 0
 
     def _render(self, rec: JobRecord) -> str:
         plan = self._plan
@@ -264,7 +263,7 @@ class Pages:
 
     def chunks(self, after: int) -> Iterator[list[str]]:
         """Every job after ``after``, ``CHUNK`` at a time."""
-        self._kept, self._seqs = [], []
+        self._kept = []
         cursor: int | None = after
         while cursor is not None:
             texts, cursor = self.page(cursor, CHUNK)

@@ -38,11 +38,11 @@ def job_out(
         est = None
     hosts = svc.nodes.unit_names[job.machine]
     machine, prefix = svc.job_machine(rec)
+    exec_host = svc.part_hosts(rec)
     if brief:
         view = brief_view(
-            rec, svc.server, hosts, now=svc.now, est=est, prefix=prefix,
-            exec_host=svc.part_hosts(rec),
-        )  # fmt: skip
+            rec, svc.server, hosts, now=svc.now, est=est, prefix=prefix, exec_host=exec_host
+        )
     else:
         planned = None
         if job.mold is not None and job.state is JobState.QUEUED and rec.array is None:
@@ -56,7 +56,7 @@ def job_out(
             comment=comment_of(svc, rec, est),
             machine=machine,
             prefix=prefix,
-            exec_host=svc.part_hosts(rec),
+            exec_host=exec_host,
             planned=planned,
         )
     parent = svc.arrays.get(rec.pbs_seq) if view["state"] == "X" else None
