@@ -17,6 +17,12 @@ depth D, in ascending order on the same daemon:
 4. RSS from ``/proc/PID/status``; per queued job: (RSS - RSS before the first job)
    / jobs queued.
 
+``--pages K`` keeps K web pages open during the measured submissions: each has
+loaded the whole plan before they begin, then polls ``GET /plan`` once a second
+with the version it has (``If-None-Match`` and ``since``), as the page's script
+does, so the plan is made again after each change. The table then gives those
+polls' p50 and p99 beside the submissions'.
+
 A fill that falls below ``--min-rate`` jobs/s, or a depth not reached within
 ``--fill-budget`` seconds, ends the policy's run there (the table says so): with a
 plan made for every submission, filling a deep queue takes hours.
@@ -33,6 +39,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -68,6 +75,7 @@ class DepthResult:
     subs_per_s: float = 0.0
     post_p50_ms: float = 0.0
     post_p99_ms: float = 0.0
+    post_max_ms: float = 0.0
     jobs_p50_ms: float = 0.0
     jobs_p99_ms: float = 0.0
     jobs_mb: float = 0.0
@@ -77,6 +85,10 @@ class DepthResult:
     plan_p99_ms: float = 0.0
     poll304_p50_ms: float = 0.0
     poll304_p99_ms: float = 0.0
+    pages: int = 0  # web pages polling GET /plan during the measured submissions
+    page_polls: int = 0
+    page_p50_ms: float = 0.0
+    page_p99_ms: float = 0.0
     rss_mb: float = 0.0
     kb_per_job: float = 0.0
     daemon_cpu_ms: float = 0.0  # daemon CPU per measured submission
@@ -126,6 +138,41 @@ def plan_etag(sock: str) -> str:
     return etag
 
 
+class PagePoller(threading.Thread):
+    """A web page left open: ``GET /plan`` once a second with the version it has."""
+
+    def __init__(self, sock: str) -> None:
+        super().__init__(daemon=True)
+        self.sock = sock
+        self.stopping = threading.Event()
+        self.loaded = threading.Event()  # the whole plan is in (not timed)
+        self.runs: list[float] = []
+        self.error: str | None = None
+
+    def run(self) -> None:
+        conn = UnixConnection(self.sock)
+        etag: str | None = None
+        try:
+            while not self.stopping.is_set():
+                path = "/plan" if etag is None else f"/plan?since={etag.strip(chr(34))}"
+                headers = {} if etag is None else {"If-None-Match": etag}
+                began = time.perf_counter()
+                conn.request("GET", path, headers=headers)
+                response = conn.getresponse()
+                response.read()
+                if etag is not None:
+                    self.runs.append(time.perf_counter() - began)
+                if response.status not in (200, 304):
+                    self.error = f"GET {path}: {response.status}"
+                    return
+                etag = response.getheader("ETag") or etag
+                self.loaded.set()
+                self.stopping.wait(1.0)
+        finally:
+            self.loaded.set()
+            conn.close()
+
+
 def run_policy(args: argparse.Namespace, policy: str, workdir: Path) -> list[DepthResult]:
     prefix, env = list(args.daemon_prefix), None
     gc_path = workdir / "gc.json"
@@ -172,13 +219,28 @@ def run_policy(args: argparse.Namespace, policy: str, workdir: Path) -> list[Dep
                 break
             log(f"{tag} {queued} queued (last fill step {res.fill_rate:.0f} jobs/s)")
             step = bodies[used : used + args.measured]
+            pages = [PagePoller(daemon.sock) for _ in range(args.pages)]
+            for page in pages:
+                page.start()
+            for page in pages:
+                page.loaded.wait()
             window = time.time()
             sub = submit(daemon, step, args.clients)
+            for page in pages:
+                page.stopping.set()
+                page.join()
+                if page.error:
+                    res.problems.append(page.error)
             windows.append((res, (window, time.time())))
+            if pages:
+                polls = [run for page in pages for run in page.runs]
+                res.pages, res.page_polls = len(pages), len(polls)
+                res.page_p50_ms, res.page_p99_ms = quantiles(polls)
             used += len(step)
             queued += len(step)
             res.subs_per_s = len(step) / sub.wall
             res.post_p50_ms, res.post_p99_ms = quantiles([r[0] for r in sub.results])
+            res.post_max_ms = 1000 * max(r[0] for r in sub.results)
             res.daemon_cpu_ms = sub.daemon_cpu * 1000 / len(step)
             res.problems += sub.failures()[:3]
             no_estimate = sum(
@@ -202,10 +264,16 @@ def run_policy(args: argparse.Namespace, policy: str, workdir: Path) -> list[Dep
             res.reached = True
             log(
                 f"{tag} at {depth}: {res.subs_per_s:.0f} subs/s, POST p50 {res.post_p50_ms:.1f}"
-                f" p99 {res.post_p99_ms:.1f} ms; GET /jobs p50 {res.jobs_p50_ms:.0f} ms, "
+                f" p99 {res.post_p99_ms:.1f} max {res.post_max_ms:.0f} ms; GET /jobs p50 {res.jobs_p50_ms:.0f} ms, "
                 f"brief {res.brief_p50_ms:.0f} ms; "
                 f"GET /plan p50 {res.plan_p50_ms:.0f} ms, 304 p50 {res.poll304_p50_ms:.2f} ms; "
                 f"RSS {res.rss_mb:.0f} MB"
+                + (
+                    f"; {res.pages} pages, {res.page_polls} polls p50 {res.page_p50_ms:.0f}"
+                    f" p99 {res.page_p99_ms:.0f} ms"
+                    if res.pages
+                    else ""
+                )
             )
     finally:
         daemon.stop(10.0)
@@ -222,7 +290,7 @@ def report(results: dict[str, list[DepthResult]], args: argparse.Namespace) -> s
         for r in depths:
             if not r.reached:
                 rows.append([policy, f"{r.depth}", "not reached: " + "; ".join(r.problems)])
-                rows[-1] += [""] * 12
+                rows[-1] += [""] * 13
                 continue
             rows.append(
                 [
@@ -230,7 +298,7 @@ def report(results: dict[str, list[DepthResult]], args: argparse.Namespace) -> s
                     f"{r.depth}",
                     f"{r.subs_per_s:.0f}",
                     f"{r.fill_rate:.0f}",
-                    f"{r.post_p50_ms:.1f} / {r.post_p99_ms:.1f}",
+                    f"{r.post_p50_ms:.1f} / {r.post_p99_ms:.1f} / {r.post_max_ms:.0f}",
                     f"{r.daemon_cpu_ms:.2f}",
                     f"{r.jobs_p50_ms:.0f} / {r.jobs_p99_ms:.0f}",
                     f"{r.jobs_mb:.1f}",
@@ -239,17 +307,21 @@ def report(results: dict[str, list[DepthResult]], args: argparse.Namespace) -> s
                     f"{r.poll304_p50_ms:.2f} / {r.poll304_p99_ms:.2f}",
                     f"{r.rss_mb:.0f}",
                     f"{r.kb_per_job:.1f}",
+                    f"{r.page_p50_ms:.0f} / {r.page_p99_ms:.0f} ({r.page_polls})"
+                    if r.pages
+                    else "-",
                     "none" if not r.problems else "; ".join(r.problems),
                 ]
             )
-    head = ["policy", "queued", "subs/s", "fill/s", "POST /jobs p50/p99 ms"]
+    head = ["policy", "queued", "subs/s", "fill/s", "POST /jobs p50/p99/max ms"]
     head += ["daemon CPU ms/sub", "GET /jobs p50/p99 ms", "MB", "brief p50/p99 ms"]
     head += ["GET /plan p50/p99 ms"]
-    head += ["304 p50/p99 ms", "RSS MB", "KB/job", "problems"]
+    head += ["304 p50/p99 ms", "RSS MB", "KB/job", "page polls p50/p99 ms (n)", "problems"]
     return "\n".join(
         [
             f"{args.measured} submissions from {args.clients} clients at each depth; "
-            f"GET /jobs and GET /plan x{args.reads}, 304 polls x{args.polls}; sync {args.sync}",
+            f"GET /jobs and GET /plan x{args.reads}, 304 polls x{args.polls}; sync {args.sync}"
+            + (f"; {args.pages} web pages open while measured" if args.pages else ""),
             table(head, rows),
         ]
     )
@@ -273,6 +345,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--reads", type=int, default=5, help="timed GET /jobs and GET /plan")
     ap.add_argument("--polls", type=int, default=50, help="timed 304 polls of GET /plan")
+    ap.add_argument("--pages", type=int, default=0, help="web pages polling GET /plan")
     ap.add_argument("--sync", choices=("full", "normal"), default="normal")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--min-rate", type=float, default=20.0, help="jobs/s below which to stop")
