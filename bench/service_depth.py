@@ -9,26 +9,38 @@ from 60 s to 5,060 s). Then, without HTTP around it:
   also makes the plan of the queue.
 - ``--submissions M``: M more submissions, each answered with its view as
   ``POST /jobs`` answers it, and committed.
+- ``--plans P``: P times, a submission and then ``GET /plan`` as a page polling it
+  asks for it (the state made again and the delta since the version before), made
+  in steps as the daemon makes it: the whole time, and the longest step, which is the
+  longest the event loop is held. The objects held are frozen first, as the daemon
+  freezes them (``server/collector.py``).
 
     PYTHONPATH=$PWD/daemon .venv/bin/python bench/service_depth.py --queued 100000
     PYTHONPATH=$PWD/daemon .venv/bin/python bench/service_depth.py --policy dynp \\
         --queued 6000 --listings 0 --submissions 1000
+    PYTHONPATH=$PWD/daemon .venv/bin/python bench/service_depth.py --queued 100000 \\
+        --listings 0 --plans 5
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Generator
 from pathlib import Path
+from typing import TypeVar
 
 import structlog
 
 from batchd.engine.clock import VirtualClock
 from batchd.server import listing, views
+from batchd.server.planfeed import PlanFeed, Version, answer_steps
+from batchd.server.planview import PlanState, plan_state_steps
 from batchd.server.schemas import JobSubmit
 from batchd.server.service import BatchService
 from batchd.server.service.access import Caller
@@ -37,6 +49,7 @@ from batchd.server.store import Store
 from batchd.site.config import SiteConfig
 
 ALICE = Caller("alice", "user", True)
+T = TypeVar("T")
 
 
 def service(policy: str, path: Path) -> BatchService:
@@ -74,12 +87,56 @@ def listed(svc: BatchService, brief: bool) -> tuple[int, int]:
     return jobs, size
 
 
+def stepped(steps: Generator[None, None, T]) -> tuple[T, float, float]:
+    """A generator of steps run through: its value, the whole time and the longest step (ms)."""
+    began = last = time.perf_counter()
+    longest = 0.0
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            now = time.perf_counter()
+            value: T = done.value
+            return value, 1000 * (now - began), 1000 * max(longest, now - last)
+        now = time.perf_counter()
+        longest, last = max(longest, now - last), now
+
+
+def plan_polls(svc: BatchService, count: int, first: int) -> None:
+    """``count`` submissions, each followed by a page's poll of GET /plan, in steps."""
+    gc.collect()  # what the queue holds is frozen, as the daemon freezes it (server/collector.py)
+    gc.freeze()
+    feed = PlanFeed()
+    state, whole, longest = stepped(plan_state_steps(svc))
+    print(f"GET /plan first state: {whole:.0f} ms, longest step {longest:.1f} ms")
+    number = 1
+    rows = []
+    for i in range(first, first + count):
+        submit(svc, i)
+        svc.commit()
+        new: PlanState
+        new, made, made_step = stepped(plan_state_steps(svc))
+        version = Version(feed.boot, number + 1, new, state)
+        body, sent, sent_step = stepped(answer_steps(svc, version, ALICE, f"{feed.boot}-{number}"))
+        state, number = new, number + 1
+        rows.append((made, made_step, sent, sent_step, len(body)))
+    made = statistics.median(r[0] for r in rows)
+    sent = statistics.median(r[2] for r in rows)
+    size = statistics.median(r[4] for r in rows)
+    print(
+        f"GET /plan after a submission (median of {count}): state {made:.0f} ms "
+        f"(longest step {max(r[1] for r in rows):.1f} ms), delta {sent:.0f} ms "
+        f"(longest step {max(r[3] for r in rows):.1f} ms, {size:.0f} B)"
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--policy", default="fcfs-easy")
     ap.add_argument("--queued", type=int, default=20_000)
     ap.add_argument("--listings", type=int, default=3, help="whole listings of each view")
     ap.add_argument("--submissions", type=int, default=0)
+    ap.add_argument("--plans", type=int, default=0, help="GET /plan polls after a submission")
     args = ap.parse_args()
     logging.disable(logging.CRITICAL)
     structlog.configure(logger_factory=structlog.ReturnLoggerFactory())
@@ -112,6 +169,8 @@ def main() -> int:
                 svc.commit()
             spent = time.perf_counter() - began
             print(f"{1000 * spent / args.submissions:.2f} ms per submission")
+        if args.plans:
+            plan_polls(svc, args.plans, args.queued + args.submissions)
         if svc.store is not None:
             svc.store.close()
     return 0

@@ -28,6 +28,7 @@ the comparison, the answer). The figures go to docs/performance.md.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import http.client
 import json
@@ -250,8 +251,8 @@ def breakdown(policy: str, jobs: int, seed: int, workdir: Path) -> dict[str, flo
 
     from batchd.engine.clock import VirtualClock
     from batchd.model.job import Job
-    from batchd.server.planfeed import PlanFeed
-    from batchd.server.planview import plan_state
+    from batchd.server.planfeed import PlanFeed, answer_steps
+    from batchd.server.planview import plan_state, run_through
     from batchd.server.service import BatchService
     from batchd.server.store import Store
     from batchd.site.config import load_site
@@ -275,7 +276,7 @@ def breakdown(policy: str, jobs: int, seed: int, workdir: Path) -> dict[str, flo
         )
     svc.settle()
     feed = PlanFeed()
-    feed.refresh(svc)
+    asyncio.run(feed.refresh(svc))
     last = feed.last
     assert last is not None
 
@@ -286,7 +287,7 @@ def breakdown(policy: str, jobs: int, seed: int, workdir: Path) -> dict[str, flo
     return {
         "state": best(lambda: plan_state(svc)),
         "compare": best(lambda: last.same_as(fresh)),
-        "whole answer": best(lambda: feed.answer(svc, root, None)),
+        "whole answer": best(lambda: run_through(answer_steps(svc, feed.current(), root, None))),
     }
 
 

@@ -9,23 +9,38 @@ the ids that are gone, and each machine's order only where it is not the old ord
 with the gone jobs left out and the new ones at the end. Anyone else gets it all.
 Versions are ``BOOT-N``, BOOT drawn at each start of the daemon, so a version of an
 earlier run never matches.
+
+A deep queue's state and answers are made in steps (``planview.STEP_ROWS`` rows, and as
+many rows compared or encoded), with the event loop free between two: other requests
+and the scheduling loop go on while a state of 100,000 jobs is made. One state is made
+at a time; a request that comes while one is being made is answered with it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import secrets
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from batchd.server.errors import bad_request
-from batchd.server.planview import PlanState, Row, plan_stamp, plan_state
+from batchd.server.planview import (
+    STEP_ROWS,
+    PlanState,
+    Row,
+    plan_stamp,
+    plan_state_steps,
+    run_through,
+)
 from batchd.server.service import BatchService, Caller
 from batchd.ui.data import INFO_FIELDS, JOB_FIELDS, utc_offset, zone_name
 
 VERSION_PATTERN = r"^[0-9a-f]{8}-[0-9]{1,18}$"
 _VERSION = re.compile(VERSION_PATTERN)
+T = TypeVar("T")
 PARAMS = ("since",)
 
 
@@ -51,6 +66,24 @@ def etag_matches(header: str | None, etag: str) -> bool:
     return False
 
 
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One version of the plan, and the one before (the base of a delta)."""
+
+    boot: str
+    number: int
+    state: PlanState
+    prev: PlanState | None
+
+    @property
+    def name(self) -> str:
+        return f"{self.boot}-{self.number}"
+
+    @property
+    def etag(self) -> str:
+        return f'"{self.name}"'
+
+
 class PlanFeed:
     def __init__(self) -> None:
         self.boot = secrets.token_hex(4)
@@ -58,91 +91,192 @@ class PlanFeed:
         self.last: PlanState | None = None
         self.prev: PlanState | None = None
         self.stamp: tuple[object, ...] | None = None  # plan_stamp of ``last``
+        self._making: asyncio.Future[None] | None = None  # the state being made
 
-    @property
-    def version(self) -> str:
-        return f"{self.boot}-{self.number}"
+    def current(self) -> Version:
+        """The version made last (after ``refresh``)."""
+        assert self.last is not None
+        return Version(self.boot, self.number, self.last, self.prev)
 
-    @property
-    def etag(self) -> str:
-        return f'"{self.version}"'
-
-    def refresh(self, svc: BatchService) -> None:
+    async def refresh(self, svc: BatchService) -> None:
         """The plan now: a new version if anything changed since the last request. The
         state is made again only when its stamp moved (a poll of an unchanged plan costs
-        no plan), and a new version only when it differs."""
+        no plan), and a new version only when it differs. While a state is being made, a
+        request waits for it rather than making another."""
+        if self._making is not None:
+            await asyncio.shield(self._making)
+            return
         stamp = plan_stamp(svc)
         if self.last is not None and stamp == self.stamp:
             return
-        state = plan_state(svc)
-        self.stamp = stamp
-        if self.last is not None and state.same_as(self.last):
-            return
-        self.prev, self.last = self.last, state
-        self.number += 1
-
-    def answer(self, svc: BatchService, caller: Caller, since: str | None) -> bytes:
-        """The answer (JSON) for a caller that has version ``since``, after ``refresh``."""
-        state = self.last
-        assert state is not None
-        base: PlanState | None = None
-        if since == self.version:
-            base = state
-        elif since == f"{self.boot}-{self.number - 1}":
-            base = self.prev
-        if not caller.sees_all:  # other users' jobs are not shown (query_other_jobs)
-            state = state.owned_by(caller.user)
-            base = base.owned_by(caller.user) if base is not None else None
-        out: dict[str, Any] = {
-            "server": svc.server,
-            "now": svc.now,
-            "version": self.version,
-            "base": since if base is not None else None,
-            "caller": {"user": caller.user, "role": caller.role},
-            "clock": "realtime" if svc.realtime else "accelerated",
-            "speed": svc.speed,
-            "timezone": zone_name(svc.calendar.tz),
-            "utc_offset": utc_offset(svc.calendar.tz, svc.now),
-            "fields": JOB_FIELDS,
-            "info_fields": INFO_FIELDS,
-            "machines": state.machines,
-            "reservations": state.reservations,
-        }
-        if base is None:
-            out["node_names"] = svc.nodes.names
-            rows: list[Row] = list(state.rows.values())
-            info = [(seq, *i) for seq, i in state.info.items()]
-            gone: list[int] = []
-            order: list[list[int] | None] = list(state.order)
-        else:
-            rows = [r for seq, r in state.rows.items() if base.rows.get(seq) != r]
-            info = [(seq, *i) for seq, i in state.info.items() if base.info.get(seq) != i]
-            gone = [seq for seq in base.rows if seq not in state.rows]
-            order = [
-                None if new == kept_order(old, state.rows, m) else new
-                for m, (old, new) in enumerate(zip(base.order, state.order, strict=True))
-            ]
-        reasons: dict[str, int] = {}
-        out["jobs"] = [_with_reason_index(r, reasons) for r in rows]
-        out["reasons"] = list(reasons)
-        out["info"] = info
-        out["gone"] = gone
-        out["order"] = order
-        return json.dumps(out, separators=(",", ":")).encode()
+        self._making = asyncio.get_running_loop().create_future()
+        try:
+            state = await in_steps(plan_state_steps(svc))
+            self.stamp = stamp  # as it was when the state began: a change since makes it again
+            if self.last is None or not state.same_as(self.last):
+                self.prev, self.last = self.last, state
+                self.number += 1
+        finally:
+            making, self._making = self._making, None
+            making.set_result(None)
 
 
-def kept_order(old: list[int], rows: dict[int, Row], machine: int) -> list[int]:
+async def in_steps(steps: Generator[None, None, T]) -> T:
+    """Run a generator of steps to its value, letting the event loop run between two."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            value: T = done.value
+            return value
+        await asyncio.sleep(0)
+
+
+def answer_steps(
+    svc: BatchService, version: Version, caller: Caller, since: str | None
+) -> Generator[None, None, bytes]:
+    """The answer for a caller that has version ``since``, made in steps of ``STEP_ROWS``."""
+    state = version.state
+    base: PlanState | None = None
+    if since == version.name:
+        base = state
+    elif since == f"{version.boot}-{version.number - 1}":
+        base = version.prev
+    # Other users' jobs are not shown to a caller who may not see them (query_other_jobs).
+    own = None if caller.sees_all else caller.user
+    out: dict[str, Any] = {
+        "server": svc.server,
+        "now": svc.now,
+        "version": version.name,
+        "base": since if base is not None else None,
+        "caller": {"user": caller.user, "role": caller.role},
+        "clock": "realtime" if svc.realtime else "accelerated",
+        "speed": svc.speed,
+        "timezone": zone_name(svc.calendar.tz),
+        "utc_offset": utc_offset(svc.calendar.tz, svc.now),
+        "fields": JOB_FIELDS,
+        "info_fields": INFO_FIELDS,
+        "machines": state.machines,
+        "reservations": state.reservations,
+    }
+    if base is None:
+        out["node_names"] = svc.nodes.names
+    shown = yield from _shown(state, own)
+    old_shown = None if base is None else (yield from _shown(base, own))
+    rows: list[Row] = []
+    for steps, (seq, row) in enumerate(state.rows.items(), 1):
+        if not steps % STEP_ROWS:
+            yield
+        if (shown is None or seq in shown) and (base is None or base.rows.get(seq) != row):
+            rows.append(row)
+    info: list[tuple[int, str, str, str]] = []
+    for steps, (seq, i) in enumerate(state.info.items(), 1):
+        if not steps % STEP_ROWS:
+            yield
+        if (shown is None or seq in shown) and (base is None or base.info.get(seq) != i):
+            info.append((seq, *i))
+    gone: list[int] = []
+    order: list[list[int] | None] = []
+    if base is None:
+        for waiting in state.order:
+            order.append((yield from _kept(waiting, shown)))
+    else:
+        for steps, seq in enumerate(base.rows, 1):
+            if not steps % STEP_ROWS:
+                yield
+            if (old_shown is None or seq in old_shown) and not (
+                seq in state.rows and (shown is None or seq in shown)
+            ):
+                gone.append(seq)
+        for m, (old, new) in enumerate(zip(base.order, state.order, strict=True)):
+            new = yield from _kept(new, shown)
+            old = yield from _kept(old, old_shown)
+            kept = yield from kept_order_steps(old, state.rows, m, shown)
+            order.append(None if new == kept else new)
+    reasons: dict[str, int] = {}
+    jobs = [_with_reason_index(r, reasons) for r in rows]
+    out["reasons"] = list(reasons)
+    out["info"] = []  # placeholders: the long lists are encoded in steps below
+    out["jobs"] = []
+    out["gone"] = gone
+    out["order"] = order
+    head, _, tail = _ENCODER.encode(out).rpartition('"info":[],"jobs":[]')
+    parts = [head.encode()]
+    for key, items in (("info", info), ("jobs", jobs)):
+        parts.append(f'"{key}":['.encode())
+        for k in range(0, len(items), STEP_ROWS):
+            chunk = _ENCODER.encode(items[k : k + STEP_ROWS])[1:-1]
+            parts.append((chunk if not k else "," + chunk).encode())
+            yield
+        parts.append(b"]," if key == "info" else b"]")
+    parts.append(tail.encode())
+    return b"".join(parts)
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
+def _shown(state: PlanState, own: str | None) -> Generator[None, None, set[int] | None]:
+    """The seqs of ``own``'s jobs in ``state`` (None: every job is shown)."""
+    if own is None:
+        return None
+    shown: set[int] = set()
+    for steps, (seq, i) in enumerate(state.info.items(), 1):
+        if not steps % STEP_ROWS:
+            yield
+        if i[1] == own:
+            shown.add(seq)
+    return shown
+
+
+def _kept(seqs: list[int], shown: set[int] | None) -> Generator[None, None, list[int]]:
+    """``seqs`` without those not shown."""
+    if shown is None:
+        return seqs
+    out: list[int] = []
+    for k in range(0, len(seqs), STEP_ROWS):
+        out += [seq for seq in seqs[k : k + STEP_ROWS] if seq in shown]
+        yield
+    return out
+
+
+def kept_order(
+    old: list[int], rows: dict[int, Row], machine: int, shown: set[int] | None = None
+) -> list[int]:
     """The old order of a machine with the jobs no longer waiting on it left out, then
     the jobs waiting on it that it did not hold, by seq: what the page makes of a delta
-    that sends no order for the machine (store.js, keptOrder)."""
+    that sends no order for the machine (store.js, keptOrder). ``shown``: the jobs the
+    caller sees (None: all)."""
+    return run_through(kept_order_steps(old, rows, machine, shown))
+
+
+def kept_order_steps(
+    old: list[int], rows: dict[int, Row], machine: int, shown: set[int] | None
+) -> Generator[None, None, list[int]]:
+    """``kept_order`` in steps of ``STEP_ROWS``."""
 
     def waiting_on(seq: int) -> bool:
         row = rows.get(seq)
-        return row is not None and row[1] == "Q" and row[2] == machine
+        return (
+            row is not None
+            and row[1] == "Q"
+            and row[2] == machine
+            and (shown is None or seq in shown)
+        )
 
     before = set(old)
-    added = sorted(seq for seq in rows if seq not in before and waiting_on(seq))
-    return [seq for seq in old if waiting_on(seq)] + added
+    yield
+    added: list[int] = []
+    for steps, seq in enumerate(rows, 1):
+        if not steps % STEP_ROWS:
+            yield
+        if seq not in before and waiting_on(seq):
+            added.append(seq)
+    kept: list[int] = []
+    for k in range(0, len(old), STEP_ROWS):
+        kept += [seq for seq in old[k : k + STEP_ROWS] if waiting_on(seq)]
+        yield
+    return kept + sorted(added)
 
 
 def _with_reason_index(row: Row, reasons: dict[str, int]) -> tuple[Any, ...]:

@@ -27,7 +27,7 @@ from batchd.server.openapi import (
     openapi_document,
     reservation_id_pattern,
 )
-from batchd.server.planfeed import etag_matches, parse_since
+from batchd.server.planfeed import answer_steps, etag_matches, in_steps, parse_since
 from batchd.server.records import parse_job_id
 from batchd.server.schemas import HoldRequest, JobAlter, JobSubmit
 from batchd.server.service import Caller, trial
@@ -310,11 +310,12 @@ async def plan(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     since = parse_since(request.query)
     feed = request.app[PLAN_FEED]
-    feed.refresh(svc)
-    headers = {"ETag": feed.etag, "Cache-Control": "no-cache"}
-    if etag_matches(request.headers.get("If-None-Match"), feed.etag):
+    await feed.refresh(svc)
+    version = feed.current()
+    headers = {"ETag": version.etag, "Cache-Control": "no-cache"}
+    if etag_matches(request.headers.get("If-None-Match"), version.etag):
         return web.Response(status=304, headers=headers)
-    body = feed.answer(svc, _caller(request), since)
+    body = await in_steps(answer_steps(svc, version, _caller(request), since))
     return web.Response(body=body, content_type="application/json", headers=headers)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 from api_helpers import NODES, T0, Api, headers, serve, site_config
 from batchd.server import planfeed
 from batchd.server.plan_schemas import PlanOut
-from batchd.server.planview import DAY_STEP, PlanState, plan_state
+from batchd.server.planview import DAY_STEP, PlanState, plan_state_steps
 from batchd.server.service import BatchService
 from batchd.site.config import SiteConfig
 
@@ -109,11 +110,11 @@ async def test_a_poll_of_an_unchanged_plan_makes_no_plan(
 ) -> None:
     made: list[int] = []
 
-    def counted(svc: BatchService) -> PlanState:
+    def counted(svc: BatchService) -> Generator[None, None, PlanState]:
         made.append(svc.now)
-        return plan_state(svc)
+        return plan_state_steps(svc)
 
-    monkeypatch.setattr(planfeed, "plan_state", counted)
+    monkeypatch.setattr(planfeed, "plan_state_steps", counted)
     async with serve(tmp_path) as api:
         await api.submit("alice", nodes=8, walltime=600, runtime=600, name="fills")
         await api.submit("bob", nodes=2, walltime=300, name="waits")
