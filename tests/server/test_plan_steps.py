@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Generator
+from collections.abc import AsyncIterator, Generator
 from pathlib import Path
 from typing import Any
 
@@ -144,25 +144,29 @@ async def test_answers_made_in_steps_follow_the_rule(
         assert delta["gone"] == [5] and [i[0] for i in delta["info"]] == [10]
 
 
-async def test_a_job_that_changes_while_the_state_is_made(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+async def row_by_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Api]:
+    """The busy site, its plan states made a row a step."""
     monkeypatch.setattr(planview, "STEP_ROWS", 1)
     async with serve(tmp_path) as api:
         await busy_site(api)
-        svc = api.svc
-        steps = plan_state_steps(svc)
-        next(steps)  # the plan and the records are taken; one row made
-        await api.call("alice", "DELETE", "/jobs/6")  # further on in the plan
-        await api.call("alice", "DELETE", "/jobs/8")  # a record not read yet
-        state = run_through(steps)
-        # Every row has its info; the deleted jobs are in no order, in their state now.
-        assert set(state.rows) == set(state.info) == set(range(1, 10))
-        assert state.order == [[4, 5, 7, 9]]
-        assert state.rows[6][1] == state.rows[8][1] == "F"
-        # The next state has neither.
-        now = plan_state(svc)
-        assert set(now.rows) == {1, 2, 3, 4, 5, 7, 9}
+        yield api
+
+
+async def test_a_job_that_changes_while_the_state_is_made(row_by_row: Api) -> None:
+    api = row_by_row
+    steps = plan_state_steps(api.svc)
+    next(steps)  # the plan and the records are taken; one row made
+    await api.call("alice", "DELETE", "/jobs/6")  # further on in the plan
+    await api.call("alice", "DELETE", "/jobs/8")  # a record not read yet
+    state = run_through(steps)
+    # Every row has its info; the deleted jobs are in no order, in their state now.
+    assert set(state.rows) == set(state.info) == set(range(1, 10))
+    assert state.order == [[4, 5, 7, 9]]
+    assert state.rows[6][1] == state.rows[8][1] == "F"
+    # The next state has neither.
+    now = plan_state(api.svc)
+    assert set(now.rows) == {1, 2, 3, 4, 5, 7, 9}
 
 
 def spinning(svc: BatchService, until: Any, made: list[int]) -> Generator[None, None, PlanState]:
@@ -181,51 +185,46 @@ def spinning(svc: BatchService, until: Any, made: list[int]) -> Generator[None, 
 
 
 async def test_other_requests_are_answered_while_the_plan_is_made(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    row_by_row: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(planview, "STEP_ROWS", 1)
-    async with serve(tmp_path) as api:
-        await busy_site(api)
-        svc = api.svc
-        made: list[int] = []
-        before = svc.seq
-        monkeypatch.setattr(
-            planfeed, "plan_state_steps", lambda s: spinning(s, lambda: svc.seq > before, made)
-        )
-        # The plan is made only once the submission sent after it has been answered.
-        got = await asyncio.gather(
-            api.client.get("/plan", headers=headers("alice")),
-            api.submit("bob", nodes=1, walltime=60, name="meanwhile"),
-        )
-        first = await got[0].json()
-        assert got[0].status == 200 and made == [before]
-        assert got[1]["name"] == "meanwhile"
-        # The state began before the submission: the next poll makes it again and has it.
-        monkeypatch.setattr(planfeed, "plan_state_steps", plan_state_steps)
-        resp = await api.client.get(f"/plan?since={first['version']}", headers=headers("alice"))
-        delta = await resp.json()
-        assert delta["base"] == first["version"]
-        assert [i[0] for i in delta["info"]] == [svc.seq]
+    api, svc = row_by_row, row_by_row.svc
+    made: list[int] = []
+    before = svc.seq
+    monkeypatch.setattr(
+        planfeed, "plan_state_steps", lambda s: spinning(s, lambda: svc.seq > before, made)
+    )
+    # The plan is made only once the submission sent after it has been answered.
+    got = await asyncio.gather(
+        api.client.get("/plan", headers=headers("alice")),
+        api.submit("bob", nodes=1, walltime=60, name="meanwhile"),
+    )
+    first = await got[0].json()
+    assert got[0].status == 200 and made == [before]
+    assert got[1]["name"] == "meanwhile"
+    # The state began before the submission: the next poll makes it again and has it.
+    monkeypatch.setattr(planfeed, "plan_state_steps", plan_state_steps)
+    resp = await api.client.get(f"/plan?since={first['version']}", headers=headers("alice"))
+    delta = await resp.json()
+    assert delta["base"] == first["version"]
+    assert [i[0] for i in delta["info"]] == [svc.seq]
 
 
 async def test_polls_while_the_plan_is_made_share_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    row_by_row: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(planview, "STEP_ROWS", 1)
-    async with serve(tmp_path) as api:
-        await busy_site(api)
-        made: list[int] = []
-        feed = api.client.app[PLAN_FEED]
-        spins = iter(range(200))  # enough loop turns for the other polls to arrive
-        monkeypatch.setattr(
-            planfeed,
-            "plan_state_steps",
-            lambda s: spinning(s, lambda: next(spins, None) is None, made),
-        )
-        answers = await asyncio.gather(
-            *(api.client.get("/plan", headers=headers(who)) for who in ("alice", "bob", "boss"))
-        )
-        bodies = [await a.json() for a in answers]
-        assert len(made) == 1 and feed.number == 1
-        assert {b["version"] for b in bodies} == {feed.current().name}
-        assert all(b["base"] is None and len(b["jobs"]) == 9 for b in bodies)
+    api = row_by_row
+    made: list[int] = []
+    feed = api.client.app[PLAN_FEED]
+    spins = iter(range(200))  # enough loop turns for the other polls to arrive
+    monkeypatch.setattr(
+        planfeed,
+        "plan_state_steps",
+        lambda s: spinning(s, lambda: next(spins, None) is None, made),
+    )
+    answers = await asyncio.gather(
+        *(api.client.get("/plan", headers=headers(who)) for who in ("alice", "bob", "boss"))
+    )
+    bodies = [await a.json() for a in answers]
+    assert len(made) == 1 and feed.number == 1
+    assert {b["version"] for b in bodies} == {feed.current().name}
+    assert all(b["base"] is None and len(b["jobs"]) == 9 for b in bodies)
