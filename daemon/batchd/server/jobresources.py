@@ -4,8 +4,9 @@ chunks on each of its nodes; saved with the job, shown as ``Resource_List.*`` an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
+from weakref import WeakValueDictionary
 
 from batchd.model.chunks import Chunk, Place, Value, show_value
 from batchd.model.job import Job
@@ -15,7 +16,7 @@ from batchd.model.sizes import format_size
 TABLE_RESOURCES = frozenset(("mem", "ncpus", "nodect"))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class JobResources:
     chunks: tuple[Chunk, ...]
     place: Place
@@ -159,6 +160,22 @@ class JobResources:
             cores=tuple(int(c) for c in row.get("cores", ())),
             spread=bool(row.get("spread", True)),
         )
+
+
+# Equal resources, one object: most jobs of a queue ask alike, and each one's own copy
+# was some 700 bytes (a tuple per node, a frozenset, the chunks). Held weakly, by the
+# fields: the last job that asks so takes its entry with it.
+_alike: WeakValueDictionary[tuple[Any, ...], JobResources] = WeakValueDictionary()
+_FIELDS = tuple(f.name for f in fields(JobResources))
+
+
+def shared(resources: JobResources) -> JobResources:
+    """The object kept for resources equal to ``resources`` (it, the first time)."""
+    key = tuple(getattr(resources, name) for name in _FIELDS)
+    kept = _alike.get(key)
+    if kept is None:
+        _alike[key] = kept = resources
+    return kept
 
 
 def shape_job(job: Job, resources: JobResources | None) -> None:

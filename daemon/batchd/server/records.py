@@ -12,7 +12,7 @@ from batchd.model.reservation import Reservation, ResvState
 from batchd.model.states import JobState
 from batchd.model.utility import Utility
 from batchd.server.arrays import ArraySpec, label, split_key
-from batchd.server.jobresources import JobResources, shape_job
+from batchd.server.jobresources import JobResources, shape_job, shared
 
 DEPEND_TYPES = ("afterok", "afternotok", "afterany", "after", "singleton")
 # singleton names no job: it stands for every earlier unfinished job of the same owner
@@ -302,7 +302,9 @@ class JobRecord:
             comment=row["comment"],
             exit_status=row["exit_status"],
             assigned=row.get("grid_machine"),  # rows saved before grids have none
-            resources=JobResources.from_row(row["resources"]) if row.get("resources") else None,
+            resources=shared(JobResources.from_row(row["resources"]))
+            if row.get("resources")
+            else None,
             rerunable=bool(row.get("rerunable", True)),
             array=ArraySpec.from_row(row["array"]) if row.get("array") else None,
             subjob_index=row.get("array_index"),

@@ -3,6 +3,8 @@ scheduler gives, what a job and a node show, refusals that change nothing, a res
 
 from __future__ import annotations
 
+import gc
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -191,3 +193,46 @@ async def test_a_restart_keeps_the_chunks_on_their_nodes(tmp_path: Path) -> None
         started = await api.job(waiting["seq"])
     assert ended["state"] == "F" and ended["exec_vnode"] == running["exec_vnode"]
     assert started["state"] == "R" and started["nodes"] == 8
+
+
+async def test_jobs_that_ask_alike_share_one_resources_object(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    alike = {"select": [chunk(2, ncpus=2, mem="1gb")], "place": "free", "walltime": 900}
+    async with start_api(new_service(path, resources_site())) as api:
+        first, second = [await api.submit(**alike) for _ in range(2)]
+        # The same chunks in another place, and the same again in the old syntax.
+        other = await api.submit(**{**alike, "place": "scatter"})
+        old = await api.submit(nodes_spec="2:ppn=2", walltime=900)
+        again = await api.submit(nodes_spec="2:ppn=2", walltime=900)
+        res = {
+            j["seq"]: api.svc.records[j["seq"]].resources
+            for j in (first, second, other, old, again)
+        }
+        assert res[first["seq"]] is res[second["seq"]] and res[old["seq"]] is res[again["seq"]]
+        assert res[other["seq"]] is not res[first["seq"]] and res[other["seq"]] != res[first["seq"]]
+        assert res[old["seq"]] is not res[first["seq"]]
+        # Each job shows what it asked for.
+        assert (await api.job(other["seq"]))["resource_list"]["place"] == "scatter"
+        assert (await api.job(second["seq"]))["resource_list"]["place"] == "free"
+        # One job altered: the other keeps its resources.
+        await api.call("alice", "DELETE", f"/jobs/{old['seq']}")
+        assert api.svc.records[again["seq"]].resources is res[again["seq"]]
+    # Restored from the state file, they are shared again.
+    svc = BatchService(resources_site(), VirtualClock(T0), Store(path), daemon_user="batchd")
+    svc.restore(Store(path).load())
+    restored = [svc.records[j["seq"]].resources for j in (first, second, other)]
+    assert restored[0] is restored[1] and restored[0] == res[first["seq"]]
+    assert restored[2] is not restored[0]
+    if svc.store is not None:
+        svc.store.close()
+
+
+def test_resources_no_job_holds_are_let_go() -> None:
+    from batchd.server.jobresources import _alike, shared, whole_nodes
+
+    kept = shared(whole_nodes(97))
+    assert shared(whole_nodes(97)) is kept and shared(whole_nodes(98)) is not kept
+    held, count = weakref.ref(kept), len(_alike)
+    del kept
+    gc.collect()
+    assert held() is None and len(_alike) < count

@@ -34,7 +34,7 @@ from batchd.model.chunks import (
 )
 from batchd.model.sizes import SizeError, parse_size
 from batchd.server.errors import bad_request
-from batchd.server.jobresources import JobResources
+from batchd.server.jobresources import JobResources, shared
 from batchd.server.resource_schemas import ChunkIn
 from batchd.server.schemas import JobSubmit
 from batchd.site.config import SiteConfig
@@ -353,15 +353,17 @@ class ResourceRules:
                 f"select: the chunks need {len(groups)} nodes of their own; machine "
                 f"{conf.name} has {conf.nodes}"
             )
-        return JobResources(
-            chunks=chunks,
-            place=place,
-            arrangement=arrangement,
-            groups=tuple(tuple(g) for g in groups),
-            cores=cores,
-            spread=spread,
-            job=job,
-            nodes_spec=nodes_spec,
-            sizes=frozenset(n for c in chunks for n, _ in c.custom if n in sizes)
-            | frozenset(n for n, _ in job if n in sizes),
+        return shared(
+            JobResources(
+                chunks=chunks,
+                place=place,
+                arrangement=arrangement,
+                groups=tuple(tuple(g) for g in groups),
+                cores=cores,
+                spread=spread,
+                job=job,
+                nodes_spec=nodes_spec,
+                sizes=frozenset(n for c in chunks for n, _ in c.custom if n in sizes)
+                | frozenset(n for n, _ in job if n in sizes),
+            )
         )
