@@ -14,12 +14,17 @@ from 60 s to 5,060 s). Then, without HTTP around it:
   in steps as the daemon makes it: the whole time, and the longest step, which is the
   longest the event loop is held. The objects held are frozen first, as the daemon
   freezes them (``server/collector.py``).
+- ``--traced``: the Python memory the queued jobs hold, per job (tracemalloc over the
+  filling after its first 200 jobs, which it slows down), and the lines that
+  allocated most of it.
 
     PYTHONPATH=$PWD/daemon .venv/bin/python bench/service_depth.py --queued 100000
     PYTHONPATH=$PWD/daemon .venv/bin/python bench/service_depth.py --policy dynp \\
         --queued 6000 --listings 0 --submissions 1000
     PYTHONPATH=$PWD/daemon .venv/bin/python bench/service_depth.py --queued 100000 \\
         --listings 0 --plans 5
+    PYTHONPATH=$PWD/daemon .venv/bin/python bench/service_depth.py --queued 5000 \\
+        --listings 0 --traced
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import statistics
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Generator
 from pathlib import Path
 from typing import TypeVar
@@ -50,6 +56,7 @@ from batchd.site.config import SiteConfig
 
 ALICE = Caller("alice", "user", True)
 T = TypeVar("T")
+WARM_JOBS = 200  # --traced: submitted before the tracing starts
 
 
 def service(policy: str, path: Path) -> BatchService:
@@ -130,6 +137,16 @@ def plan_polls(svc: BatchService, count: int, first: int) -> None:
     )
 
 
+def traced_per_job(before: tracemalloc.Snapshot, jobs: int) -> None:
+    """The Python memory the queued jobs hold, per job, and the lines that made most."""
+    gc.collect()
+    diff = tracemalloc.take_snapshot().compare_to(before, "lineno")
+    tracemalloc.stop()
+    print(f"Python memory per queued job: {sum(d.size_diff for d in diff) / jobs:.0f} B")
+    for d in diff[:8]:
+        print(f"  {d.size_diff / jobs:6.0f} B  {d.traceback[0]}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--policy", default="fcfs-easy")
@@ -137,6 +154,7 @@ def main() -> int:
     ap.add_argument("--listings", type=int, default=3, help="whole listings of each view")
     ap.add_argument("--submissions", type=int, default=0)
     ap.add_argument("--plans", type=int, default=0, help="GET /plan polls after a submission")
+    ap.add_argument("--traced", action="store_true", help="Python memory per queued job")
     args = ap.parse_args()
     logging.disable(logging.CRITICAL)
     structlog.configure(logger_factory=structlog.ReturnLoggerFactory())
@@ -144,12 +162,20 @@ def main() -> int:
         svc = service(args.policy, Path(tmp) / "state.db")
         began = time.perf_counter()
         job_ops.submit(svc, ALICE, JobSubmit(nodes=8, walltime=360_000))
+        warm = min(WARM_JOBS, args.queued) if args.traced else 0
         for i in range(args.queued):
+            if args.traced and i == warm:  # the modules a submission imports are in
+                svc.commit()
+                gc.collect()
+                tracemalloc.start()
+                before = tracemalloc.take_snapshot()
             submit(svc, i)
             if i % 1000 == 0:
                 svc.commit()
         svc.commit()
         print(f"{args.policy}: {args.queued} queued in {time.perf_counter() - began:.1f} s")
+        if args.traced and args.queued > warm:
+            traced_per_job(before, args.queued - warm)
         for brief in (False, True):
             runs = []
             for _ in range(args.listings):
