@@ -22,6 +22,8 @@ loaded the whole plan before they begin, then polls ``GET /plan`` once a second
 with the version it has (``If-None-Match`` and ``since``), as the page's script
 does, so the plan is made again after each change. The table then gives those
 polls' p50 and p99 beside the submissions'.
+``--qstat K`` runs K ``qstat`` loops meanwhile: each lists every job once a second as
+the client does (brief, pages of 5,000).
 
 A fill that falls below ``--min-rate`` jobs/s, or a depth not reached within
 ``--fill-budget`` seconds, ends the policy's run there (the table says so): with a
@@ -89,6 +91,10 @@ class DepthResult:
     page_polls: int = 0
     page_p50_ms: float = 0.0
     page_p99_ms: float = 0.0
+    qstats: int = 0  # qstat loops during the measured submissions
+    qstat_runs: int = 0
+    qstat_p50_ms: float = 0.0
+    qstat_p99_ms: float = 0.0
     rss_mb: float = 0.0
     kb_per_job: float = 0.0
     daemon_cpu_ms: float = 0.0  # daemon CPU per measured submission
@@ -138,39 +144,69 @@ def plan_etag(sock: str) -> str:
     return etag
 
 
-class PagePoller(threading.Thread):
-    """A web page left open: ``GET /plan`` once a second with the version it has."""
+class Watcher(threading.Thread):
+    """A client that asks the daemon once a second while the submissions are timed."""
 
     def __init__(self, sock: str) -> None:
         super().__init__(daemon=True)
         self.sock = sock
         self.stopping = threading.Event()
-        self.loaded = threading.Event()  # the whole plan is in (not timed)
+        self.loaded = threading.Event()  # ready: the timed requests begin
         self.runs: list[float] = []
         self.error: str | None = None
 
     def run(self) -> None:
         conn = UnixConnection(self.sock)
-        etag: str | None = None
         try:
             while not self.stopping.is_set():
-                path = "/plan" if etag is None else f"/plan?since={etag.strip(chr(34))}"
-                headers = {} if etag is None else {"If-None-Match": etag}
                 began = time.perf_counter()
-                conn.request("GET", path, headers=headers)
-                response = conn.getresponse()
-                response.read()
-                if etag is not None:
-                    self.runs.append(time.perf_counter() - began)
-                if response.status not in (200, 304):
-                    self.error = f"GET {path}: {response.status}"
+                timed = self.ask(conn)
+                if self.error:
                     return
-                etag = response.getheader("ETag") or etag
+                if timed:
+                    self.runs.append(time.perf_counter() - began)
                 self.loaded.set()
                 self.stopping.wait(1.0)
         finally:
             self.loaded.set()
             conn.close()
+
+    def ask(self, conn: UnixConnection) -> bool:
+        """One round of requests; False when it is not timed."""
+        raise NotImplementedError
+
+    def get(self, conn: UnixConnection, path: str, headers: dict[str, str]) -> Any:
+        conn.request("GET", path, headers=headers)
+        response = conn.getresponse()
+        raw = response.read()
+        if response.status not in (200, 304):
+            self.error = f"GET {path}: {response.status}"
+        return response, raw
+
+
+class PagePoller(Watcher):
+    """A web page left open: ``GET /plan`` with the version it has (the first, untimed,
+    loads the whole plan)."""
+
+    etag: str | None = None
+
+    def ask(self, conn: UnixConnection) -> bool:
+        etag = self.etag
+        path = "/plan" if etag is None else f"/plan?since={etag.strip(chr(34))}"
+        response, _ = self.get(conn, path, {} if etag is None else {"If-None-Match": etag})
+        self.etag = response.getheader("ETag") or etag
+        return etag is not None
+
+
+class QstatPoller(Watcher):
+    """``qstat`` in a loop: every job, brief, in pages of 5,000 as the client asks."""
+
+    def ask(self, conn: UnixConnection) -> bool:
+        after = 0
+        while after is not None and not self.error:
+            _, raw = self.get(conn, f"/jobs?brief=true&limit=5000&after={after}", {})
+            after = json.loads(raw)["next"] if not self.error else None
+        return True
 
 
 def run_policy(args: argparse.Namespace, policy: str, workdir: Path) -> list[DepthResult]:
@@ -219,23 +255,28 @@ def run_policy(args: argparse.Namespace, policy: str, workdir: Path) -> list[Dep
                 break
             log(f"{tag} {queued} queued (last fill step {res.fill_rate:.0f} jobs/s)")
             step = bodies[used : used + args.measured]
-            pages = [PagePoller(daemon.sock) for _ in range(args.pages)]
-            for page in pages:
-                page.start()
-            for page in pages:
-                page.loaded.wait()
+            pages: list[Watcher] = [PagePoller(daemon.sock) for _ in range(args.pages)]
+            qstats: list[Watcher] = [QstatPoller(daemon.sock) for _ in range(args.qstat)]
+            for watcher in pages + qstats:
+                watcher.start()
+            for watcher in pages + qstats:
+                watcher.loaded.wait()
             window = time.time()
             sub = submit(daemon, step, args.clients)
-            for page in pages:
-                page.stopping.set()
-                page.join()
-                if page.error:
-                    res.problems.append(page.error)
+            for watcher in pages + qstats:
+                watcher.stopping.set()
+                watcher.join()
+                if watcher.error:
+                    res.problems.append(watcher.error)
             windows.append((res, (window, time.time())))
             if pages:
                 polls = [run for page in pages for run in page.runs]
                 res.pages, res.page_polls = len(pages), len(polls)
                 res.page_p50_ms, res.page_p99_ms = quantiles(polls)
+            if qstats:
+                runs = [run for q in qstats for run in q.runs]
+                res.qstats, res.qstat_runs = len(qstats), len(runs)
+                res.qstat_p50_ms, res.qstat_p99_ms = quantiles(runs)
             used += len(step)
             queued += len(step)
             res.subs_per_s = len(step) / sub.wall
@@ -290,7 +331,7 @@ def report(results: dict[str, list[DepthResult]], args: argparse.Namespace) -> s
         for r in depths:
             if not r.reached:
                 rows.append([policy, f"{r.depth}", "not reached: " + "; ".join(r.problems)])
-                rows[-1] += [""] * 13
+                rows[-1] += [""] * 14
                 continue
             rows.append(
                 [
@@ -310,18 +351,23 @@ def report(results: dict[str, list[DepthResult]], args: argparse.Namespace) -> s
                     f"{r.page_p50_ms:.0f} / {r.page_p99_ms:.0f} ({r.page_polls})"
                     if r.pages
                     else "-",
+                    f"{r.qstat_p50_ms:.0f} / {r.qstat_p99_ms:.0f} ({r.qstat_runs})"
+                    if r.qstats
+                    else "-",
                     "none" if not r.problems else "; ".join(r.problems),
                 ]
             )
     head = ["policy", "queued", "subs/s", "fill/s", "POST /jobs p50/p99/max ms"]
     head += ["daemon CPU ms/sub", "GET /jobs p50/p99 ms", "MB", "brief p50/p99 ms"]
     head += ["GET /plan p50/p99 ms"]
-    head += ["304 p50/p99 ms", "RSS MB", "KB/job", "page polls p50/p99 ms (n)", "problems"]
+    head += ["304 p50/p99 ms", "RSS MB", "KB/job", "page polls p50/p99 ms (n)"]
+    head += ["qstat p50/p99 ms (n)", "problems"]
     return "\n".join(
         [
             f"{args.measured} submissions from {args.clients} clients at each depth; "
             f"GET /jobs and GET /plan x{args.reads}, 304 polls x{args.polls}; sync {args.sync}"
-            + (f"; {args.pages} web pages open while measured" if args.pages else ""),
+            + (f"; {args.pages} web pages open while measured" if args.pages else "")
+            + (f"; {args.qstat} qstat loops while measured" if args.qstat else ""),
             table(head, rows),
         ]
     )
@@ -346,6 +392,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--reads", type=int, default=5, help="timed GET /jobs and GET /plan")
     ap.add_argument("--polls", type=int, default=50, help="timed 304 polls of GET /plan")
     ap.add_argument("--pages", type=int, default=0, help="web pages polling GET /plan")
+    ap.add_argument("--qstat", type=int, default=0, help="qstat loops (brief, pages of 5,000)")
     ap.add_argument("--sync", choices=("full", "normal"), default="normal")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--min-rate", type=float, default=20.0, help="jobs/s below which to stop")

@@ -8,6 +8,7 @@ when its page is made.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -105,3 +106,64 @@ async def test_a_listing_sent_whole_looks_the_jobs_up_once(
         # Once for the jobs there, once for the one that came, once to find none more;
         # not once a page.
         assert walks == 3
+
+
+async def test_a_page_made_in_parts_is_the_page_made_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with serve(tmp_path, site_config()) as api:
+        for i in range(9):
+            await api.submit(nodes=1 + i % 3, walltime=600, hold=i == 4)
+        await api.call("alice", "DELETE", f"/jobs/{jid(6)}")  # one in the history
+        svc = api.svc
+        alice = Caller("alice", "user", True)
+        monkeypatch.setattr(listing, "CHUNK", 2)
+        for params in ({}, {"brief": "true"}, {"history": "true"}):
+            query, _, _ = listing.parse(svc, params, alice)
+            for after in (0, 3):
+                for limit in (1, 2, 3, 5, 20):
+                    whole = listing.Pages(svc, query, alice).page(after, limit)
+                    parts = list(listing.Pages(svc, query, alice).parts(after, limit))
+                    assert [len(texts) for texts, _ in parts[:-1]] == [2] * (len(parts) - 1)
+                    texts = [text for part, _ in parts for text in part]
+                    assert (texts, parts[-1][1]) == whole, (params, after, limit)
+        # The parts of a page look its jobs up once (not a walk from the start per part).
+        walks = 0
+        walk = listing.Pages._walk
+
+        def counted(pages: listing.Pages, after: int) -> Iterator[JobRecord]:
+            nonlocal walks
+            walks += 1
+            return walk(pages, after)
+
+        monkeypatch.setattr(listing.Pages, "_walk", counted)
+        query, _, _ = listing.parse(svc, {}, alice)
+        parts = list(listing.Pages(svc, query, alice).parts(0, 5))
+        assert len(parts) == 3 and parts[-1][1] == 5 and walks == 1
+
+
+async def test_the_daemon_runs_other_work_between_the_parts_of_a_listing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with serve(tmp_path, site_config()) as api:
+        for _ in range(4):
+            await api.submit(nodes=2, walltime=600)
+        events: list[str] = []
+        page = listing.Pages.page
+
+        async def other() -> None:
+            events.append("other")
+
+        def noting(pages: listing.Pages, after: int, limit: int) -> tuple[list[str], int | None]:
+            if not events:  # work for the event loop, which it runs at its next turn
+                asyncio.get_running_loop().create_task(other())
+            events.append("part")
+            return page(pages, after, limit)
+
+        monkeypatch.setattr(listing.Pages, "page", noting)
+        monkeypatch.setattr(listing, "CHUNK", 1)
+        for query in ("", "limit=3&"):
+            events.clear()
+            body = await api.call("alice", "GET", f"/jobs?{query}brief=true")
+            assert events[:3] == ["part", "other", "part"], (query, events)
+            assert [j["seq"] for j in body["jobs"]] == [1, 2, 3, 4][: 3 if query else 4]

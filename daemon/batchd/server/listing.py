@@ -263,8 +263,21 @@ class Pages:
 
     def chunks(self, after: int) -> Iterator[list[str]]:
         """Every job after ``after``, ``CHUNK`` at a time."""
-        self._kept = []
-        cursor: int | None = after
-        while cursor is not None:
-            texts, cursor = self.page(cursor, CHUNK)
+        for texts, _ in self.parts(after, None):
             yield texts
+
+    def parts(self, after: int, limit: int | None) -> Iterator[tuple[list[str], int | None]]:
+        """The page of ``limit`` jobs after ``after`` (None: every job), ``CHUNK`` at a
+        time, each part with the cursor after it: the daemon answers other requests
+        between two parts. The parts look their jobs up once: a page the first ``limit``
+        and one more (more only when a filter leaves some out), a listing sent whole all
+        of them."""
+        self._kept = [] if limit is None else list(islice(self._walk(after), limit + 1))
+        cursor: int | None = after
+        left = limit
+        while cursor is not None and (left is None or left > 0):
+            size = CHUNK if left is None else min(CHUNK, left)
+            texts, cursor = self.page(cursor, size)
+            if left is not None:
+                left -= size
+            yield texts, cursor

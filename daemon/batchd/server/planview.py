@@ -25,7 +25,6 @@ from batchd.model.machine import node_runs
 from batchd.model.reservation import Reservation, ResvState
 from batchd.model.states import JobState
 from batchd.model.times import NEVER
-from batchd.server.collector import collector_paused
 from batchd.server.records import JobRecord
 from batchd.server.service import BatchService
 from batchd.server.views import comment_of, waiting_comment
@@ -110,12 +109,7 @@ def plan_state_steps(svc: BatchService) -> Generator[None, None, PlanState]:
     info: dict[int, Info] = {}
     order: list[list[int]] = []
     records = svc.records
-    # Each plan as its jobs and their starts, not kept: a plan's (job, start) pairs are
-    # as many objects the collector tracks, and kept for the version across the steps
-    # they would outlive young collections, to be walked by full ones and frozen. Made
-    # and dropped with the collector paused, they cost it nothing.
-    with collector_paused():
-        plans = [_columns(svc.scheduler.plan(m.index, keep=False)) for m in svc.engine.machines]
+    plans = [svc.scheduler.plan_columns(m.index) for m in svc.engine.machines]
     recs = list(records.values())
     machines, reservations = machine_sections(svc), reservation_rows(svc)
     policies = [m.policy for m in svc.engine.machines]  # the widths they plan with
@@ -150,10 +144,6 @@ def plan_state_steps(svc: BatchService) -> Generator[None, None, PlanState]:
         job = rec.job
         info[seq] = (job.name, rec.owner, job.queue)
     return PlanState(rows, info, order, machines, reservations)
-
-
-def _columns(plan: list[tuple[Job, int]]) -> tuple[list[Job], list[int]]:
-    return [job for job, _ in plan], [start for _, start in plan]
 
 
 def planned_shape(job: Job, width: int) -> tuple[int, int]:

@@ -7,6 +7,7 @@ it returns.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from typing import Any, TypeVar
@@ -204,7 +205,12 @@ async def list_jobs(request: web.Request) -> web.StreamResponse:
     pages = listing.Pages(svc, query, caller)
     head = f'{{"server":{json.dumps(svc.server)},"now":{svc.now},"jobs":['
     if limit is not None:
-        texts, cursor = pages.page(after, limit)
+        texts: list[str] = []
+        cursor: int | None = None
+        for part, cursor_after in pages.parts(after, limit):
+            texts += part
+            cursor = cursor_after
+            await asyncio.sleep(0)  # other requests go on between two parts
         tail = f'],"next":{"null" if cursor is None else cursor}}}'
         return web.Response(
             body=(head + ",".join(texts) + tail).encode(), content_type="application/json"
@@ -218,6 +224,7 @@ async def list_jobs(request: web.Request) -> web.StreamResponse:
             if texts:
                 await response.write((sep + ",".join(texts)).encode())
                 sep = ","
+            await asyncio.sleep(0)  # a write to a fast reader does not wait
         await response.write(b'],"next":null}')
         await response.write_eof()
     except ConnectionResetError:

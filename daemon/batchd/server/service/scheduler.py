@@ -33,6 +33,7 @@ from batchd.sched.policies.gate import WindowGate
 from batchd.sched.policies.limits import NO_LIMITS, SCHEDULING_OFF, LimitGate, RunBook, RunLimits
 from batchd.sched.policies.queues import QueueSpec, queue_classes, queue_gate
 from batchd.sched.registry import PolicyError, get_spec, make_policy, parse_params, policy_names
+from batchd.server.collector import collector_paused
 from batchd.server.errors import bad_request
 from batchd.site.config import SiteConfig
 
@@ -97,8 +98,11 @@ class Scheduler:
         self.limits: Callable[[], RunLimits] = lambda: NO_LIMITS
         self.run_book = RunBook()
         self.engine: Engine | None = None
-        # Each machine's plan, the version it was made at, and its earliest planned start.
-        self._plans: dict[int, tuple[int, list[tuple[Job, int]], int]] = {}
+        # Each machine's plan as its jobs and their starts, the version it was made at,
+        # and its earliest planned start. Not as (job, start) pairs: kept while requests
+        # and passes run, 100,000 pairs outlived young collections, and the daemon's
+        # collector walked and froze them at every version (server/collector.py).
+        self._plans: dict[int, tuple[int, list[Job], list[int], int]] = {}
         self._central: tuple[int, list[tuple[Job, int, int]]] | None = None
         self.version = 0  # moves with every change; plans are kept for one version
         self._build_windows()
@@ -312,7 +316,7 @@ class Scheduler:
         if self.layer is not None or any(m.overrun for m in self.engine.machines):
             self.changed()
             return
-        for version, _, first in self._plans.values():
+        for version, _, _, first in self._plans.values():
             if version == self.version and first <= now:
                 self.changed()
                 return
@@ -322,13 +326,27 @@ class Scheduler:
         kept for the version unless ``keep`` is false (a plan made once, then dropped)."""
         cached = self._plans.get(machine)
         if cached is not None and cached[0] == self.version:
-            return cached[1]
+            return list(zip(cached[1], cached[2], strict=True))
+        if keep:
+            return list(zip(*self.plan_columns(machine), strict=True))
+        return self._made_plan(machine)
+
+    def plan_columns(self, machine: int) -> tuple[list[Job], list[int]]:
+        """``plan(machine)`` as the jobs in order and their planned starts, kept for the
+        version."""
+        cached = self._plans.get(machine)
+        if cached is not None and cached[0] == self.version:
+            return cached[1], cached[2]
+        with collector_paused():  # the pairs are made and dropped: no collection walks them
+            plan = self._made_plan(machine)
+            jobs, starts = [job for job, _ in plan], [start for _, start in plan]
+        self._plans[machine] = (self.version, jobs, starts, min(starts, default=NEVER))
+        return jobs, starts
+
+    def _made_plan(self, machine: int) -> list[tuple[Job, int]]:
         assert self.engine is not None
         m: MachineState = self.engine.machines[machine]
-        plan = self._grid_plan(m) if self.layer is not None else m.policy.planned_starts(m)
-        if keep:
-            self._plans[machine] = (self.version, plan, min((s for _, s in plan), default=NEVER))
-        return plan
+        return self._grid_plan(m) if self.layer is not None else m.policy.planned_starts(m)
 
     def plan_outline(self, machine: int) -> PlanOutline:
         """The outline of ``plan(machine)``: told by the machine's policy where it keeps
@@ -391,8 +409,8 @@ class Scheduler:
         if self.layer is None and (cached is None or cached[0] != self.version):
             first = self.engine.machines[machine].policy.head()
             return None if first is None else first.id
-        plan = self.plan(machine)
-        return plan[0][0].id if plan else None
+        jobs, _ = self.plan_columns(machine)
+        return jobs[0].id if jobs else None
 
     def planned_starts(self) -> dict[int, int]:
         """Planned start of every waiting job that can start, by job id."""
@@ -400,7 +418,7 @@ class Scheduler:
         return {
             job.id: start
             for m in self.engine.machines
-            for job, start in self.plan(m.index)
+            for job, start in zip(*self.plan_columns(m.index), strict=True)
             if start != NEVER
         }
 
