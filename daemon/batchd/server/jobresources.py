@@ -163,7 +163,7 @@ class JobResources:
 
 
 # Equal resources, one object: most jobs of a queue ask alike, and each one's own copy
-# was some 700 bytes (a tuple per node, a frozenset, the chunks). Held weakly, by the
+# was some 850 bytes (a tuple per node, a frozenset, the chunks). Held weakly, by the
 # fields: the last job that asks so takes its entry with it.
 _alike: WeakValueDictionary[tuple[Any, ...], JobResources] = WeakValueDictionary()
 _FIELDS = tuple(f.name for f in fields(JobResources))

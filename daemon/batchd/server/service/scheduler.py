@@ -325,9 +325,7 @@ class Scheduler:
         """Every waiting job of a machine in its policy's order, with its planned start;
         kept for the version unless ``keep`` is false (a plan made once, then dropped)."""
         cached = self._plans.get(machine)
-        if cached is not None and cached[0] == self.version:
-            return list(zip(cached[1], cached[2], strict=True))
-        if keep:
+        if keep or (cached is not None and cached[0] == self.version):
             return list(zip(*self.plan_columns(machine), strict=True))
         return self._made_plan(machine)
 
