@@ -146,8 +146,8 @@ class Pages:
         self.query = query
         self.caller = caller
         self._plan: dict[int, int] | None = None
-        # A listing sent whole: the jobs in memory looked up for its pages (by seq).
-        self._kept: list[JobRecord] | None = None
+        # The jobs in memory looked up for the parts of the listing (by seq).
+        self._kept: list[JobRecord] = []
 
     def page(self, after: int, limit: int) -> tuple[list[str], int | None]:
         """The views (JSON) of up to ``limit`` jobs with seq > ``after``, and the cursor of
@@ -155,7 +155,7 @@ class Pages:
         svc, query = self.svc, self.query
         now = svc.now
         live: list[JobRecord] = []
-        for rec in self._in_memory(after):
+        for rec in self._from_kept(after):
             if query.opens(rec, now):
                 live.append(rec)
                 if len(live) > limit:
@@ -178,13 +178,6 @@ class Pages:
                 texts += self._subjobs(item)
         return texts, items[-1][0] if more else None
 
-    def _in_memory(self, after: int) -> Iterator[JobRecord]:
-        """Unfinished jobs and arrays with seq > ``after``, in seq order, as they are now:
-        walked as far as the page goes, or, in a listing sent whole, from the ones kept."""
-        if self._kept is None:
-            return self._walk(after)
-        return self._from_kept(after)
-
     def _walk(self, after: int) -> Iterator[JobRecord]:
         """The jobs and arrays in memory with seq > ``after``, in seq order (each dict
         holds them by increasing seq; subjobs are listed with their arrays)."""
@@ -194,12 +187,12 @@ class Pages:
         return heapq.merge(jobs, arrays, key=_seq)
 
     def _from_kept(self, after: int) -> Iterator[JobRecord]:
-        """``_walk`` from the jobs looked up for an earlier page of the listing: one that
+        """Unfinished jobs and arrays with seq > ``after``, in seq order, as they are now:
+        ``_walk`` from the jobs looked up for an earlier part of the listing. One that
         left memory since is passed over, and the jobs that came since are looked up
-        when the kept ones run out (a walk for every page was a walk of the whole queue
+        when the kept ones run out (a walk for every part was a walk of the whole queue
         every 1,000 jobs)."""
         kept = self._kept
-        assert kept is not None
         i = bisect_right(kept, after, key=_seq)
         while True:
             for rec in islice(kept, i, None):

@@ -162,7 +162,6 @@ def answer_steps(
     if base is None:
         out["node_names"] = svc.nodes.names
     shown = yield from _shown(state, own)
-    old_shown = None if base is None else (yield from _shown(base, own))
     rows: list[Row] = []
     for steps, (seq, row) in enumerate(state.rows.items(), 1):
         if not steps % STEP_ROWS:
@@ -184,13 +183,13 @@ def answer_steps(
         for steps, seq in enumerate(base.rows, 1):
             if not steps % STEP_ROWS:
                 yield
-            if (old_shown is None or seq in old_shown) and not (
+            if (own is None or base.info[seq][1] == own) and not (
                 seq in state.rows and (shown is None or seq in shown)
             ):
                 gone.append(seq)
         for m, (old, new) in enumerate(zip(base.order, state.order, strict=True)):
             new = yield from _kept(new, shown)
-            old = yield from _kept(old, old_shown)
+            # The old order's jobs the caller does not see are left out by kept_order.
             kept = yield from kept_order_steps(old, state.rows, m, shown)
             order.append(None if new == kept else new)
     reasons: dict[str, int] = {}
